@@ -1,0 +1,45 @@
+# Every target creates .venv at the repo root when missing and installs into it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA ?= .dsh-data
+PORT ?= 8765
+
+.PHONY: run test lint typecheck pytest bench chaos clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/dsh serve --overlay examples/web-schedule/overlay.toml --data $(DATA) --model scripted --port $(PORT)
+
+lint: $(STAMP)
+	$(BIN)/ruff check hookspecs src tests bench
+	$(BIN)/ruff format --check hookspecs src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest $(PYTEST_ARGS)
+	$(BIN)/coverage combine --quiet
+	$(BIN)/coverage report --include='src/dsh_schedule/*,src/dsh_schedule_ui/*' --fail-under=100
+	$(BIN)/coverage report --include='src/dsh_host/*,hookspecs/*' --skip-covered
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+chaos: $(STAMP)
+	$(BIN)/python -m pytest tests/chaos -m chaos --chaos-kills=200 -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache build dist

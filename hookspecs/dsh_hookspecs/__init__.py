@@ -1,0 +1,80 @@
+"""The host <-> plugin contract of dsh: pluggy project ``"dsh"``.
+
+A plugin package exposes, under the entry-point group :data:`ENTRY_POINT_GROUP`, a factory (a
+class or zero-argument callable) whose instance carries ``@hookimpl`` methods. The host creates
+one instance per host, registers it under the entry-point name and calls the hooks of
+:mod:`dsh_hookspecs._specs`. Services reach the plugin only through what hooks hand it, typed by
+the Protocols exported here.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from . import _specs as hookspecs
+from ._protocols import (
+    Agent,
+    AgentPhase,
+    AgentRegistry,
+    Clock,
+    Host,
+    Session,
+    SessionStore,
+    TimerHandle,
+    ToolRegistry,
+)
+from ._specs import HOOK_NAMES, PROJECT, hookspec
+from ._types import (
+    AgentBusyError,
+    AgentDisposedError,
+    Disposable,
+    DshError,
+    Event,
+    EventRejectedError,
+    JSONValue,
+    RendererAsset,
+    SessionHeader,
+    SessionNotLiveError,
+    Tool,
+    ToolCall,
+    ToolConflictError,
+    ToolHandler,
+)
+
+#: Entry-point group under which plugins are published.
+ENTRY_POINT_GROUP = "dsh.plugins"
+
+#: Marker for plugin hook implementations.
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "HOOK_NAMES",
+    "PROJECT",
+    "Agent",
+    "AgentBusyError",
+    "AgentDisposedError",
+    "AgentPhase",
+    "AgentRegistry",
+    "Clock",
+    "Disposable",
+    "DshError",
+    "Event",
+    "EventRejectedError",
+    "Host",
+    "JSONValue",
+    "RendererAsset",
+    "Session",
+    "SessionHeader",
+    "SessionNotLiveError",
+    "SessionStore",
+    "TimerHandle",
+    "Tool",
+    "ToolCall",
+    "ToolConflictError",
+    "ToolHandler",
+    "ToolRegistry",
+    "hookimpl",
+    "hookspec",
+    "hookspecs",
+]

@@ -1,0 +1,145 @@
+"""The dsh hook specifications.
+
+Calling convention (the host's, for every hook): the host calls each plugin's implementation
+itself, in pluggy's order (last registered first), with keyword arguments, isolates a failing
+plugin (logs it and goes on) unless the hook says a raise means something, and awaits nothing:
+every hook here is synchronous. Nothing is ``historic``: a plugin sees only what happens after it
+loaded. Nothing is ``firstresult`` unless stated.
+
+A returned :data:`~dsh_hookspecs.Disposable` is a zero-argument callable (sync or async) that the
+host calls exactly once when the named scope ends; its failures are logged and contained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import pluggy
+
+from ._protocols import Agent, Host, Session
+from ._types import Disposable, Event, JSONValue, RendererAsset
+
+PROJECT = "dsh"
+hookspec = pluggy.HookspecMarker(PROJECT)
+
+
+@hookspec
+def dsh_plugin_start(host: Host, config: Mapping[str, JSONValue]) -> Disposable | None:
+    """Start a plugin that has just been loaded.
+
+    When: once per plugin, right after the loader registered it and ``check_pending()`` passed;
+    only the newly loaded plugin's implementation is called, with its own overlay config table.
+
+    Result: a disposable the host closes when the plugin is unloaded or the host stops (after
+    the plugin's per-Agent disposables). A raise aborts start-up with a message naming the
+    plugin. Synchronous.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_agent_published(agent: Agent) -> Disposable | None:
+    """A root or child Agent was published.
+
+    When: once per Agent, after it is fully constructed and before it takes any input. Not
+    historic: Agents published before the plugin loaded are never replayed to it. Root Agents
+    have ``agent.parent is None``.
+
+    Result: a disposable the host closes (in reverse publication order, awaited) when the Agent
+    is disposed or the plugin is unloaded, whichever comes first. A raise is logged and contained;
+    the Agent is still published. Synchronous.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_session_opened(
+    session: Session, reason: Literal["created", "forked", "resumed"]
+) -> None:
+    """A Session became live: newly created, forked from a parent, or resumed from storage.
+
+    When: once per live Session object, after its construction events (``session/end-seed``)
+    were appended and before any Agent uses it.
+
+    Result: ``None``. A raise reports that the Session's log is invalid for that plugin (for
+    example a corrupt owned Schedule stream); the host logs it as ``session.invalid`` naming the
+    plugin and keeps the Session readable. Synchronous.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_event_validate(session: Session, event: Event) -> None:
+    """Validate a candidate event before it is appended to ``session``.
+
+    When: on every append, with the event exactly as it would be stored (its ``seq`` is the next
+    index). The log does not contain it yet.
+
+    Result: ``None`` accepts. A raise rejects the append: the host raises
+    :class:`~dsh_hookspecs.EventRejectedError` (naming the plugin) to the appender and nothing
+    changes. Synchronous, and on the hot path: return quickly for event types you do not own.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_session_flushed(session: Session, through_seq: int) -> None:
+    """A flush of ``session`` was acknowledged as durable.
+
+    When: after ``SessionStore.flush`` returned ``True``; ``through_seq`` is the exclusive
+    boundary captured when that flush was entered (events ``[0, through_seq)`` are on storage).
+    Concurrent flushes may be observed out of order: keep a maximum, never move a boundary back.
+
+    Result: ignored; a raise is logged and contained. Synchronous.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_event_present(
+    events: Sequence[Event], seq: int, seed_length: int
+) -> JSONValue | None:
+    """Derive a presentation view for the committed event ``events[seq]``.
+
+    When: by the Web host, for each event newly covered by an acknowledged flush, and for history
+    entries inside a stored prefix proven identical to the live Session (or every stored event of
+    a cold Session). ``events`` is the full log the event belongs to; ``seed_length`` its
+    Session's ``seedLength`` (0 when not forked).
+
+    Result: the first non-``None`` view (in the host's call order) is attached to the event as
+    ``{"for": "event", "view": ...}``; ``None`` means "not mine". A raise is logged and the event
+    is served raw. Synchronous and pure: it must not touch the log.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def dsh_renderer_assets() -> Sequence[RendererAsset]:
+    """Browser renderer modules this plugin contributes.
+
+    When: once, when the Web host starts (and again if it lists assets after a plugin loads).
+
+    Result: collected from every plugin; each asset's module is served to the browser, imported,
+    and its default export ``register(registry)`` called. A raise is logged and the plugin
+    contributes nothing. Synchronous.
+
+    .. versionadded:: 0.1
+    """
+
+
+HOOK_NAMES: tuple[str, ...] = (
+    "dsh_plugin_start",
+    "dsh_agent_published",
+    "dsh_session_opened",
+    "dsh_event_validate",
+    "dsh_session_flushed",
+    "dsh_event_present",
+    "dsh_renderer_assets",
+)

@@ -1,0 +1,169 @@
+"""Value types that cross the host <-> plugin boundary.
+
+They are stdlib frozen dataclasses (this package depends on nothing but pluggy and the standard
+library) so that the host and every plugin share one definition of an event, a Session header,
+a tool and a tool call.
+
+Error hierarchy (everything a plugin may need to catch without importing the host)::
+
+    DshError
+    ├── AgentBusyError          run_maintenance() while a turn or maintenance owns the Agent
+    ├── AgentDisposedError      the Agent is gone
+    ├── EventRejectedError      a plugin's dsh_event_validate refused a candidate event
+    ├── SessionNotLiveError     flush/append on a detached or unknown Session
+    └── ToolConflictError       a tool name already registered in that layer
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from ._protocols import Agent
+
+#: A JSON value as the host stores it: dicts with str keys, lists, str, int, finite float, bool,
+#: None. Plugins must treat event data as read-only.
+JSONValue: TypeAlias = (
+    "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
+)
+
+#: What a plugin hands back for anything it started: a zero-argument callable, sync or async.
+#: The host calls it exactly once, when the owning scope (an Agent, the plugin, the host) ends.
+Disposable: TypeAlias = Callable[[], Awaitable[None] | None]
+
+
+class DshError(Exception):
+    """Base class of every error the dsh contract defines."""
+
+
+class AgentBusyError(DshError):
+    """``run_maintenance`` found the Agent running a turn or another maintenance task."""
+
+
+class AgentDisposedError(DshError):
+    """The Agent was disposed; it accepts no more work."""
+
+
+class EventRejectedError(DshError):
+    """A candidate event was refused before it entered the log.
+
+    ``plugin`` names the plugin whose ``dsh_event_validate`` raised; ``__cause__`` holds its
+    exception.
+    """
+
+    def __init__(self, message: str, *, plugin: str) -> None:
+        super().__init__(message)
+        self.plugin = plugin
+
+
+class SessionNotLiveError(DshError):
+    """The Session object is not the live, attached Session of its id."""
+
+
+class ToolConflictError(DshError):
+    """A tool with that name is already registered in the same layer."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """One entry of a Session's append-only log: ``{seq, type, time, data}``.
+
+    ``seq`` is the 0-based contiguous log index, ``time`` epoch milliseconds at append and
+    ``data`` a strict JSON value.
+    """
+
+    seq: int
+    type: str
+    time: int
+    data: JSONValue
+
+    def to_json(self) -> dict[str, JSONValue]:
+        return {"seq": self.seq, "type": self.type, "time": self.time, "data": self.data}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionHeader:
+    """Durable Session metadata, outside the log.
+
+    ``seed_length`` is the number of events a fork inherited from its parent (its owned stream
+    starts there); ``None`` on a Session that was not forked.
+    """
+
+    version: int
+    id: str
+    created_at: int
+    cwd: str | None = None
+    parent_session: str | None = None
+    seed_length: int | None = None
+    origin: Literal["subagent"] | None = None
+    delegation_depth: int | None = None
+
+    def to_json(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {
+            "version": self.version,
+            "id": self.id,
+            "createdAt": self.created_at,
+        }
+        if self.cwd is not None:
+            out["cwd"] = self.cwd
+        if self.parent_session is not None:
+            out["parentSession"] = self.parent_session
+        if self.seed_length is not None:
+            out["seedLength"] = self.seed_length
+        if self.origin is not None:
+            out["origin"] = self.origin
+        if self.delegation_depth is not None:
+            out["delegationDepth"] = self.delegation_depth
+        return out
+
+    @property
+    def owned_from(self) -> int:
+        """Index of the first event this Session owns (``seedLength`` or 0)."""
+        return self.seed_length or 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One invocation of a tool, after its arguments passed the tool's schema."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, JSONValue]
+    agent: Agent
+
+
+#: A tool body: receives the validated call, returns the JSON value of the result. A domain error
+#: is a value (``{"code": ..., "message": ...}``), not an exception.
+ToolHandler: TypeAlias = Callable[[ToolCall], Awaitable[JSONValue]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A model-facing tool.
+
+    ``parameters`` is a JSON Schema object (the subset the host validates: ``type``,
+    ``properties``, ``required``, ``additionalProperties``, ``enum``, ``items``,
+    ``description``). The host validates arguments against it before ``handler`` runs.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    handler: ToolHandler
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RendererAsset:
+    """A browser ES module a plugin contributes to the Web client.
+
+    ``path`` is the module file on disk; the host serves it and the client imports it. The
+    module's default export is ``register(registry)``, which adds renderers keyed by durable event
+    type. ``event_types`` lists the types it renders (used to order and to report conflicts).
+    """
+
+    name: str
+    path: str
+    event_types: Sequence[str] = field(default_factory=tuple)

@@ -1,0 +1,119 @@
+"""The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh --help``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import structlog
+
+from . import _json, _logging
+from ._host import Host
+from ._overlay import Overlay, OverlayError
+from ._plugins import PluginLoadError
+from .persistence import SQLiteBackend, StorageError
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_DATA = ".dsh-data"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dsh",
+        description="dsh: a pluggy-based LLM agent host with durable Session-local reminders.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    serve = commands.add_parser("serve", help="run the host (HTTP + SSE, browser client)")
+    serve.add_argument("--overlay", type=Path, help="overlay config (TOML) naming plugins")
+    serve.add_argument("--data", type=Path, default=Path(DEFAULT_DATA), help="data folder")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
+    serve.add_argument("--model", choices=("scripted", "none"), default="scripted")
+    serve.add_argument("--token", help="bearer token required on /api (required off loopback)")
+    serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
+
+    sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
+    sessions.add_argument("--data", type=Path, default=Path(DEFAULT_DATA), help="data folder")
+    sessions.add_argument("--json", action="store_true", help="print JSON lines")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        _logging.configure(level=args.log_level)
+        return _run(_serve(args))
+    _logging.configure(level="warning")
+    return _run(_sessions(args))
+
+
+def _run(coro: object) -> int:
+    try:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _sessions(args: argparse.Namespace) -> int:
+    backend = SQLiteBackend(args.data)
+    try:
+        await backend.open()
+    except StorageError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    try:
+        summaries = await backend.list_sessions()
+    finally:
+        await backend.close()
+    for summary in summaries:
+        header = summary.header
+        if args.json:
+            row = {**header.to_json(), "length": summary.length}
+            print(_json.dumps(row))
+        else:
+            created = datetime.fromtimestamp(header.created_at / 1000, tz=UTC)
+            parent = f" fork of {header.parent_session}" if header.parent_session else ""
+            print(f"{header.id}  {created:%Y-%m-%dT%H:%M:%SZ}  {summary.length} events{parent}")
+    if not summaries and not args.json:
+        print("no sessions")
+    return 0
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    try:
+        overlay = Overlay.load(args.overlay) if args.overlay else Overlay()
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
+    host = Host(backend=SQLiteBackend(args.data), model=args.model, overlay=overlay)
+    try:
+        await host.start()
+    except (StorageError, PluginLoadError) as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        log.info("host.ready", data=str(args.data), plugins=host.plugins.names)
+        print("ready (headless)", flush=True)
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+        await host.close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through the console script
+    raise SystemExit(main())

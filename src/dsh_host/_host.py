@@ -1,0 +1,185 @@
+"""The reference host: one object that wires Sessions, persistence, Agents, tools and plugins.
+
+Use it as an async context manager::
+
+    async with Host(backend=SQLiteBackend(data_dir), overlay=Overlay.load(path)) as host:
+        agent = await host.create_session()
+        agent.send("remind me in 10 seconds to stretch")
+
+It implements :class:`dsh_hookspecs.Host` (what ``dsh_plugin_start`` receives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import structlog
+
+from dsh_hookspecs import Clock, JSONValue
+
+from ._agent import AgentRegistry, LiveAgent, ModelAdapter
+from ._clock import SystemClock
+from ._models import make_model
+from ._overlay import Overlay
+from ._plugins import PluginManager
+from ._session import LiveSession, SessionStore
+from ._tools import ToolLayer
+from .persistence._backend import Backend, StoredSession
+from .persistence._coordinator import Coordinator
+
+log = structlog.get_logger(__name__)
+
+
+class Host:
+    """The composition root of the reference host."""
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        model: str | ModelAdapter = "scripted",
+        clock: Clock | None = None,
+        overlay: Overlay | None = None,
+        batch_delay: float = 0.005,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.backend = backend
+        self.overlay = overlay or Overlay()
+        self.plugins = PluginManager()
+        self.sessions = SessionStore(clock=self.clock, hooks=self.plugins)
+        self.tools = ToolLayer()
+        self.model = make_model(model) if isinstance(model, str) else model
+        self.agents = AgentRegistry(
+            store=self.sessions, plugins=self.plugins, global_tools=self.tools, model=self.model
+        )
+        self.plugins.agents = self.agents
+        self.persistence = Coordinator(
+            self.sessions, backend, clock=self.clock, batch_delay=batch_delay
+        )
+        self._started = False
+        self._closed = False
+
+    async def __aenter__(self) -> Host:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Open storage and load the overlay's plugins, in order. Fails with a clear error."""
+        if self._started:
+            return
+        await self.backend.open()
+        self._started = True
+        try:
+            for entry in self.overlay.plugins:
+                self.plugins.load(entry.name, entry.config, self)
+        except BaseException:
+            await self.close()
+            raise
+        log.info(
+            "host.started",
+            backend=self.backend.name,
+            model=self.model.name,
+            plugins=self.plugins.names,
+        )
+
+    def load_plugin(
+        self,
+        name: str,
+        config: dict[str, JSONValue] | None = None,
+        *,
+        factory: Callable[[], object] | None = None,
+    ) -> None:
+        """Load one more plugin at run time (it sees only Agents published from now on)."""
+        self.plugins.load(name, config or {}, self, factory=factory)
+
+    async def unload_plugin(self, name: str) -> None:
+        await self.plugins.unload(name)
+
+    async def close(self) -> None:
+        """Dispose every Agent, commit every pending flush, unload plugins, close storage."""
+        if self._closed:
+            return
+        self._closed = True
+        for agent in reversed(self.agents.all()):
+            await agent.dispose()
+        for session in self.sessions.live():
+            await self._final_flush(session)
+            self.sessions.detach(session)
+        await self.plugins.unload_all()
+        await self.persistence.close()
+        if self._started:
+            await self.backend.close()
+        log.info("host.closed")
+
+    async def _final_flush(self, session: LiveSession) -> None:
+        try:
+            await self.sessions.flush(session)
+        except Exception as exc:
+            log.error("host.final_flush_failed", session_id=session.id, error=str(exc))
+
+    # -- Sessions and their root Agents --------------------------------------------------------
+    async def create_session(self, *, cwd: str | None = None) -> LiveAgent:
+        """A new live Session with a root Agent; its header is flushed to storage."""
+        session = self.sessions.create(cwd=cwd)
+        agent = self.agents.create(session)
+        await self.sessions.flush(session)
+        return agent
+
+    async def fork_session(self, session_id: str, boundary: int | None = None) -> LiveAgent:
+        """Fork a Session (resuming it first when cold); the child gets its own root Agent."""
+        parent = await self.resume_session(session_id)
+        child = self.sessions.fork(parent.session, boundary)
+        agent = self.agents.create(child)
+        await self.sessions.flush(child)
+        return agent
+
+    async def resume_session(self, session_id: str) -> LiveAgent:
+        """The root Agent of a live Session, resuming it from storage when cold. Idempotent.
+
+        Raises :class:`KeyError` when no such Session exists.
+        """
+        session = await self.sessions.resume(session_id)
+        return self.agents.for_session(session_id) or self.agents.create(session)
+
+    async def close_session(self, session_id: str) -> None:
+        """Make a live Session cold: dispose its Agent, flush, detach."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        agent = self.agents.for_session(session_id)
+        if agent is not None:
+            await agent.dispose()
+        await self._final_flush(session)
+        self.sessions.detach(session)
+
+    async def inspect(self, session_id: str) -> StoredSession | None:
+        return await self.persistence.inspect(session_id)
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?}``."""
+        rows: dict[str, dict[str, Any]] = {}
+        for summary in await self.backend.list_sessions():
+            header = summary.header
+            rows[header.id] = _row(header.id, header.created_at, header.parent_session, False)
+        for session in self.sessions.live():
+            header = session.header
+            rows[header.id] = _row(header.id, header.created_at, header.parent_session, True)
+        return sorted(rows.values(), key=lambda row: (row["createdAt"], row["id"]))
+
+
+def _row(sid: str, created: int, parent: str | None, live: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": sid, "createdAt": created, "live": live}
+    if parent is not None:
+        row["parentSession"] = parent
+    return row

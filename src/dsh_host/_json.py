@@ -1,0 +1,101 @@
+"""Strict JSON: no NaN/Infinity, no duplicate keys, integers stay integers.
+
+Everything the host stores or sends goes through :func:`dumps`; everything it reads through
+:func:`loads`. :func:`canonical` copies an in-memory value into the exact shape the host stores
+(plain dicts with str keys, lists, finite numbers) or refuses it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from dsh_hookspecs import JSONValue
+
+
+class JSONError(ValueError):
+    """A value or document that is not strict JSON."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise JSONError(f"non-finite number {name} is not allowed")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JSONError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(text: str | bytes) -> JSONValue:
+    """Parse one strict JSON document."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONError(f"not UTF-8: {exc}") from None
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except json.JSONDecodeError as exc:
+        raise JSONError(str(exc)) from None
+    except RecursionError:
+        raise JSONError("document nested too deeply") from None
+    if text[end:].strip():
+        raise JSONError("trailing data after the JSON document")
+    return value  # type: ignore[no-any-return]
+
+
+def dumps(value: JSONValue) -> str:
+    """Serialise compactly; refuses NaN/Infinity."""
+    try:
+        return _ENCODER.encode(value)
+    except ValueError as exc:
+        raise JSONError(str(exc)) from None
+
+
+def canonical(value: object, _depth: int = 0) -> JSONValue:
+    """Return a fresh copy of ``value`` in stored form, or raise :class:`JSONError`.
+
+    Tuples become lists; dict keys must be ``str``; floats must be finite.
+    """
+    if _depth > 200:
+        raise JSONError("value nested too deeply")
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise JSONError("non-finite number is not allowed")
+        return value
+    if isinstance(value, dict):
+        out: dict[str, JSONValue] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise JSONError(f"object key {key!r} is not a string")
+            out[key] = canonical(item, _depth + 1)
+        return out
+    if isinstance(value, list | tuple):
+        return [canonical(item, _depth + 1) for item in value]
+    raise JSONError(f"{type(value).__name__} is not a JSON value")
+
+
+def identical(a: JSONValue, b: JSONValue) -> bool:
+    """Deep strict equality: ``1``, ``1.0`` and ``True`` are three different values."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return a.keys() == b.keys() and all(identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        assert isinstance(b, list)
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    return a == b

@@ -1,0 +1,232 @@
+"""Plugin loading and the one typed facade over the pluggy hooks.
+
+Plugins are named by entry-point name (group ``dsh.plugins``) in the overlay config. Each is
+loaded in isolation: the entry point is resolved, its factory called to make a fresh instance,
+the instance registered under the entry-point name and ``check_pending()`` run; any failure
+unregisters it and raises :class:`PluginLoadError` naming the plugin. Then only that plugin's
+``dsh_plugin_start`` runs, with its own config table.
+
+Every hook is called impl by impl, in pluggy's order (last registered first), so one failing
+plugin is logged and never starves the others; nothing else touches ``pm.hook``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+import structlog
+
+from dsh_hookspecs import (
+    ENTRY_POINT_GROUP,
+    PROJECT,
+    Disposable,
+    Event,
+    EventRejectedError,
+    JSONValue,
+    RendererAsset,
+    hookspecs,
+)
+
+from ._agent import _close
+from ._session import LiveSession, OpenReason, SessionHooks
+
+if TYPE_CHECKING:
+    from ._agent import AgentRegistry, LiveAgent
+
+log = structlog.get_logger(__name__)
+
+
+class PluginLoadError(Exception):
+    """A plugin named in the overlay could not be loaded; the message names it."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"plugin {plugin!r}: {message}")
+        self.plugin = plugin
+
+
+def _callable_disposable(value: object) -> bool:
+    return value is None or callable(value)
+
+
+class PluginManager(SessionHooks):
+    """Owns the pluggy manager, the loaded plugins and their start disposables."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self._started: dict[str, Disposable | None] = {}
+        self._impl_cache: dict[str, list[pluggy.HookImpl]] = {}
+        self.agents: AgentRegistry | None = None
+
+    # -- loading ------------------------------------------------------------------------------
+    @property
+    def names(self) -> list[str]:
+        return list(self._started)
+
+    def load(
+        self,
+        name: str,
+        config: Mapping[str, JSONValue],
+        host: object,
+        *,
+        factory: Callable[[], object] | None = None,
+    ) -> None:
+        """Load one plugin by entry-point name (or from ``factory``) and start it."""
+        if name in self._started or self.pm.get_plugin(name) is not None:
+            raise PluginLoadError(name, "is already loaded")
+        if factory is None:
+            factory = _resolve_entry_point(name)
+        try:
+            plugin = factory()
+        except Exception as exc:
+            raise PluginLoadError(name, f"factory failed: {exc!r}") from exc
+        try:
+            self.pm.register(plugin, name=name)
+            self.pm.check_pending()
+        except Exception as exc:
+            if self.pm.get_plugin(name) is not None:
+                self.pm.unregister(name=name)
+            raise PluginLoadError(name, f"hook validation failed: {exc}") from exc
+        self._impl_cache.clear()
+        try:
+            disposable = self._start(name, plugin, config, host)
+        except Exception as exc:
+            self.pm.unregister(name=name)
+            self._impl_cache.clear()
+            raise PluginLoadError(name, f"dsh_plugin_start failed: {exc!r}") from exc
+        self._started[name] = disposable
+        log.info("plugin.loaded", plugin=name)
+
+    def _start(
+        self, name: str, plugin: object, config: Mapping[str, JSONValue], host: object
+    ) -> Disposable | None:
+        for impl in self.pm.hook.dsh_plugin_start.get_hookimpls():
+            if impl.plugin is plugin:
+                result = impl.function(**_args(impl, {"host": host, "config": config}))
+                if not _callable_disposable(result):
+                    raise TypeError("dsh_plugin_start must return a callable or None")
+                return result  # type: ignore[no-any-return]
+        return None
+
+    async def unload(self, name: str) -> None:
+        """Dispose everything ``name`` started (per-Agent first), then unregister it."""
+        if name not in self._started:
+            raise KeyError(name)
+        if self.agents is not None:
+            for agent in self.agents.all():
+                await agent.dispose_plugin(name)
+        disposable = self._started.pop(name)
+        if disposable is not None:
+            await _close(name, disposable)
+        self.pm.unregister(name=name)
+        self._impl_cache.clear()
+        log.info("plugin.unloaded", plugin=name)
+
+    async def unload_all(self) -> None:
+        for name in reversed(self.names):
+            await self.unload(name)
+
+    # -- the facade ---------------------------------------------------------------------------
+    def _impls(self, hook: str) -> list[pluggy.HookImpl]:
+        impls = self._impl_cache.get(hook)
+        if impls is None:
+            caller = getattr(self.pm.hook, hook)
+            impls = list(reversed(caller.get_hookimpls()))
+            self._impl_cache[hook] = impls
+        return impls
+
+    def _each(self, hook: str, **kwargs: object) -> Iterator[tuple[str, Any]]:
+        """Call every impl of ``hook`` in order; yield ``(plugin, result)``; log failures."""
+        for impl in self._impls(hook):
+            try:
+                result = impl.function(**_args(impl, kwargs))
+            except Exception:
+                log.exception("plugin.hook_failed", plugin=impl.plugin_name, hook=hook)
+                continue
+            yield impl.plugin_name, result
+
+    def agent_published(self, agent: LiveAgent) -> list[tuple[str, Disposable]]:
+        out: list[tuple[str, Disposable]] = []
+        for plugin, result in self._each("dsh_agent_published", agent=agent):
+            if result is None:
+                continue
+            if not callable(result):
+                log.error("plugin.bad_disposable", plugin=plugin, hook="dsh_agent_published")
+                continue
+            out.append((plugin, result))
+        return out
+
+    def event_validate(self, session: LiveSession, event: Event) -> None:
+        for impl in self._impls("dsh_event_validate"):
+            try:
+                impl.function(**_args(impl, {"session": session, "event": event}))
+            except Exception as exc:
+                raise EventRejectedError(
+                    f"{event.type} event rejected by plugin {impl.plugin_name!r}: {exc}",
+                    plugin=impl.plugin_name,
+                ) from exc
+
+    def session_opened(self, session: LiveSession, reason: OpenReason) -> None:
+        for impl in self._impls("dsh_session_opened"):
+            try:
+                impl.function(**_args(impl, {"session": session, "reason": reason}))
+            except Exception as exc:
+                log.error(
+                    "session.invalid",
+                    plugin=impl.plugin_name,
+                    session_id=session.id,
+                    reason=reason,
+                    error=str(exc),
+                )
+
+    def session_flushed(self, session: LiveSession, through_seq: int) -> None:
+        for _ in self._each("dsh_session_flushed", session=session, through_seq=through_seq):
+            pass
+
+    def event_present(
+        self, events: Sequence[Event], seq: int, seed_length: int
+    ) -> JSONValue | None:
+        for _, view in self._each(
+            "dsh_event_present", events=events, seq=seq, seed_length=seed_length
+        ):
+            if view is not None:
+                return view  # type: ignore[no-any-return]
+        return None
+
+    def renderer_assets(self) -> list[tuple[str, RendererAsset]]:
+        out: list[tuple[str, RendererAsset]] = []
+        for plugin, assets in self._each("dsh_renderer_assets"):
+            for asset in assets or ():
+                if isinstance(asset, RendererAsset):
+                    out.append((plugin, asset))
+                else:
+                    log.error("plugin.bad_renderer_asset", plugin=plugin)
+        return out
+
+    def has_impl(self, hook: str) -> bool:
+        return bool(self._impls(hook))
+
+
+def _args(impl: pluggy.HookImpl, kwargs: Mapping[str, object]) -> dict[str, object]:
+    return {name: kwargs[name] for name in impl.argnames}
+
+
+def _resolve_entry_point(name: str) -> Callable[[], object]:
+    matches = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP, name=name)
+    if not matches:
+        known = sorted(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        raise PluginLoadError(
+            name, f"no such plugin in entry-point group {ENTRY_POINT_GROUP!r} (known: {known})"
+        )
+    (entry_point, *_) = tuple(matches)
+    try:
+        target = entry_point.load()
+    except Exception as exc:
+        raise PluginLoadError(name, f"import failed: {exc!r}") from exc
+    if inspect.isclass(target) or callable(target):
+        return target  # type: ignore[no-any-return]
+    return lambda: target

@@ -1,0 +1,109 @@
+"""Strict codecs for the host's own durable records: the Session header and the event envelope.
+
+The wire/disk form is camelCase JSON (DESIGN section 2); the in-memory form is
+:class:`dsh_hookspecs.SessionHeader` / :class:`dsh_hookspecs.Event`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dsh_hookspecs import Event, JSONValue, SessionHeader
+
+from . import _json
+
+#: Format version of the Session header this host writes.
+HEADER_VERSION = 1
+
+_HEADER_KEYS = frozenset(
+    {"version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth"}
+)
+_EVENT_KEYS = frozenset({"seq", "type", "time", "data"})
+
+
+class RecordError(ValueError):
+    """A stored or received header/event that does not have the exact shape."""
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int
+
+
+def _opt_str(obj: Mapping[str, JSONValue], key: str) -> str | None:
+    value = obj.get(key)
+    if value is None and key not in obj:
+        return None
+    if not isinstance(value, str):
+        raise RecordError(f"header.{key} must be a string")
+    return value
+
+
+def _opt_int(obj: Mapping[str, JSONValue], key: str) -> int | None:
+    if key not in obj:
+        return None
+    value = obj[key]
+    if not _is_int(value) or value < 0:  # type: ignore[operator]
+        raise RecordError(f"header.{key} must be a non-negative integer")
+    return value  # type: ignore[return-value]
+
+
+def header_from_json(obj: JSONValue) -> SessionHeader:
+    if not isinstance(obj, dict):
+        raise RecordError("header must be an object")
+    extra = obj.keys() - _HEADER_KEYS
+    if extra:
+        raise RecordError(f"header has unknown keys: {sorted(extra)}")
+    version, sid, created = obj.get("version"), obj.get("id"), obj.get("createdAt")
+    if not _is_int(version):
+        raise RecordError("header.version must be an integer")
+    if not isinstance(sid, str) or not sid:
+        raise RecordError("header.id must be a non-empty string")
+    if not _is_int(created):
+        raise RecordError("header.createdAt must be an integer")
+    origin = _opt_str(obj, "origin")
+    if origin not in (None, "subagent"):
+        raise RecordError("header.origin must be 'subagent'")
+    return SessionHeader(
+        version=version,  # type: ignore[arg-type]
+        id=sid,
+        created_at=created,  # type: ignore[arg-type]
+        cwd=_opt_str(obj, "cwd"),
+        parent_session=_opt_str(obj, "parentSession"),
+        seed_length=_opt_int(obj, "seedLength"),
+        origin=origin,  # type: ignore[arg-type]
+        delegation_depth=_opt_int(obj, "delegationDepth"),
+    )
+
+
+def stored_header(header: SessionHeader) -> dict[str, JSONValue]:
+    """The header as persistence writes it: an absent ``delegationDepth`` becomes 0."""
+    out = header.to_json()
+    out.setdefault("delegationDepth", 0)
+    return out
+
+
+def headers_identical(a: SessionHeader, b: SessionHeader) -> bool:
+    """Identity of two headers, treating an absent ``delegationDepth`` as 0."""
+    return _json.identical(stored_header(a), stored_header(b))
+
+
+def event_from_json(obj: JSONValue) -> Event:
+    if not isinstance(obj, dict) or obj.keys() != _EVENT_KEYS:
+        raise RecordError("event must be an object with exactly seq, type, time, data")
+    seq, etype, time = obj["seq"], obj["type"], obj["time"]
+    if not _is_int(seq) or seq < 0:  # type: ignore[operator]
+        raise RecordError("event.seq must be a non-negative integer")
+    if not isinstance(etype, str) or not etype:
+        raise RecordError("event.type must be a non-empty string")
+    if not _is_int(time):
+        raise RecordError("event.time must be an integer")
+    return Event(seq=seq, type=etype, time=time, data=obj["data"])  # type: ignore[arg-type]
+
+
+def events_identical(a: Event, b: Event) -> bool:
+    return (
+        a.seq == b.seq
+        and a.type == b.type
+        and a.time == b.time
+        and _json.identical(a.data, b.data)
+    )

@@ -1,0 +1,348 @@
+"""Live Sessions and the SessionStore with the flush contract (DESIGN section 2).
+
+A :class:`LiveSession` is an append-only log with contiguous ``seq``. The
+:class:`SessionStore` creates, forks, resumes and detaches them, and implements ``flush``:
+
+* ``through_seq = len(events)`` is captured at call entry;
+* every flush listener runs concurrently and all of them settle before a failure propagates
+  (the first registered failure is raised);
+* the flush is durable only when some listener returned a literal ``True``;
+* only then is the observation ``session/flushed(session, through_seq)`` published, to internal
+  observers and to plugins; observer failures are logged and contained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Literal, overload
+
+import structlog
+
+from dsh_hookspecs import (
+    Event,
+    EventRejectedError,
+    JSONValue,
+    SessionHeader,
+    SessionNotLiveError,
+)
+
+from . import _json
+from ._clock import SystemClock
+from ._records import HEADER_VERSION
+from .persistence._backend import StoredSession
+
+log = structlog.get_logger(__name__)
+
+OpenReason = Literal["created", "forked", "resumed"]
+FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
+FlushedObserver = Callable[["LiveSession", int], None]
+AppendObserver = Callable[["LiveSession", Event], None]
+OpenObserver = Callable[["LiveSession", OpenReason, int], None]
+
+
+class SessionHooks:
+    """What the store needs from the plugin layer (the host wires the real facade in)."""
+
+    def event_validate(self, session: LiveSession, event: Event) -> None:
+        """Raise :class:`EventRejectedError` to refuse ``event``."""
+
+    def session_opened(self, session: LiveSession, reason: OpenReason) -> None:
+        """Tell plugins a Session became live (their complaints are logged, never raised)."""
+
+    def session_flushed(self, session: LiveSession, through_seq: int) -> None:
+        """Tell plugins a flush was acknowledged (failures contained)."""
+
+
+class ForkBoundaryError(ValueError):
+    """A fork boundary outside ``[0, len(events)]`` or inside an open turn."""
+
+
+class _EventsView(Sequence[Event]):
+    """Read-only live view of a Session's event list (no copy)."""
+
+    __slots__ = ("_events",)
+
+    def __init__(self, events: list[Event]) -> None:
+        self._events = events
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        return self._events[index]
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._events)
+
+
+class LiveSession:
+    """One live, append-only Session (implements :class:`dsh_hookspecs.Session`)."""
+
+    __slots__ = ("__weakref__", "_events", "_header", "_store", "_view", "attached", "first_live_seq")
+
+    def __init__(self, store: SessionStore, header: SessionHeader, seed: Sequence[Event]) -> None:
+        self._store = store
+        self._header = header
+        self._events: list[Event] = list(seed)
+        self._view = _EventsView(self._events)
+        #: Index of the first event appended by this object (the constructor seed length).
+        self.first_live_seq = len(self._events)
+        self.attached = True
+
+    def __repr__(self) -> str:
+        return f"<LiveSession {self._header.id} len={len(self._events)}>"
+
+    @property
+    def id(self) -> str:
+        return self._header.id
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._header
+
+    @property
+    def events(self) -> Sequence[Event]:
+        return self._view
+
+    def append(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
+        if not self.attached:
+            raise SessionNotLiveError(f"session {self.id} is detached")
+        if not isinstance(type, str) or not type:
+            raise ValueError("event type must be a non-empty string")
+        event = Event(
+            seq=len(self._events),
+            type=type,
+            time=self._store.clock.now_ms(),
+            data=_json.canonical(data),
+        )
+        self._store.hooks.event_validate(self, event)
+        self._events.append(event)
+        self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit
+        return event
+
+
+class SessionStore:
+    """Creates, forks, resumes, detaches and flushes live Sessions."""
+
+    def __init__(
+        self,
+        *,
+        clock: SystemClock | None = None,
+        hooks: SessionHooks | None = None,
+        loader: Callable[[str], Awaitable[StoredSession | None]] | None = None,
+    ) -> None:
+        self.clock = clock or SystemClock()
+        self.hooks = hooks or SessionHooks()
+        self._loader = loader
+        self._live: dict[str, LiveSession] = {}
+        self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
+        self._flush_listeners: list[FlushListener] = []
+        self._flushed_observers: list[FlushedObserver] = []
+        self._append_observers: list[AppendObserver] = []
+        self._open_observers: list[OpenObserver] = []
+        self._detach_observers: list[Callable[[LiveSession], None]] = []
+
+    # -- subscriptions (host-internal) --------------------------------------------------------
+    def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
+        self._flush_listeners.append(listener)
+        return _remover(self._flush_listeners, listener)
+
+    def add_flushed_observer(self, observer: FlushedObserver) -> Callable[[], None]:
+        self._flushed_observers.append(observer)
+        return _remover(self._flushed_observers, observer)
+
+    def add_append_observer(self, observer: AppendObserver) -> Callable[[], None]:
+        self._append_observers.append(observer)
+        return _remover(self._append_observers, observer)
+
+    def add_open_observer(self, observer: OpenObserver) -> Callable[[], None]:
+        """``observer(session, reason, stored_length)``; ``stored_length`` is what storage held
+        when a resumed Session was loaded (0 for created/forked Sessions)."""
+        self._open_observers.append(observer)
+        return _remover(self._open_observers, observer)
+
+    def add_detach_observer(self, observer: Callable[[LiveSession], None]) -> Callable[[], None]:
+        self._detach_observers.append(observer)
+        return _remover(self._detach_observers, observer)
+
+    def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
+        self._loader = loader
+
+    # -- queries ------------------------------------------------------------------------------
+    def get(self, session_id: str) -> LiveSession | None:
+        return self._live.get(session_id)
+
+    def live(self) -> list[LiveSession]:
+        return list(self._live.values())
+
+    def is_live(self, session: object) -> bool:
+        return isinstance(session, LiveSession) and self._live.get(session.id) is session
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def create(
+        self,
+        *,
+        cwd: str | None = None,
+        origin: Literal["subagent"] | None = None,
+        delegation_depth: int | None = None,
+        session_id: str | None = None,
+    ) -> LiveSession:
+        header = SessionHeader(
+            version=HEADER_VERSION,
+            id=session_id or _new_id(),
+            created_at=self.clock.now_ms(),
+            cwd=cwd,
+            origin=origin,
+            delegation_depth=delegation_depth,
+        )
+        return self._open(header, (), "created", 0)
+
+    def fork(self, source: LiveSession, boundary: int | None = None) -> LiveSession:
+        """A new live Session whose seed is ``source.events[:boundary]`` (default: all)."""
+        if not self.is_live(source):
+            raise SessionNotLiveError(f"session {source.id} is not live")
+        events = source.events
+        if boundary is None:
+            boundary = len(events)
+        if type(boundary) is not int or not 0 <= boundary <= len(events):
+            raise ForkBoundaryError(f"fork boundary must be an integer in [0, {len(events)}]")
+        if _open_turn(events, boundary):
+            raise ForkBoundaryError(f"fork boundary {boundary} is inside an open turn")
+        header = SessionHeader(
+            version=HEADER_VERSION,
+            id=_new_id(),
+            created_at=self.clock.now_ms(),
+            cwd=source.header.cwd,
+            parent_session=source.id,
+            seed_length=boundary,
+        )
+        return self._open(header, tuple(events[:boundary]), "forked", 0)
+
+    async def resume(self, session_id: str) -> LiveSession:
+        """The live Session of ``session_id``, loading it from storage when it is cold.
+
+        Idempotent: a live Session is returned as is; concurrent resumes share one load.
+        Raises :class:`KeyError` when storage has no such Session.
+        """
+        live = self._live.get(session_id)
+        if live is not None:
+            return live
+        pending = self._resuming.get(session_id)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        if self._loader is None:
+            raise KeyError(session_id)
+        future: asyncio.Future[LiveSession] = asyncio.get_running_loop().create_future()
+        self._resuming[session_id] = future
+        try:
+            stored = await self._loader(session_id)
+            if stored is None:
+                raise KeyError(session_id)
+            session = self._live.get(session_id) or self._open(
+                stored.header, stored.events, "resumed", len(stored.events)
+            )
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # a failed resume is reported to every waiter, never unobserved
+            raise
+        else:
+            future.set_result(session)
+            return session
+        finally:
+            del self._resuming[session_id]
+
+    def detach(self, session: LiveSession) -> None:
+        """Make ``session`` cold: no more appends or flushes through this object."""
+        if self._live.get(session.id) is not session:
+            return
+        del self._live[session.id]
+        session.attached = False
+        for observer in list(self._detach_observers):
+            observer(session)
+
+    def _open(
+        self,
+        header: SessionHeader,
+        seed: Sequence[Event],
+        reason: OpenReason,
+        stored_length: int,
+    ) -> LiveSession:
+        if header.id in self._live:
+            raise ValueError(f"session {header.id} is already live")
+        session = LiveSession(self, header, seed)
+        self._live[header.id] = session
+        for observer in list(self._open_observers):
+            observer(session, reason, stored_length)
+        if seed and seed[-1].type != "session/end-seed":
+            session.append("session/end-seed", {})
+        self.hooks.session_opened(session, reason)
+        return session
+
+    # -- flush ----------------------------------------------------------------------------------
+    async def flush(self, session: LiveSession) -> bool:
+        if not self.is_live(session):
+            raise SessionNotLiveError(f"session {getattr(session, 'id', session)!r} is not live")
+        through_seq = len(session.events)
+        listeners = list(self._flush_listeners)
+        if not listeners:
+            return False
+        results = await asyncio.gather(
+            *(_call_listener(listener, session) for listener in listeners),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        if not any(result is True for result in results):
+            return False
+        self._publish_flushed(session, through_seq)
+        return True
+
+    def _publish_flushed(self, session: LiveSession, through_seq: int) -> None:
+        for observer in list(self._flushed_observers):
+            try:
+                observer(session, through_seq)
+            except Exception:
+                log.exception("session.flushed_observer_failed", session_id=session.id)
+        self.hooks.session_flushed(session, through_seq)
+
+    def _notify_append(self, session: LiveSession, event: Event) -> None:
+        for observer in self._append_observers:
+            try:
+                observer(session, event)
+            except Exception:
+                log.exception("session.append_observer_failed", session_id=session.id)
+
+
+async def _call_listener(listener: FlushListener, session: LiveSession) -> bool | None:
+    # A listener that raises synchronously must not starve the others: gather() sees its
+    # exception like any other result because the call happens inside this coroutine.
+    return await listener(session)
+
+
+def _remover(items: list[object], item: object) -> Callable[[], None]:
+    def remove() -> None:
+        if item in items:
+            items.remove(item)
+
+    return remove
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _open_turn(events: Sequence[Event], boundary: int) -> bool:
+    depth = 0
+    for event in events[:boundary]:
+        if event.type == "turn/start":
+            depth += 1
+        elif event.type == "turn/end":
+            depth = max(0, depth - 1)
+    return depth > 0

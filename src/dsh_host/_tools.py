@@ -1,0 +1,126 @@
+"""Tool layers and argument-schema validation.
+
+Two layers exist: the global layer (the host's) and one layer per Agent that shadows the global
+one for that Agent only. Registration returns an idempotent disposer; a duplicate name within a
+layer is refused. Arguments are validated against the tool's JSON-Schema subset before the body
+runs; a violation is the value ``{"code": "invalid_arguments", "message": ...}``. JSON ``true``
+is never an integer or a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from dsh_hookspecs import JSONValue, Tool, ToolConflictError
+
+
+class ToolLayer:
+    """One layer of tools (implements :class:`dsh_hookspecs.ToolRegistry`)."""
+
+    __slots__ = ("_tools",)
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> Callable[[], None]:
+        if not isinstance(tool, Tool):
+            raise TypeError("register() takes a dsh_hookspecs.Tool")
+        if tool.name in self._tools:
+            raise ToolConflictError(f"tool {tool.name!r} is already registered in this layer")
+        check_schema(tool.parameters)
+        self._tools[tool.name] = tool
+
+        def dispose() -> None:
+            if self._tools.get(tool.name) is tool:
+                del self._tools[tool.name]
+
+        return dispose
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> Sequence[str]:
+        return tuple(self._tools)
+
+
+def resolve(name: str, *layers: ToolLayer) -> Tool | None:
+    """The first layer holding ``name`` wins (Agent layer before the global layer)."""
+    for layer in layers:
+        tool = layer.get(name)
+        if tool is not None:
+            return tool
+    return None
+
+
+_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+_KEYWORDS = frozenset(
+    {"type", "properties", "required", "additionalProperties", "enum", "items", "description"}
+)
+
+
+class SchemaError(ValueError):
+    """A tool's parameter schema uses something the host cannot validate."""
+
+
+def check_schema(schema: Mapping[str, Any], path: str = "$") -> None:
+    """Refuse schemas the validator would silently ignore."""
+    unknown = set(schema) - _KEYWORDS
+    if unknown:
+        raise SchemaError(f"unsupported schema keywords at {path}: {sorted(unknown)}")
+    kind = schema.get("type")
+    if kind is not None and kind not in _TYPES:
+        raise SchemaError(f"unsupported type {kind!r} at {path}")
+    for name, sub in schema.get("properties", {}).items():
+        check_schema(sub, f"{path}.{name}")
+    if "items" in schema:
+        check_schema(schema["items"], f"{path}[]")
+
+
+def _type_ok(kind: str, value: JSONValue) -> bool:
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
+    if kind == "integer":
+        # Strict like the event codecs: 1.0 is a number, not an integer.
+        return type(value) is int
+    # "number"
+    return type(value) in (int, float)
+
+
+def validate(schema: Mapping[str, Any], value: JSONValue, path: str = "$") -> str | None:
+    """Return the first violation as a message, or ``None`` when ``value`` conforms."""
+    kind = schema.get("type")
+    if kind is not None and not _type_ok(kind, value):
+        return f"{path} must be of type {kind}"
+    if "enum" in schema and not any(
+        type(value) is type(option) and value == option for option in schema["enum"]
+    ):
+        return f"{path} must be one of {schema['enum']!r}"
+    if isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        for name in schema.get("required", ()):
+            if name not in value:
+                return f"{path}.{name} is required"
+        if schema.get("additionalProperties") is False:
+            extra = sorted(set(value) - set(properties))
+            if extra:
+                return f"{path} has unexpected properties {extra}"
+        for name, sub in properties.items():
+            if name in value:
+                problem = validate(sub, value[name], f"{path}.{name}")
+                if problem:
+                    return problem
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            problem = validate(schema["items"], item, f"{path}[{index}]")
+            if problem:
+                return problem
+    return None

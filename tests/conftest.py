@@ -1,0 +1,27 @@
+"""Shared fixtures: a manual clock and a real host on an in-memory backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dsh_host import Host
+from dsh_host.persistence._memory import MemoryBackend
+from dsh_host.testing import FaultInjectingBackend, ManualClock
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def backend() -> FaultInjectingBackend:
+    return FaultInjectingBackend(MemoryBackend())
+
+
+@pytest.fixture
+async def host(clock: ManualClock, backend: FaultInjectingBackend) -> AsyncIterator[Host]:
+    async with Host(backend=backend, clock=clock, model="scripted") as running:
+        yield running

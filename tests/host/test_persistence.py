@@ -1,0 +1,185 @@
+"""The persistence coordinator: write-behind, flush drains, initialization recovery."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from dsh_hookspecs import Event, SessionHeader
+from dsh_host import Host
+from dsh_host._records import events_identical
+from dsh_host.persistence._backend import PrefixDivergedError, StorageError
+from dsh_host.persistence._memory import MemoryBackend
+from dsh_host.testing import FaultInjectingBackend, wait_until
+
+
+async def stored_types(host, session_id):
+    stored = await host.inspect(session_id)
+    return None if stored is None else [e.type for e in stored.events]
+
+
+async def assert_identical_prefix(host, session):
+    stored = await host.inspect(session.id)
+    assert stored is not None
+    assert len(stored.events) == len(session.events)
+    assert all(events_identical(a, b) for a, b in zip(stored.events, session.events, strict=True))
+
+
+async def test_flush_drains_and_acknowledges(host):
+    agent = await host.create_session()
+    session = agent.session
+    session.append("user/message", {"text": "x"})
+    assert await stored_types(host, session.id) == []
+    assert await host.sessions.flush(session) is True
+    await assert_identical_prefix(host, session)
+
+
+async def test_write_behind_commits_after_the_batching_window(host, clock):
+    agent = await host.create_session()
+    session = agent.session
+    session.append("user/message", {"text": "a"})
+    session.append("user/message", {"text": "b"})
+    clock.advance(0.01)  # the batching window elapses on the host's clock
+    await wait_until(lambda: host.backend.plan.append_calls[-1][1:] == (0, 2))
+    await assert_identical_prefix(host, session)
+
+
+async def test_first_initialization_failing_before_storage_changed_is_retried(host, backend):
+    backend.plan.fail_appends = 1
+    session = host.sessions.create()
+    session.append("user/message", {"text": "x"})
+    with pytest.raises(StorageError, match="injected write failure"):
+        await host.sessions.flush(session)
+    assert await host.inspect(session.id) is None
+    assert await host.sessions.flush(session) is True
+    await assert_identical_prefix(host, session)
+
+
+async def test_initialization_reported_failed_after_commit_writes_only_the_missing_suffix(
+    host, backend
+):
+    backend.plan.fail_after_commit = 1
+    session = host.sessions.create()
+    session.append("user/message", {"text": "one"})
+    with pytest.raises(StorageError, match="after commit"):
+        await host.sessions.flush(session)
+    session.append("user/message", {"text": "two"})
+    with capture_logs() as logs:
+        assert await host.sessions.flush(session) is True
+    await assert_identical_prefix(host, session)
+    # The retry read the actual cursor (1 stored event) and appended only seq 1.
+    assert backend.plan.append_calls[-1] == (session.id, 1, 1)
+    assert any(entry["event"] == "persistence.reconciled" for entry in logs)
+
+
+async def test_a_fork_seed_committed_before_init_was_reported_failed(host, backend):
+    parent = await host.create_session()
+    parent.session.append("user/message", {"text": "parent"})
+    backend.plan.fail_after_commit = 1
+    child = host.sessions.fork(parent.session)
+    with pytest.raises(StorageError):
+        await host.sessions.flush(child)
+    assert await host.sessions.flush(child) is True
+    stored = await host.inspect(child.id)
+    assert stored.header.seed_length == 1
+    assert [e.type for e in stored.events] == ["user/message", "session/end-seed"]
+
+
+async def test_a_stored_prefix_that_diverges_is_refused_and_never_overwritten(host, backend):
+    session = host.sessions.create(session_id="dup")
+    session.append("user/message", {"text": "live"})
+    backend.plan.fail_after_commit = 1
+    with pytest.raises(StorageError):
+        await host.sessions.flush(session)
+    # Someone else's log now sits under that id in storage.
+    inner = backend.inner
+    stored_before = await inner.load("dup")
+    other = Event(seq=0, type="user/message", time=0, data={"text": "other"})
+    inner._sessions["dup"].events[0] = other  # type: ignore[attr-defined]
+    with pytest.raises(PrefixDivergedError, match="refusing to overwrite"):
+        await host.sessions.flush(session)
+    after = await inner.load("dup")
+    assert after.events == (other,)
+    assert stored_before is not None
+
+
+async def test_a_longer_stored_log_is_divergent(host, backend):
+    header = SessionHeader(version=1, id="long", created_at=0)
+    events = [Event(seq=i, type="x/y", time=0, data={}) for i in range(3)]
+    await backend.inner.append("long", 0, events, header)
+    session = await host.sessions.resume("long")
+    # Pretend init must reconcile (as after a failed write) against a store that grew.
+    foreign = [Event(seq=i, type="x/y", time=0, data={"foreign": True}) for i in (3, 4)]
+    await backend.inner.append("long", 3, foreign)
+    host.persistence._states[session].cursor = None  # type: ignore[attr-defined]
+    with pytest.raises(PrefixDivergedError, match="storage holds 5 events"):
+        await host.sessions.flush(session)
+
+
+async def test_a_materialized_session_that_vanished_is_refused(host, backend):
+    agent = await host.create_session()
+    del backend.inner._sessions[agent.session.id]  # type: ignore[attr-defined]
+    backend.plan.fail_appends = 1
+    agent.session.append("user/message", {"text": "x"})
+    with pytest.raises(StorageError):
+        await host.sessions.flush(agent.session)
+    with pytest.raises(StorageError, match="lost its persisted log"):
+        await host.sessions.flush(agent.session)
+
+
+async def test_resume_persists_only_the_new_suffix(clock):
+    backend = FaultInjectingBackend(MemoryBackend())
+    async with Host(backend=backend, clock=clock) as host:
+        agent = await host.create_session()
+        agent.session.append("user/message", {"text": "x"})
+        sid = agent.session.id
+    async with Host(backend=backend, clock=clock) as host:
+        backend.plan.append_calls.clear()
+        agent = await host.resume_session(sid)
+        assert [e.type for e in agent.session.events] == ["user/message", "session/end-seed"]
+        assert await host.sessions.flush(agent.session) is True
+        assert backend.plan.append_calls == [(sid, 1, 1)]
+        await assert_identical_prefix(host, agent.session)
+
+
+async def test_background_write_failure_is_logged_once_and_retried_by_the_next_flush(
+    host, backend, clock
+):
+    agent = await host.create_session()
+    backend.plan.fail_appends = 1
+    with capture_logs() as logs:
+        agent.session.append("user/message", {"text": "x"})
+        clock.advance(0.01)
+        await wait_until(
+            lambda: any(e["event"] == "persistence.background_write_failed" for e in logs)
+        )
+    calls = len(backend.plan.append_calls)
+    clock.advance(1)  # no automatic retry loop
+    assert len(backend.plan.append_calls) == calls
+    assert await host.sessions.flush(agent.session) is True
+    await assert_identical_prefix(host, agent.session)
+
+
+async def test_host_close_commits_pending_writes(clock):
+    backend = MemoryBackend()
+    host = Host(backend=backend, clock=clock)
+    await host.start()
+    agent = await host.create_session()
+    agent.session.append("user/message", {"text": "pending"})
+    sid = agent.session.id
+    await host.close()
+    await backend.open()
+    stored = await backend.load(sid)
+    assert [e.type for e in stored.events] == ["user/message"]
+
+
+async def test_list_sessions_shows_live_and_stored_with_lineage(host):
+    parent = await host.create_session()
+    child = await host.fork_session(parent.session.id)
+    rows = await host.list_sessions()
+    by_id = {row["id"]: row for row in rows}
+    assert by_id[parent.session.id]["live"] is True
+    assert by_id[child.session.id]["parentSession"] == parent.session.id
+    await host.close_session(child.session.id)
+    rows = {row["id"]: row for row in await host.list_sessions()}
+    assert rows[child.session.id]["live"] is False

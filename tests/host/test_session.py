@@ -1,0 +1,126 @@
+"""Sessions: envelope, strict JSON data, contiguous seq, fork seeds, end-seed, resume."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dsh_hookspecs import Event, EventRejectedError, SessionHeader
+from dsh_host import ForkBoundaryError, SessionStore
+from dsh_host._json import JSONError
+from dsh_host._session import SessionHooks
+from dsh_host.persistence._backend import StoredSession
+from dsh_host.testing import ManualClock
+
+
+def test_append_assigns_contiguous_seq_and_wall_time():
+    clock = ManualClock(wall_ms=1_000)
+    store = SessionStore(clock=clock)
+    session = store.create(cwd="/w")
+    first = session.append("user/message", {"text": "a"})
+    clock.advance(1.5)
+    second = session.append("assistant/message", {"text": "b"})
+    assert (first.seq, first.time) == (0, 1_000)
+    assert (second.seq, second.time) == (1, 2_500)
+    assert [e.seq for e in session.events] == [0, 1]
+    assert session.header.cwd == "/w"
+    assert session.header.seed_length is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [math.nan, math.inf, {"x": -math.inf}, {1: "int key"}, {"s": {1, 2}}, object()],
+)
+def test_non_json_data_is_refused_and_changes_nothing(data):
+    session = SessionStore().create()
+    with pytest.raises(JSONError):
+        session.append("x/y", data)
+    assert len(session.events) == 0
+
+
+def test_appended_data_is_a_canonical_copy():
+    session = SessionStore().create()
+    payload = {"list": (1, 2), "nested": {"flag": True}}
+    event = session.append("x/y", payload)
+    payload["nested"]["flag"] = False
+    assert event.data == {"list": [1, 2], "nested": {"flag": True}}
+
+
+def test_a_rejected_candidate_changes_nothing():
+    class Refuse(SessionHooks):
+        def event_validate(self, session, event):
+            if event.type == "bad/type":
+                raise EventRejectedError("no", plugin="test")
+
+    session = SessionStore(hooks=Refuse()).create()
+    session.append("ok/type", {})
+    with pytest.raises(EventRejectedError):
+        session.append("bad/type", {})
+    assert [e.type for e in session.events] == ["ok/type"]
+    assert session.append("ok/type", {}).seq == 1
+
+
+def test_fork_copies_the_seed_records_seed_length_and_appends_end_seed():
+    store = SessionStore()
+    parent = store.create(cwd="/p")
+    for text in ("a", "b", "c"):
+        parent.append("user/message", {"text": text})
+    child = store.fork(parent, 2)
+    assert child.header.parent_session == parent.id
+    assert child.header.seed_length == 2
+    assert child.header.cwd == "/p"
+    assert [e.type for e in child.events] == ["user/message", "user/message", "session/end-seed"]
+    assert child.events[2].seq == 2
+    assert child.events[:2] == parent.events[:2]
+    assert child.first_live_seq == 2
+    # The parent is untouched and independent.
+    parent.append("user/message", {"text": "d"})
+    assert len(child.events) == 3
+
+
+@pytest.mark.parametrize("boundary", [-1, 4, True, 1.0])
+def test_fork_boundary_out_of_range_is_refused(boundary):
+    store = SessionStore()
+    parent = store.create()
+    for _ in range(3):
+        parent.append("user/message", {"text": "x"})
+    with pytest.raises(ForkBoundaryError):
+        store.fork(parent, boundary)
+
+
+def test_fork_inside_an_open_turn_is_refused():
+    store = SessionStore()
+    parent = store.create()
+    parent.append("turn/start", {"messageId": "m"})
+    parent.append("user/message", {"text": "x"})
+    with pytest.raises(ForkBoundaryError, match="open turn"):
+        store.fork(parent)
+    parent.append("turn/end", {"outcome": "ok"})
+    assert store.fork(parent).header.seed_length == 3
+    assert store.fork(parent, 0).header.seed_length == 0
+
+
+async def test_resume_loads_keeps_the_header_and_appends_end_seed_once():
+    header = SessionHeader(version=1, id="s1", created_at=5, seed_length=1)
+    events = (
+        Event(seq=0, type="user/message", time=1, data={"text": "x"}),
+        Event(seq=1, type="session/end-seed", time=2, data={}),
+        Event(seq=2, type="user/message", time=3, data={"text": "y"}),
+    )
+    loads = []
+
+    async def loader(session_id):
+        loads.append(session_id)
+        return StoredSession(header, events) if session_id == "s1" else None
+
+    store = SessionStore(loader=loader)
+    session, again = await store.resume("s1"), await store.resume("s1")
+    assert session is again
+    assert loads == ["s1"]
+    assert session.header == header
+    assert session.first_live_seq == 3
+    assert [e.type for e in session.events][-1] == "session/end-seed"
+    assert len(session.events) == 4
+    with pytest.raises(KeyError):
+        await store.resume("missing")
