@@ -56,9 +56,7 @@ def dsh_agent_published(agent: Agent) -> Disposable | None:
 
 
 @hookspec
-def dsh_session_opened(
-    session: Session, reason: Literal["created", "forked", "resumed"]
-) -> None:
+def dsh_session_opened(session: Session, reason: Literal["created", "forked", "resumed"]) -> None:
     """A Session became live: newly created, forked from a parent, or resumed from storage.
 
     When: once per live Session object, after its construction events (``session/end-seed``)
@@ -102,9 +100,7 @@ def dsh_session_flushed(session: Session, through_seq: int) -> None:
 
 
 @hookspec
-def dsh_event_present(
-    events: Sequence[Event], seq: int, seed_length: int
-) -> JSONValue | None:
+def dsh_event_present(events: Sequence[Event], seq: int, seed_length: int) -> JSONValue | None:
     """Derive a presentation view for the committed event ``events[seq]``.
 
     When: by the Web host, for each event newly covered by an acknowledged flush, and for history

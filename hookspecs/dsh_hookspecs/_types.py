@@ -25,9 +25,7 @@ if TYPE_CHECKING:
 
 #: A JSON value as the host stores it: dicts with str keys, lists, str, int, finite float, bool,
 #: None. Plugins must treat event data as read-only.
-JSONValue: TypeAlias = (
-    "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
-)
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
 
 #: What a plugin hands back for anything it started: a zero-argument callable, sync or async.
 #: The host calls it exactly once, when the owning scope (an Agent, the plugin, the host) ends.

@@ -27,6 +27,7 @@ import structlog
 from dsh_hookspecs import (
     AgentBusyError,
     AgentDisposedError,
+    AgentPhase,
     Disposable,
     JSONValue,
     ToolCall,
@@ -92,7 +93,7 @@ class LiveAgent:
         self._model = model
         self._id = uuid.uuid4().hex
         self._tools = ToolLayer()
-        self._phase: str = "idle"
+        self._phase: AgentPhase = "idle"
         self._inbox: deque[InboxMessage] = deque()
         self._wake_latched = False
         self._driver: asyncio.Task[None] | None = None
@@ -119,7 +120,7 @@ class LiveAgent:
         return self._parent
 
     @property
-    def phase(self) -> str:  # Literal["idle", "maintenance", "running"]
+    def phase(self) -> AgentPhase:
         return self._phase
 
     @property
@@ -144,7 +145,7 @@ class LiveAgent:
             result = task()
             if inspect.isawaitable(result):
                 result = await result
-            return result  # type: ignore[return-value]
+            return result
         finally:
             self._phase = "idle"
             if self._wake_latched:

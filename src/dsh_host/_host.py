@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import structlog
 
@@ -61,7 +61,7 @@ class Host:
         self._started = False
         self._closed = False
 
-    async def __aenter__(self) -> Host:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 

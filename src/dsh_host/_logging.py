@@ -9,7 +9,7 @@ import structlog
 
 
 def configure(*, json: bool | None = None, level: str = "info") -> None:
-    """JSON lines on stderr when it is not a TTY (or ``json=True``), a console renderer otherwise."""
+    """JSON lines on stderr when it is not a TTY (or ``json=True``), else a console renderer."""
     if json is None:
         json = not sys.stderr.isatty()
     renderer: structlog.typing.Processor = (

@@ -28,7 +28,7 @@ class ModelUnavailableError(RuntimeError):
 class NoModel:
     name = "none"
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: Turn) -> None:  # noqa: ARG002 - the adapter protocol
         raise ModelUnavailableError("no model is configured (--model none); this turn cannot run")
 
 
@@ -45,8 +45,8 @@ _DELETE = re.compile(
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 HELP = (
-    "I am the scripted demo model. Try \"remind me in 10 seconds to stretch\", "
-    "\"list reminders\", \"delete schedule-1\", or \"/tool NAME {json}\"."
+    'I am the scripted demo model. Try "remind me in 10 seconds to stretch", '
+    '"list reminders", "delete schedule-1", or "/tool NAME {json}".'
 )
 
 
@@ -103,7 +103,7 @@ def _describe_create(value: JSONValue) -> str:
         return f"I could not create that reminder ({problem})."
     return (
         f"Done: reminder {value.get('id')} is due at {value.get('scheduledAt')} "
-        f"(\"{value.get('prompt')}\"). It is delivered in this session only."
+        f'("{value.get("prompt")}"). It is delivered in this session only.'
     )
 
 
@@ -113,14 +113,13 @@ def _describe_list(value: JSONValue) -> str:
         return f"I could not list reminders ({problem})."
     if not value:
         return "You have no active reminders in this session."
-    lines = ["Active reminders in this session:"]
-    for item in value:
-        if isinstance(item, dict):
-            lines.append(
-                f"- {item.get('id')}: \"{item.get('prompt')}\" at {item.get('scheduledAt')} "
-                f"({item.get('state')})"
-            )
-    return "\n".join(lines)
+    lines = [
+        f'- {item.get("id")}: "{item.get("prompt")}" at {item.get("scheduledAt")} '
+        f"({item.get('state')})"
+        for item in value
+        if isinstance(item, dict)
+    ]
+    return "\n".join(["Active reminders in this session:", *lines])
 
 
 def _describe_delete(value: JSONValue) -> str:

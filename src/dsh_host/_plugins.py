@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
 import structlog
@@ -93,7 +93,7 @@ class PluginManager(SessionHooks):
             raise PluginLoadError(name, f"hook validation failed: {exc}") from exc
         self._impl_cache.clear()
         try:
-            disposable = self._start(name, plugin, config, host)
+            disposable = self._start(plugin, config, host)
         except Exception as exc:
             self.pm.unregister(name=name)
             self._impl_cache.clear()
@@ -102,14 +102,14 @@ class PluginManager(SessionHooks):
         log.info("plugin.loaded", plugin=name)
 
     def _start(
-        self, name: str, plugin: object, config: Mapping[str, JSONValue], host: object
+        self, plugin: object, config: Mapping[str, JSONValue], host: object
     ) -> Disposable | None:
         for impl in self.pm.hook.dsh_plugin_start.get_hookimpls():
             if impl.plugin is plugin:
                 result = impl.function(**_args(impl, {"host": host, "config": config}))
                 if not _callable_disposable(result):
                     raise TypeError("dsh_plugin_start must return a callable or None")
-                return result  # type: ignore[no-any-return]
+                return cast("Disposable | None", result)
         return None
 
     async def unload(self, name: str) -> None:

@@ -16,7 +16,16 @@ from . import _json
 HEADER_VERSION = 1
 
 _HEADER_KEYS = frozenset(
-    {"version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin", "delegationDepth"}
+    {
+        "version",
+        "id",
+        "createdAt",
+        "cwd",
+        "parentSession",
+        "seedLength",
+        "origin",
+        "delegationDepth",
+    }
 )
 _EVENT_KEYS = frozenset({"seq", "type", "time", "data"})
 
@@ -102,8 +111,5 @@ def event_from_json(obj: JSONValue) -> Event:
 
 def events_identical(a: Event, b: Event) -> bool:
     return (
-        a.seq == b.seq
-        and a.type == b.type
-        and a.time == b.time
-        and _json.identical(a.data, b.data)
+        a.seq == b.seq and a.type == b.type and a.time == b.time and _json.identical(a.data, b.data)
     )

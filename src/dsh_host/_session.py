@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Literal, overload
+from typing import Literal, TypeVar, overload
 
 import structlog
 
 from dsh_hookspecs import (
+    Clock,
     Event,
-    EventRejectedError,
     JSONValue,
     SessionHeader,
     SessionNotLiveError,
@@ -34,6 +34,8 @@ from ._records import HEADER_VERSION
 from .persistence._backend import StoredSession
 
 log = structlog.get_logger(__name__)
+
+_T = TypeVar("_T")
 
 OpenReason = Literal["created", "forked", "resumed"]
 FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
@@ -84,7 +86,15 @@ class _EventsView(Sequence[Event]):
 class LiveSession:
     """One live, append-only Session (implements :class:`dsh_hookspecs.Session`)."""
 
-    __slots__ = ("__weakref__", "_events", "_header", "_store", "_view", "attached", "first_live_seq")
+    __slots__ = (
+        "__weakref__",
+        "_events",
+        "_header",
+        "_store",
+        "_view",
+        "attached",
+        "first_live_seq",
+    )
 
     def __init__(self, store: SessionStore, header: SessionHeader, seed: Sequence[Event]) -> None:
         self._store = store
@@ -113,7 +123,7 @@ class LiveSession:
     def append(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
         if not self.attached:
             raise SessionNotLiveError(f"session {self.id} is detached")
-        if not isinstance(type, str) or not type:
+        if type.__class__ is not str or not type:
             raise ValueError("event type must be a non-empty string")
         event = Event(
             seq=len(self._events),
@@ -133,11 +143,11 @@ class SessionStore:
     def __init__(
         self,
         *,
-        clock: SystemClock | None = None,
+        clock: Clock | None = None,
         hooks: SessionHooks | None = None,
         loader: Callable[[str], Awaitable[StoredSession | None]] | None = None,
     ) -> None:
-        self.clock = clock or SystemClock()
+        self.clock: Clock = clock or SystemClock()
         self.hooks = hooks or SessionHooks()
         self._loader = loader
         self._live: dict[str, LiveSession] = {}
@@ -241,12 +251,7 @@ class SessionStore:
         future: asyncio.Future[LiveSession] = asyncio.get_running_loop().create_future()
         self._resuming[session_id] = future
         try:
-            stored = await self._loader(session_id)
-            if stored is None:
-                raise KeyError(session_id)
-            session = self._live.get(session_id) or self._open(
-                stored.header, stored.events, "resumed", len(stored.events)
-            )
+            session = await self._load(session_id)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # a failed resume is reported to every waiter, never unobserved
@@ -256,6 +261,16 @@ class SessionStore:
             return session
         finally:
             del self._resuming[session_id]
+
+    async def _load(self, session_id: str) -> LiveSession:
+        assert self._loader is not None
+        stored = await self._loader(session_id)
+        if stored is None:
+            raise KeyError(session_id)
+        live = self._live.get(session_id)  # a concurrent create may have won meanwhile
+        if live is not None:
+            return live
+        return self._open(stored.header, stored.events, "resumed", len(stored.events))
 
     def detach(self, session: LiveSession) -> None:
         """Make ``session`` cold: no more appends or flushes through this object."""
@@ -326,7 +341,7 @@ async def _call_listener(listener: FlushListener, session: LiveSession) -> bool 
     return await listener(session)
 
 
-def _remover(items: list[object], item: object) -> Callable[[], None]:
+def _remover(items: list[_T], item: _T) -> Callable[[], None]:
     def remove() -> None:
         if item in items:
             items.remove(item)

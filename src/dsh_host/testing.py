@@ -30,7 +30,7 @@ class ManualClock:
     waits for real time: a test that forgets to advance simply never fires the timer.
     """
 
-    def __init__(self, wall_ms: int = 1_786_017_600_000) -> None:
+    def __init__(self, wall_ms: int = 1_785_931_200_000) -> None:
         # 2026-08-05T12:00:00.000Z, the instant upstream's runtime tests are pinned to.
         self._wall_ms = wall_ms
         self._loop_time = 0.0

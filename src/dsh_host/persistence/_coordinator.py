@@ -65,9 +65,7 @@ class Coordinator:
         self.backend = backend
         self.clock = clock
         self.batch_delay = batch_delay
-        self._states: weakref.WeakKeyDictionary[LiveSession, _State] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._states: weakref.WeakKeyDictionary[LiveSession, _State] = weakref.WeakKeyDictionary()
         self._background: set[asyncio.Task[None]] = set()
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = [

@@ -1,0 +1,186 @@
+// UI strings (English / Chinese) and the current locale. Pure module: browser globals are
+// reached only through guarded accessors, so Node can import it.
+
+export const LOCALES = Object.freeze(["en", "zh"]);
+export const STORAGE_KEY = "dsh.locale";
+
+export const messages = Object.freeze({
+  en: Object.freeze({
+    "app.title": "dsh",
+    "lang.label": "Language",
+    "lang.en": "English",
+    "lang.zh": "中文",
+    "sessions.heading": "Sessions",
+    "sessions.new": "New session",
+    "sessions.empty": "No sessions yet.",
+    "sessions.live": "live",
+    "sessions.cold": "cold",
+    "sessions.forkOf": "fork of {id}",
+    "sessions.loadFailed": "Could not list sessions: {message}",
+    "session.none": "Select a session or start a new one.",
+    "session.cold": "Cold session: history is read-only. Sending a message resumes it.",
+    "toolbar.fork": "Fork",
+    "toolbar.flush": "Flush",
+    "toolbar.loadOlder": "Load older messages",
+    "toolbar.loadingOlder": "Loading older messages…",
+    "toolbar.olderFailed": "Could not load older messages: {message}",
+    "transcript.label": "Transcript",
+    "transcript.empty": "No messages yet.",
+    "transcript.loading": "Loading…",
+    "transcript.error": "Could not load this session: {message}",
+    "transcript.retry": "Retry",
+    "composer.label": "Message",
+    "composer.placeholder": "Message… (Enter to send, Shift+Enter for a new line)",
+    "composer.send": "Send",
+    "node.user": "You",
+    "node.assistant": "Assistant",
+    "node.viaPlugin": "via plugin {plugin}",
+    "node.toolCall": "Tool call · {name}",
+    "node.toolResult": "Tool result · {name}",
+    "node.toolError": "error",
+    "node.turnError": "Turn failed: {error}",
+    "node.turnErrorUnknown": "Turn failed.",
+    "event.title": "Event: {type}",
+    "status.working": "Agent is working…",
+    "status.connecting": "Connecting…",
+    "status.reconnecting": "Connection lost, reconnecting…",
+    "status.streamFailed": "Live updates unavailable: {message}",
+    "status.sent": "Message sent.",
+    "status.flushed": "Flushed through seq {seq} (durable).",
+    "status.flushNotDurable": "Flushed through seq {seq}, but nothing confirmed durability.",
+    "status.forked": "Forked into {id}.",
+    "status.created": "Created {id}.",
+    "status.error": "Error: {message}",
+  }),
+  zh: Object.freeze({
+    "app.title": "dsh",
+    "lang.label": "语言",
+    "lang.en": "English",
+    "lang.zh": "中文",
+    "sessions.heading": "会话",
+    "sessions.new": "新建会话",
+    "sessions.empty": "还没有会话。",
+    "sessions.live": "在线",
+    "sessions.cold": "冷",
+    "sessions.forkOf": "分叉自 {id}",
+    "sessions.loadFailed": "无法列出会话：{message}",
+    "session.none": "选择一个会话，或新建一个。",
+    "session.cold": "冷会话：历史只读。发送消息会恢复该会话。",
+    "toolbar.fork": "分叉",
+    "toolbar.flush": "刷写",
+    "toolbar.loadOlder": "加载更早的消息",
+    "toolbar.loadingOlder": "正在加载更早的消息…",
+    "toolbar.olderFailed": "无法加载更早的消息：{message}",
+    "transcript.label": "对话记录",
+    "transcript.empty": "还没有消息。",
+    "transcript.loading": "加载中…",
+    "transcript.error": "无法加载此会话：{message}",
+    "transcript.retry": "重试",
+    "composer.label": "消息",
+    "composer.placeholder": "输入消息…（Enter 发送，Shift+Enter 换行）",
+    "composer.send": "发送",
+    "node.user": "你",
+    "node.assistant": "助手",
+    "node.viaPlugin": "来自插件 {plugin}",
+    "node.toolCall": "工具调用 · {name}",
+    "node.toolResult": "工具结果 · {name}",
+    "node.toolError": "错误",
+    "node.turnError": "本轮失败：{error}",
+    "node.turnErrorUnknown": "本轮失败。",
+    "event.title": "事件：{type}",
+    "status.working": "智能体正在处理…",
+    "status.connecting": "正在连接…",
+    "status.reconnecting": "连接已断开，正在重新连接…",
+    "status.streamFailed": "实时更新不可用：{message}",
+    "status.sent": "消息已发送。",
+    "status.flushed": "已刷写至序号 {seq}（已持久化）。",
+    "status.flushNotDurable": "已刷写至序号 {seq}，但没有确认持久化。",
+    "status.forked": "已分叉为 {id}。",
+    "status.created": "已创建 {id}。",
+    "status.error": "错误：{message}",
+  }),
+});
+
+function storage() {
+  try {
+    return globalThis.localStorage ?? null;
+  } catch {
+    return null; // access can throw (privacy settings, opaque origins)
+  }
+}
+
+/** Normalize any language tag to a supported locale ("zh*" -> "zh", else "en"). */
+export function normalizeLocale(value) {
+  return typeof value === "string" && /^zh/i.test(value.trim()) ? "zh" : "en";
+}
+
+/** The default locale from `navigator.language`. */
+export function detectLocale(navigatorLike = globalThis.navigator) {
+  let language;
+  try {
+    language = navigatorLike?.language;
+  } catch {
+    language = undefined;
+  }
+  return normalizeLocale(language);
+}
+
+let current = null;
+const listeners = new Set();
+
+export function getLocale() {
+  if (current === null) {
+    let stored = null;
+    try {
+      stored = storage()?.getItem(STORAGE_KEY) ?? null;
+    } catch {
+      stored = null;
+    }
+    current = LOCALES.includes(stored) ? stored : detectLocale();
+  }
+  return current;
+}
+
+/** Switch and persist the locale; listeners run only on an actual change. */
+export function setLocale(locale) {
+  const next = LOCALES.includes(locale) ? locale : normalizeLocale(locale);
+  const previous = getLocale();
+  try {
+    storage()?.setItem(STORAGE_KEY, next);
+  } catch {
+    // not persisted; still switch for this page
+  }
+  if (next === previous) return;
+  current = next;
+  for (const listener of [...listeners]) {
+    try {
+      listener(next, previous);
+    } catch (error) {
+      globalThis.console?.error?.("locale listener failed", error);
+    }
+  }
+}
+
+/** Subscribe to locale switches; returns the unsubscribe function. */
+export function onLocaleChange(callback) {
+  listeners.add(callback);
+  return () => listeners.delete(callback);
+}
+
+/**
+ * Translate `key` with `{name}` placeholders filled from `params` in one pass (a parameter
+ * value is never re-interpreted as a placeholder). Falls back to English, then to the key.
+ */
+export function t(key, params, locale = getLocale()) {
+  const table = messages[locale] ?? messages.en;
+  const template = table[key] ?? messages.en[key] ?? key;
+  return template.replace(/\{([A-Za-z0-9_]+)\}/g, (match, name) =>
+    params && Object.prototype.hasOwnProperty.call(params, name) ? String(params[name]) : match,
+  );
+}
+
+/** Test hook: forget the cached locale so the next getLocale() re-reads storage/navigator. */
+export function _resetLocaleForTests() {
+  current = null;
+  listeners.clear();
+}

@@ -1,0 +1,118 @@
+// Window entries -> conversation nodes. Pure module.
+//
+// Node kinds:
+//   {kind: "user", seq, text, source?}
+//   {kind: "assistant", seq, text}
+//   {kind: "tool-call", seq, callId, name, arguments}
+//   {kind: "tool-result", seq, callId, name, value, isError}
+//   {kind: "turn-error", seq, error}
+//   {kind: "presented-event", seq, time, eventType, event, view}
+// Any event whose sidecar is a presented-event view (`{for: "event", view}`) becomes a
+// presented node whatever its type; other events without a transcript meaning produce none.
+
+function isPlainObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** A domain error value: an object carrying a string `code`. */
+export function isErrorValue(value) {
+  return isPlainObject(value) && typeof value.code === "string";
+}
+
+/** True for a presented-event sidecar. */
+export function isPresentedView(view) {
+  return isPlainObject(view) && view.for === "event";
+}
+
+/** The node for one `{event, view}` entry, or null. */
+export function nodeFor(entry) {
+  if (!entry || !isPlainObject(entry.event)) return null;
+  const { event, view } = entry;
+  const { seq } = event;
+  if (isPresentedView(view)) {
+    return {
+      kind: "presented-event",
+      seq,
+      time: event.time,
+      eventType: event.type,
+      event,
+      view: view.view,
+    };
+  }
+  const data = isPlainObject(event.data) ? event.data : {};
+  switch (event.type) {
+    case "user/message": {
+      if (typeof data.text !== "string") return null;
+      const node = { kind: "user", seq, text: data.text };
+      if (data.source !== undefined && data.source !== null) node.source = data.source;
+      return node;
+    }
+    case "assistant/message":
+      if (typeof data.text !== "string") return null;
+      return { kind: "assistant", seq, text: data.text };
+    case "tool/call":
+      return {
+        kind: "tool-call",
+        seq,
+        callId: data.callId,
+        name: data.name,
+        arguments: data.arguments,
+      };
+    case "tool/result":
+      return {
+        kind: "tool-result",
+        seq,
+        callId: data.callId,
+        name: data.name,
+        value: data.value,
+        isError: isErrorValue(data.value),
+      };
+    case "turn/end":
+      if (data.outcome !== "error") return null;
+      return { kind: "turn-error", seq, error: data.error ?? null };
+    default:
+      return null;
+  }
+}
+
+/** Nodes for a list of entries, in order. */
+export function nodesFor(entries) {
+  const nodes = [];
+  for (const entry of entries ?? []) {
+    const node = nodeFor(entry);
+    if (node !== null) nodes.push(node);
+  }
+  return nodes;
+}
+
+export class TranscriptAdapter {
+  constructor() {
+    this._nodes = [];
+  }
+
+  /** Current nodes (a copy). */
+  get nodes() {
+    return this._nodes.slice();
+  }
+
+  /** Replace everything (replay / rebuild); returns the nodes. */
+  reset(entries = []) {
+    this._nodes = nodesFor(entries);
+    return this.nodes;
+  }
+
+  /**
+   * Append one live entry (`append({event, view})`, or `append(event, view)`); returns the
+   * nodes it produced (zero or one).
+   */
+  append(entryOrEvent, view) {
+    const entry =
+      isPlainObject(entryOrEvent) && isPlainObject(entryOrEvent.event)
+        ? entryOrEvent
+        : { event: entryOrEvent, view };
+    const node = nodeFor(entry);
+    if (node === null) return [];
+    this._nodes.push(node);
+    return [node];
+  }
+}

@@ -1,0 +1,63 @@
+"""The pure Schedule domain: codec, fold, ids, views and framing (no I/O, no clock reads)."""
+
+from ._codec import (
+    MAX_AFTER_SECONDS,
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    AfterRecord,
+    Create,
+    Delete,
+    Dispatch,
+    ScheduleChange,
+    ScheduleLogError,
+    decode_change,
+    encode_change,
+    format_instant,
+    parse_instant,
+)
+from ._fold import (
+    SCHEDULE_CHANGE,
+    FoldResult,
+    IncrementalFold,
+    allocate_id,
+    earliest,
+    fold,
+)
+from ._views import (
+    DELIVERY_MODE,
+    REMINDER_HEADER,
+    REMINDER_INSTRUCTION,
+    parse_reminder_framing,
+    present_dispatch,
+    record_view,
+    reminder_framing,
+)
+
+__all__ = [
+    "DELIVERY_MODE",
+    "MAX_AFTER_SECONDS",
+    "MAX_INSTANT_MS",
+    "MIN_INSTANT_MS",
+    "REMINDER_HEADER",
+    "REMINDER_INSTRUCTION",
+    "SCHEDULE_CHANGE",
+    "AfterRecord",
+    "Create",
+    "Delete",
+    "Dispatch",
+    "FoldResult",
+    "IncrementalFold",
+    "ScheduleChange",
+    "ScheduleLogError",
+    "allocate_id",
+    "decode_change",
+    "earliest",
+    "encode_change",
+    "fold",
+    "format_instant",
+    "parse_instant",
+    "parse_reminder_framing",
+    "present_dispatch",
+    "record_view",
+    "reminder_framing",
+]

@@ -1,0 +1,272 @@
+"""Folding a Session log's ``schedule/change`` events into the active reminders.
+
+:func:`fold` is the reference: it walks the owned suffix ``events[seed_length:]`` from scratch.
+:class:`IncrementalFold` is the form the live owner and the tools keep per Session object: it
+consumes only the events appended since its last :meth:`~IncrementalFold.apply` and agrees with
+:func:`fold` on every prefix of an append-only log (property-tested).
+
+Transition rules (any violation makes the log corrupt):
+
+* create: the id must never have been seen in the owned suffix ("was reused");
+* delete / dispatch: the id must be active ("targets inactive id") - so double dispatch,
+  dispatch after delete and delete of an unknown id are all corruption.
+
+Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
+"""
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Final, NoReturn
+
+import attrs
+
+from dsh_hookspecs import Event
+
+from ._codec import (
+    AfterRecord,
+    Create,
+    ScheduleChange,
+    ScheduleLogError,
+    _brief,
+    decode_change,
+    parse_instant,
+)
+
+__all__ = [
+    "SCHEDULE_CHANGE",
+    "FoldResult",
+    "IncrementalFold",
+    "allocate_id",
+    "earliest",
+    "fold",
+]
+
+#: The durable event type this plugin owns.
+SCHEDULE_CHANGE: Final = "schedule/change"
+
+
+@attrs.frozen(kw_only=True)
+class FoldResult:
+    """The state of an owned ``schedule/change`` stream.
+
+    ``active`` is in create order; ``seen_ids`` holds every id ever created in the owned suffix
+    (active, deleted or dispatched); ``created_count`` is the number of creates.
+    """
+
+    active: tuple[AfterRecord, ...]
+    seen_ids: frozenset[str]
+    created_count: int
+
+
+def _violation(
+    change: ScheduleChange, active: Mapping[str, AfterRecord], seen: Collection[str]
+) -> str | None:
+    """Why ``change`` cannot follow a stream in this state, or ``None`` if it can."""
+    if isinstance(change, Create):
+        if change.record.id in seen:
+            return f"id {_brief(change.record.id)} was reused"
+        return None
+    if change.id not in active:
+        operation = type(change).__name__.lower()
+        return f"{operation} targets inactive id {_brief(change.id)}"
+    return None
+
+
+def _transition(change: ScheduleChange, active: dict[str, AfterRecord], seen: set[str]) -> None:
+    """Apply a change that :func:`_violation` accepted."""
+    if isinstance(change, Create):
+        active[change.record.id] = change.record
+        seen.add(change.record.id)
+    else:
+        del active[change.id]
+
+
+def _at(seq: int, problem: str) -> ScheduleLogError:
+    return ScheduleLogError(f"schedule/change at seq {seq}: {problem}")
+
+
+def _check_seed_length(seed_length: int, length: int) -> None:
+    """Raise :class:`ScheduleLogError` unless ``seed_length`` is an int in ``[0, length]``."""
+    if type(seed_length) is not int or not 0 <= seed_length <= length:
+        raise ScheduleLogError(
+            f"seedLength {_brief(seed_length)} is not an integer in [0, {length}]"
+        )
+
+
+def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
+    """Fold ``events[seed_length:]`` from scratch (the reference algorithm).
+
+    Raises :class:`ScheduleLogError` for an invalid ``seed_length``, an owned ``schedule/change``
+    payload that does not decode, or an invalid transition.
+    """
+    _check_seed_length(seed_length, len(events))
+    active: dict[str, AfterRecord] = {}
+    seen: set[str] = set()
+    for index in range(seed_length, len(events)):
+        event = events[index]
+        if event.type != SCHEDULE_CHANGE:
+            continue
+        change = decode_change(event.data, seq=event.seq)
+        problem = _violation(change, active, seen)
+        if problem is not None:
+            raise _at(event.seq, problem)
+        _transition(change, active, seen)
+    return FoldResult(
+        active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
+    )
+
+
+class IncrementalFold:
+    """:func:`fold` kept up to date one appended event at a time.
+
+    ``IncrementalFold(seed_length)`` starts at :attr:`position` ``== seed_length``;
+    :meth:`apply` is handed the whole (append-only) log each time and folds only
+    ``events[position:]``. The first failure makes the fold **corrupt**: a
+    :class:`ScheduleLogError` with that same message is raised again by every later
+    :meth:`apply`, :meth:`check`, :meth:`result` and state accessor (a corrupt stream never
+    becomes valid by appending); :attr:`error` holds it (without a traceback). ``seed_length``
+    is validated like :func:`fold` does: its type at once (reported on first use), its range on
+    the first :meth:`apply`.
+    """
+
+    __slots__ = ("_active", "_error", "_position", "_seen")
+
+    def __init__(self, seed_length: int) -> None:
+        self._active: dict[str, AfterRecord] = {}
+        self._seen: set[str] = set()
+        self._error: ScheduleLogError | None = None
+        if type(seed_length) is int and seed_length >= 0:
+            self._position = seed_length
+        else:
+            self._position = 0
+            self._error = ScheduleLogError(
+                f"seedLength {_brief(seed_length)} is not a non-negative integer"
+            )
+
+    def __repr__(self) -> str:
+        state = "corrupt" if self._error is not None else f"{len(self._active)} active"
+        return f"<IncrementalFold position={self._position} {state}>"
+
+    @property
+    def position(self) -> int:
+        """How many log events have been consumed (the next event's index)."""
+        return self._position
+
+    @property
+    def error(self) -> ScheduleLogError | None:
+        """The sticky error once the fold is corrupt, else ``None``."""
+        return self._error
+
+    def _fail(self, error: ScheduleLogError) -> NoReturn:
+        # Keep a pristine copy: a stored traceback would pin the failing call's frames - and
+        # through them e.g. the Session a cache keys this fold by - for the fold's lifetime.
+        self._error = ScheduleLogError(*error.args)
+        raise error
+
+    def _ensure_sound(self) -> None:
+        if self._error is not None:
+            raise ScheduleLogError(*self._error.args)
+
+    def apply(self, events: Sequence[Event]) -> None:
+        """Fold the events appended since the last call (``events[position:]``)."""
+        self._ensure_sound()
+        end = len(events)
+        if end < self._position:
+            self._fail(
+                ScheduleLogError(
+                    f"the log has {end} events but {self._position} were already folded "
+                    "(or lie before seedLength); a Session log is append-only"
+                )
+            )
+        active, seen = self._active, self._seen
+        for index in range(self._position, end):
+            event = events[index]
+            if event.type != SCHEDULE_CHANGE:
+                continue
+            try:
+                change = decode_change(event.data, seq=event.seq)
+            except ScheduleLogError as exc:
+                self._fail(exc)
+            problem = _violation(change, active, seen)
+            if problem is not None:
+                self._fail(_at(event.seq, problem))
+            _transition(change, active, seen)
+        self._position = end
+
+    def check(self, candidate: Event) -> None:
+        """Raise :class:`ScheduleLogError` if appending ``candidate`` would corrupt the stream.
+
+        Call :meth:`apply` with the current log first: ``candidate.seq`` must equal
+        :attr:`position`. Nothing is mutated. A non-``schedule/change`` candidate passes unless
+        the fold is already corrupt (a Session host should only validate ``schedule/change``
+        candidates, so a corrupt schedule stream never blocks unrelated events).
+        """
+        self._ensure_sound()
+        if candidate.seq != self._position:
+            raise ScheduleLogError(
+                f"candidate seq {_brief(candidate.seq)} is not the next seq {self._position}; "
+                "apply the current log first"
+            )
+        if candidate.type != SCHEDULE_CHANGE:
+            return
+        change = decode_change(candidate.data, seq=candidate.seq)
+        problem = _violation(change, self._active, self._seen)
+        if problem is not None:
+            raise _at(candidate.seq, problem)
+
+    @property
+    def active(self) -> tuple[AfterRecord, ...]:
+        """Active records in create order."""
+        self._ensure_sound()
+        return tuple(self._active.values())
+
+    def get(self, schedule_id: str) -> AfterRecord | None:
+        """The active record with this id, or ``None``."""
+        self._ensure_sound()
+        return self._active.get(schedule_id)
+
+    @property
+    def seen_ids(self) -> frozenset[str]:
+        """Every id created in the owned suffix so far."""
+        self._ensure_sound()
+        return frozenset(self._seen)
+
+    @property
+    def created_count(self) -> int:
+        """How many creates the owned suffix holds so far."""
+        self._ensure_sound()
+        return len(self._seen)
+
+    def next_id(self) -> str:
+        """:func:`allocate_id` for the current state, without copying the seen ids."""
+        self._ensure_sound()
+        return allocate_id(self._seen, len(self._seen))
+
+    def result(self) -> FoldResult:
+        """A frozen snapshot, equal to ``fold(log[:position], seed_length)``."""
+        self._ensure_sound()
+        return FoldResult(
+            active=tuple(self._active.values()),
+            seen_ids=frozenset(self._seen),
+            created_count=len(self._seen),
+        )
+
+
+def allocate_id(seen_ids: Collection[str], created_count: int) -> str:
+    """The next readable id: ``schedule-N`` from ``created_count + 1``, skipping every seen id."""
+    if type(created_count) is not int or created_count < 0:
+        raise ValueError(f"created_count {created_count!r} is not a non-negative integer")
+    number = created_count + 1
+    while f"schedule-{number}" in seen_ids:
+        number += 1
+    return f"schedule-{number}"
+
+
+def earliest(active: Iterable[AfterRecord]) -> AfterRecord | None:
+    """The record with the earliest ``scheduled_at``; ties go to the first in create order."""
+    best: AfterRecord | None = None
+    best_at = 0
+    for record in active:
+        at = parse_instant(record.scheduled_at)
+        if best is None or at < best_at:
+            best, best_at = record, at
+    return best

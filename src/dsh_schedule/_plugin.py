@@ -1,0 +1,120 @@
+"""The Schedule plugin: tools and one owner on every root Agent published after it loaded.
+
+It also implements the invariant companion (``dsh_event_validate`` refuses a ``schedule/change``
+candidate that would corrupt the owned stream; ``dsh_session_opened`` reports a Session whose
+owned stream is already corrupt) and the presentation hook for ``schedule/change`` dispatches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Literal
+
+import structlog
+
+from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl
+
+from ._fold import SCHEDULE_CHANGE
+from ._runtime import FoldCache, ScheduleOwner
+from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, ScheduleTools
+from ._views import present_dispatch
+
+log = structlog.get_logger(__name__)
+
+
+class ConfigError(ValueError):
+    """The plugin's overlay config table is invalid."""
+
+
+def _positive(config: Mapping[str, JSONValue], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if type(value) not in (int, float) or not value > 0:  # type: ignore[operator]
+        raise ConfigError(f"{key} must be a positive number")
+    return value  # type: ignore[return-value]
+
+
+class SchedulePlugin:
+    """Entry point ``schedule`` in group ``dsh.plugins``.
+
+    Config (all optional): ``max_segment_seconds`` (default 60), ``max_prompt_chars`` (4000),
+    ``max_active`` (1000).
+    """
+
+    def __init__(self) -> None:
+        self.host: Host | None = None
+        self.folds = FoldCache()
+        self.owners: dict[Agent, ScheduleOwner] = {}
+        self.stopping = False
+        self.max_segment = 60.0
+        self.max_prompt = MAX_PROMPT_CHARS
+        self.max_active = MAX_ACTIVE
+        self._cleanups: dict[Agent, Callable[[], Awaitable[None]]] = {}
+
+    @hookimpl
+    def dsh_plugin_start(self, host: Host, config: Mapping[str, JSONValue]) -> Callable[[], object]:
+        unknown = set(config) - {"max_segment_seconds", "max_prompt_chars", "max_active"}
+        if unknown:
+            raise ConfigError(f"unknown config keys {sorted(unknown)}")
+        self.max_segment = _positive(config, "max_segment_seconds", 60.0)
+        self.max_prompt = int(_positive(config, "max_prompt_chars", MAX_PROMPT_CHARS))
+        self.max_active = int(_positive(config, "max_active", MAX_ACTIVE))
+        self.host = host
+        return self.stop
+
+    async def stop(self) -> None:
+        """Plugin disposal: stop installing, unwind every installed Agent (all settle)."""
+        self.stopping = True
+        cleanups = list(self._cleanups.values())
+        await asyncio.gather(*(cleanup() for cleanup in cleanups), return_exceptions=True)
+
+    @hookimpl
+    def dsh_agent_published(self, agent: Agent) -> Callable[[], Awaitable[None]] | None:
+        host = self.host
+        if host is None or self.stopping or agent.parent is not None or agent in self.owners:
+            return None
+        if host.agents.get(agent.id) is not agent:
+            return None
+        owner = ScheduleOwner(agent, host, self.folds, max_segment=self.max_segment)
+        tools = ScheduleTools(owner, max_prompt=self.max_prompt, max_active=self.max_active)
+        untools = tools.register()
+        unsubscribe = agent.on_idle(owner.request_drive)
+        self.owners[agent] = owner
+        done = False
+
+        async def cleanup() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            unsubscribe()
+            untools()
+            await owner.dispose()
+            self.owners.pop(agent, None)
+            self._cleanups.pop(agent, None)
+
+        self._cleanups[agent] = cleanup
+        owner.start()
+        return cleanup
+
+    @hookimpl
+    def dsh_session_opened(
+        self, session: Session, reason: Literal["created", "forked", "resumed"]
+    ) -> None:
+        # Raises ScheduleLogError for a corrupt owned stream; the host reports it.
+        del reason
+        self.folds.of(session)
+
+    @hookimpl
+    def dsh_event_validate(self, session: Session, event: Event) -> None:
+        if event.type != SCHEDULE_CHANGE:
+            return
+        self.folds.of(session).check(event)
+
+    @hookimpl
+    def dsh_event_present(
+        self, events: Sequence[Event], seq: int, seed_length: int
+    ) -> JSONValue | None:
+        if events[seq].type != SCHEDULE_CHANGE:
+            return None
+        return present_dispatch(events, seq, seed_length)

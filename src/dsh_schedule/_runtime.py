@@ -1,0 +1,288 @@
+"""The live owner: one per root Agent, turning due records into one follow-up plus a dispatch.
+
+The durable truth is the Session's ``schedule/change`` stream; the owner is disposable and holds
+only a timer, an optional idle wait and one optional in-flight run. Its due path, inside the
+Agent's schedule FIFO (shared with the tools from preflight through barrier)::
+
+    preflight flush -> claim idle maintenance -> refold -> decision clock -> framing
+    -> followup() + dispatch append (one synchronous step) -> release -> barrier flush -> next
+
+* A busy Agent (a turn or another maintenance task) leaves the record active and waits for
+  ``when_idle()``; there is no private retry timer.
+* A rejected preflight waits for the next trigger: the Agent reaching idle, or a successful
+  management preflight.
+* Framing or enqueue failure appends no dispatch and keeps the record; an append failure after
+  the follow-up was queued faults this owner for good (retrying could duplicate the reminder).
+* Waits are bounded segments (at most ``max_segment`` seconds of loop time) and every wake
+  re-reads the wall clock, so a clock set back never fires early and a forward jump is honoured
+  within one segment. A wake whose record is still in the future only re-arms: no task, no flush.
+* Disposal cancels timers, awaits in-flight work and never touches durable records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+import structlog
+
+from dsh_hookspecs import (
+    Agent,
+    AgentBusyError,
+    AgentDisposedError,
+    Host,
+    Session,
+    TimerHandle,
+)
+
+from ._codec import AfterRecord, Dispatch, ScheduleLogError, encode_change, parse_instant
+from ._fold import SCHEDULE_CHANGE, IncrementalFold, earliest
+from ._views import reminder_framing
+
+log = structlog.get_logger(__name__)
+
+#: The plugin name recorded as the source of reminder follow-ups.
+PLUGIN_NAME = "schedule"
+
+
+class FoldCache:
+    """One :class:`IncrementalFold` per exact Session object, shared by tools, owner and the
+    invariant companion; each use folds only what was appended since the last one."""
+
+    __slots__ = ("_folds",)
+
+    def __init__(self) -> None:
+        self._folds: weakref.WeakKeyDictionary[Session, IncrementalFold] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def of(self, session: Session) -> IncrementalFold:
+        """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt."""
+        folded = self._folds.get(session)
+        if folded is None:
+            folded = IncrementalFold(session.header.owned_from)
+            self._folds[session] = folded
+        folded.apply(session.events)
+        return folded
+
+
+class ScheduleOwner:
+    """The disposable live owner of one root Agent's reminders."""
+
+    __slots__ = (
+        "_dispose_task",
+        "_idle_wait",
+        "_requested",
+        "_run",
+        "_timer",
+        "agent",
+        "faulted",
+        "folds",
+        "host",
+        "max_segment",
+        "queue",
+        "stopping",
+    )
+
+    def __init__(
+        self, agent: Agent, host: Host, folds: FoldCache, *, max_segment: float = 60.0
+    ) -> None:
+        self.agent = agent
+        self.host = host
+        self.folds = folds
+        self.max_segment = max_segment
+        #: The Agent's schedule FIFO: tools and the due transaction hold it from preflight
+        #: through barrier (asyncio.Lock wakes waiters in arrival order).
+        self.queue = asyncio.Lock()
+        self.stopping = False
+        self.faulted = False
+        self._requested = False
+        self._timer: TimerHandle | None = None
+        self._run: asyncio.Task[None] | None = None
+        self._idle_wait: asyncio.Task[None] | None = None
+        self._dispose_task: asyncio.Task[None] | None = None
+
+    # -- triggers -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.request_drive()
+
+    def request_drive(self) -> None:
+        """Recompute from the durable fold soon (coalesced with a run already in flight)."""
+        if self.stopping or self.faulted:
+            return
+        self._cancel_timer()
+        self._requested = True
+        if self._run is None:
+            self._run = asyncio.get_running_loop().create_task(self._run_requested())
+            self._run.add_done_callback(self._run_settled)
+
+    def _run_settled(self, task: asyncio.Task[None]) -> None:
+        self._run = None
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            self._fault("run_failed", error)
+        elif self._requested:
+            self.request_drive()
+
+    async def _run_requested(self) -> None:
+        while self._requested and not self.stopping and not self.faulted:
+            self._requested = False
+            async with self.queue:
+                await self._drive_once()
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self.stopping or self.faulted:
+            return
+        # A segment boundary whose record is still in the future only re-arms: this keeps an
+        # idle owner at one callback per segment (no task, no flush).
+        try:
+            record = earliest(self.folds.of(self.agent.session).active)
+            if record is not None and self._arm(record):
+                return
+        except Exception:  # noqa: S110 - the full drive below reports it properly
+            pass
+        self.request_drive()
+
+    # -- the drive --------------------------------------------------------------------------------
+    def _gone(self) -> bool:
+        """Stopping, or the Agent is no longer the live root Agent of its live Session."""
+        return self.stopping or not self._is_live()
+
+    def _is_live(self) -> bool:
+        agent = self.agent
+        return (
+            not agent.disposed
+            and agent.parent is None
+            and self.host.agents.get(agent.id) is agent
+            and self.host.sessions.get(agent.session.id) is agent.session
+        )
+
+    async def _drive_once(self) -> None:
+        self._cancel_timer()
+        if self._gone() or not await self._checkpoint("preflight") or self._gone():
+            return
+        try:
+            record = earliest(self.folds.of(self.agent.session).active)
+        except ScheduleLogError as exc:
+            self._fault("corrupt_log", exc)
+            return
+        if record is None or self._arm(record):
+            return
+        try:
+            dispatched = await self.agent.run_maintenance(self._due_task)
+        except AgentBusyError:
+            self._wait_for_idle()
+            return
+        except AgentDisposedError:
+            return
+        if not dispatched:
+            return
+        # The phase is released: the parked follow-up now starts its own turn. Only now wait
+        # for the dispatch barrier.
+        if await self._checkpoint("barrier") and not self._gone():
+            self._requested = True
+
+    def _due_task(self) -> bool:
+        """Runs synchronously inside the claimed maintenance phase."""
+        if self._gone():
+            return False
+        session = self.agent.session
+        try:
+            record = earliest(self.folds.of(session).active)
+        except ScheduleLogError as exc:
+            self._fault("corrupt_log", exc)
+            return False
+        if record is None or self._arm(record):
+            return False  # a racing delete won, or the clock moved back
+        try:
+            self.agent.followup(reminder_framing(record), plugin=PLUGIN_NAME)
+        except Exception as exc:
+            log.warning(
+                "owner.enqueue_failed",
+                agent_id=self.agent.id,
+                schedule_id=record.id,
+                error=repr(exc),
+            )
+            return False
+        try:
+            session.append(SCHEDULE_CHANGE, encode_change(Dispatch(id=record.id)))
+        except Exception as exc:
+            # The follow-up may already be queued: retrying could deliver it twice.
+            self._fault("append_failed", exc, schedule_id=record.id)
+            return False
+        log.info("owner.dispatched", agent_id=self.agent.id, schedule_id=record.id)
+        return True
+
+    def _arm(self, record: AfterRecord) -> bool:
+        """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due."""
+        remaining_ms = parse_instant(record.scheduled_at) - self.host.clock.now_ms()
+        if remaining_ms <= 0:
+            return False
+        self._cancel_timer()
+        delay = min(remaining_ms / 1000, self.max_segment)
+        self._timer = self.host.clock.call_later(delay, self._on_timer)
+        return True
+
+    async def _checkpoint(self, step: str) -> bool:
+        """A preflight or barrier flush; only a literal ``True`` counts (``owner.flush_failed``
+        is logged otherwise, with ``step``)."""
+        try:
+            durable = await self.host.sessions.flush(self.agent.session)
+        except Exception as exc:
+            log.warning("owner.flush_failed", agent_id=self.agent.id, step=step, error=repr(exc))
+            return False
+        if durable is not True:
+            log.warning("owner.flush_failed", agent_id=self.agent.id, step=step, error="unacked")
+            return False
+        return True
+
+    def _wait_for_idle(self) -> None:
+        if self._idle_wait is None and not self.stopping:
+            self._idle_wait = asyncio.get_running_loop().create_task(self._idle_then_drive())
+
+    async def _idle_then_drive(self) -> None:
+        try:
+            await self.agent.when_idle()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("owner.idle_wait_failed", agent_id=self.agent.id, error=repr(exc))
+            return
+        finally:
+            self._idle_wait = None
+        self.request_drive()
+
+    def _fault(self, reason: str, error: BaseException, **fields: object) -> None:
+        self.faulted = True
+        self._cancel_timer()
+        log.warning(
+            "owner.faulted", agent_id=self.agent.id, reason=reason, error=repr(error), **fields
+        )
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    # -- disposal ---------------------------------------------------------------------------------
+    async def dispose(self) -> None:
+        """Stop new work, cancel waits, await in-flight work; durable records stay untouched."""
+        if self._dispose_task is None:
+            self._dispose_task = asyncio.get_running_loop().create_task(self._dispose())
+        await asyncio.shield(self._dispose_task)
+
+    async def _dispose(self) -> None:
+        self.stopping = True
+        self._requested = False
+        self._cancel_timer()
+        pending: list[asyncio.Task[None]] = []
+        if self._idle_wait is not None:
+            self._idle_wait.cancel()
+            pending.append(self._idle_wait)
+        if self._run is not None:
+            pending.append(self._run)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)

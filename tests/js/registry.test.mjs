@@ -1,0 +1,157 @@
+// RendererRegistry: keyed dispatch and the JSON fallback, with a tiny stand-in document.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { RendererRegistry, renderFallback } from "../../src/dsh_host/web/static/registry.js";
+
+// ------------------------------------------------------------------ stand-in DOM
+
+class FakeNode {
+  constructor(nodeType) {
+    this.nodeType = nodeType;
+    this.childNodes = [];
+  }
+
+  appendChild(child) {
+    this.childNodes.push(child);
+    return child;
+  }
+
+  get textContent() {
+    return this.childNodes.map((child) => child.textContent).join("");
+  }
+
+  set textContent(value) {
+    const text = String(value);
+    this.childNodes = text === "" ? [] : [new FakeText(text)];
+  }
+}
+
+class FakeText extends FakeNode {
+  constructor(data) {
+    super(3);
+    this.data = data;
+  }
+
+  get textContent() {
+    return this.data;
+  }
+}
+
+class FakeElement extends FakeNode {
+  constructor(tag) {
+    super(1);
+    this.tagName = tag.toUpperCase();
+    this.attributes = new Map();
+    this.className = "";
+  }
+
+  setAttribute(name, value) {
+    this.attributes.set(name, String(value));
+  }
+
+  getAttribute(name) {
+    return this.attributes.has(name) ? this.attributes.get(name) : null;
+  }
+
+  get children() {
+    return this.childNodes.filter((child) => child.nodeType === 1);
+  }
+
+  set innerHTML(_value) {
+    throw new Error("innerHTML must never be used");
+  }
+}
+
+const fakeDocument = {
+  createElement: (tag) => new FakeElement(tag),
+  createTextNode: (text) => new FakeText(String(text)),
+};
+
+// ------------------------------------------------------------------ tests
+
+const node = (eventType, view = { a: 1 }) => ({
+  kind: "presented-event",
+  seq: 4,
+  time: 1000,
+  eventType,
+  event: { seq: 4, type: eventType, time: 1000, data: {} },
+  view,
+});
+
+describe("RendererRegistry", () => {
+  test("keyed dispatch passes node, locale and document", () => {
+    const registry = new RendererRegistry({ document: fakeDocument });
+    const seen = [];
+    registry.register("schedule/change", (ctx) => {
+      seen.push(ctx);
+      const el = ctx.document.createElement("section");
+      el.textContent = `${ctx.locale}:${ctx.node.seq}`;
+      return el;
+    });
+    const out = registry.render(node("schedule/change"), { locale: "zh" });
+    assert.equal(out.tagName, "SECTION");
+    assert.equal(out.textContent, "zh:4");
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].document, fakeDocument);
+    assert.equal(seen[0].node.eventType, "schedule/change");
+  });
+
+  test("an unknown type gets the expandable JSON fallback (en / zh)", () => {
+    const registry = new RendererRegistry({ document: fakeDocument });
+    const view = { html: "<img src=x onerror=alert(1)>", n: [1, true, null] };
+    const en = registry.render(node("other/type", view), { locale: "en" });
+    assert.equal(en.tagName, "DETAILS");
+    const [summary, pre] = en.children;
+    assert.equal(summary.tagName, "SUMMARY");
+    assert.equal(summary.textContent, "Event: other/type");
+    assert.equal(pre.tagName, "PRE");
+    assert.equal(pre.textContent, JSON.stringify(view, null, 2));
+    assert.equal(pre.childNodes[0].nodeType, 3, "the JSON is one inert text node");
+    const zh = registry.render(node("other/type", view), { locale: "zh" });
+    assert.equal(zh.children[0].textContent, "事件：other/type");
+  });
+
+  test("a throwing renderer falls back and warns", () => {
+    const warnings = [];
+    const registry = new RendererRegistry({
+      document: fakeDocument,
+      warn: (...args) => warnings.push(args),
+    });
+    registry.register("schedule/change", () => {
+      throw new Error("broken renderer");
+    });
+    registry.register("returns/nothing", () => undefined);
+    const out = registry.render(node("schedule/change"), { locale: "en" });
+    assert.equal(out.tagName, "DETAILS");
+    assert.equal(out.children[0].textContent, "Event: schedule/change");
+    assert.equal(warnings.length, 1);
+    assert.match(String(warnings[0][1]), /broken renderer/);
+    assert.equal(registry.render(node("returns/nothing")).tagName, "DETAILS");
+    assert.equal(warnings.length, 2);
+  });
+
+  test("duplicate keys throw; unregister frees the key and is idempotent", () => {
+    const registry = new RendererRegistry({ document: fakeDocument });
+    const first = () => fakeDocument.createElement("p");
+    const unregister = registry.register("schedule/change", first);
+    assert.throws(() => registry.register("schedule/change", first), /already registered/);
+    unregister();
+    assert.equal(registry.has("schedule/change"), false);
+    const second = () => fakeDocument.createElement("aside");
+    registry.register("schedule/change", second);
+    unregister(); // a stale unregister must not remove the newer renderer
+    assert.equal(registry.has("schedule/change"), true);
+    assert.equal(registry.render(node("schedule/change")).tagName, "ASIDE");
+    assert.throws(() => registry.register("", first), TypeError);
+    assert.throws(() => registry.register("x", "not a function"), TypeError);
+  });
+
+  test("renderFallback shows null for an absent view", () => {
+    const absent = { ...node("x"), view: undefined };
+    const out = renderFallback(absent, { locale: "en", document: fakeDocument });
+    assert.equal(out.children[1].textContent, "null");
+    assert.equal(out.getAttribute("data-event-type"), "x");
+  });
+});

@@ -1,0 +1,630 @@
+"""SQLite-specific promises: pragmas, group commit, the data-folder lock, corruption, crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sqlite3
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from dsh_host.persistence import (
+    DataDirLock,
+    DataDirLockedError,
+    SQLiteBackend,
+    StorageConflictError,
+    StorageCorruptError,
+    StorageError,
+)
+
+from .test_backend_contract import assert_stored, make_event, make_events, make_header
+
+DB = "dsh.sqlite3"
+BOUND = 30.0  # seconds: the most any wait on a condition may take before the test fails
+
+
+@pytest.fixture
+async def backend(tmp_path: Path) -> AsyncIterator[SQLiteBackend]:
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        yield backend
+    finally:
+        await backend.close()
+
+
+async def wait_until(condition: Callable[[], bool]) -> None:
+    """Yield to the loop until ``condition`` holds (bounded); never sleeps for a duration."""
+    for _ in range(100_000):
+        if condition():
+            return
+        await asyncio.sleep(0)
+    raise AssertionError("condition not reached")
+
+
+class BlockedWorker:
+    """Holds the backend's worker thread so that appends queue up behind it, deterministically."""
+
+    def __init__(self, backend: SQLiteBackend) -> None:
+        self._release = threading.Event()
+        self._started = threading.Event()
+        assert backend._executor is not None
+        self._done = backend._executor.submit(self._block)
+
+    def _block(self) -> None:
+        self._started.set()
+        self._release.wait(BOUND)
+
+    def release(self) -> None:
+        self._release.set()
+        self._done.result(BOUND)
+
+
+def wal_bytes(db: Path) -> int:
+    wal = db.with_name(db.name + "-wal")
+    return wal.stat().st_size if wal.exists() else 0
+
+
+# -- connection settings -------------------------------------------------------------------
+
+
+async def test_database_uses_wal_full_sync_and_foreign_keys(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    outside = sqlite3.connect(tmp_path / DB)
+    try:
+        assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert outside.execute("PRAGMA user_version").fetchone() == (1,)
+        assert outside.execute("SELECT id, length FROM sessions").fetchall() == [("s1", 1)]
+    finally:
+        outside.close()
+    # synchronous, foreign_keys and busy_timeout are per connection: ask the backend's own.
+    conn = backend._conn
+    assert conn is not None
+    pragmas = await backend._call(
+        lambda: [
+            conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("synchronous", "foreign_keys", "busy_timeout", "journal_mode")
+        ]
+    )
+    assert pragmas[0] == 2  # FULL
+    assert pragmas[1] == 1
+    assert pragmas[2] > 0
+    assert pragmas[3] == "wal"
+
+
+async def test_all_sqlite_work_runs_on_one_worker_thread(backend: SQLiteBackend) -> None:
+    threads: set[int] = set()
+    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    for _ in range(3):
+        threads.add(await backend._call(threading.get_ident))
+        await backend.load("s1")
+    assert len(threads) == 1
+    assert threading.get_ident() not in threads
+
+
+# -- group commit --------------------------------------------------------------------------
+
+
+async def test_concurrent_appends_share_one_transaction(backend: SQLiteBackend) -> None:
+    before = backend.commits
+    blocker = BlockedWorker(backend)
+    try:
+        tasks = [
+            asyncio.create_task(backend.append(f"s{i}", 0, make_events(0, 2), make_header(f"s{i}")))
+            for i in range(50)
+        ]
+        await wait_until(lambda: backend.pending == 50)
+    finally:
+        blocker.release()
+    await asyncio.gather(*tasks)
+    # At most the first request went alone; everything queued meanwhile shared one COMMIT.
+    assert backend.commits - before <= 2
+    assert backend.appends == 50
+    assert backend.pending == 0
+    listed = await backend.list_sessions()
+    assert sorted(s.header.id for s in listed) == sorted(f"s{i}" for i in range(50))
+    assert {s.length for s in listed} == {2}
+
+
+async def test_a_conflicting_request_in_a_group_fails_alone(backend: SQLiteBackend) -> None:
+    for i in range(5):
+        await backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}"))
+    before_commits, before_appends = backend.commits, backend.appends
+    blocker = BlockedWorker(backend)
+    try:
+        calls = {
+            "ok-s0": backend.append("s0", 1, make_events(1, 1)),
+            "ok-s0-again": backend.append("s0", 2, make_events(2, 2)),  # sees the one above
+            "wrong-start-s1": backend.append("s1", 5, make_events(5, 1)),
+            "ok-s2": backend.append("s2", 1, make_events(1, 3)),
+            "exists-s3": backend.append("s3", 0, make_events(0, 4), make_header("s3", 9)),
+            "missing": backend.append("ghost", 0, make_events(0, 1)),
+            "ok-new": backend.append("new", 0, make_events(0, 2), make_header("new")),
+            "ok-new-more": backend.append("new", 2, make_events(2, 1)),
+        }
+        tasks = {name: asyncio.create_task(call) for name, call in calls.items()}
+        await wait_until(lambda: backend.pending == len(calls))
+    finally:
+        blocker.release()
+    await asyncio.wait(tasks.values())
+    failed = {name for name, task in tasks.items() if task.exception() is not None}
+    assert failed == {"wrong-start-s1", "exists-s3", "missing"}
+    assert all(isinstance(tasks[name].exception(), StorageConflictError) for name in failed)
+    assert backend.commits - before_commits <= 2
+    assert backend.appends - before_appends == 5
+
+    assert_stored(await backend.load("s0"), make_header("s0"), make_events(0, 4))
+    assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 1))
+    assert_stored(await backend.load("s2"), make_header("s2"), make_events(0, 4))
+    assert_stored(await backend.load("s3"), make_header("s3"), make_events(0, 1))
+    assert_stored(await backend.load("new"), make_header("new"), make_events(0, 3))
+    assert await backend.load("ghost") is None
+
+
+async def test_a_failed_commit_fails_every_request_of_its_group(backend: SQLiteBackend) -> None:
+    await backend.append("s0", 0, make_events(0, 1), make_header("s0"))
+    conn = backend._conn
+    assert conn is not None
+
+    def deny_commit(action: int, arg1: str | None, *_: object) -> int:
+        if action == sqlite3.SQLITE_TRANSACTION and arg1 == "COMMIT":
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    await backend._call(lambda: conn.set_authorizer(deny_commit))
+    blocker = BlockedWorker(backend)
+    try:
+        tasks = [
+            asyncio.create_task(backend.append("s0", 1, make_events(1, 1))),
+            asyncio.create_task(backend.append("s1", 0, make_events(0, 1), make_header("s1"))),
+        ]
+        await wait_until(lambda: backend.pending == 2)
+    finally:
+        blocker.release()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(type(r) is StorageError for r in results), results
+    assert all(str(backend.path) in str(r) for r in results)
+
+    await backend._call(lambda: conn.set_authorizer(None))
+    assert_stored(await backend.load("s0"), make_header("s0"), make_events(0, 1))
+    assert await backend.load("s1") is None
+    # The backend keeps working after a failed group.
+    await backend.append("s0", 1, make_events(1, 1))
+    assert_stored(await backend.load("s0"), make_header("s0"), make_events(0, 2))
+
+
+async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    blocker = BlockedWorker(backend)
+    try:
+        tasks = [
+            asyncio.create_task(backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}")))
+            for i in range(10)
+        ]
+        await wait_until(lambda: backend.pending == 10)
+        closing = asyncio.create_task(backend.close())
+        await wait_until(lambda: not backend._accepting)
+        with pytest.raises(StorageError, match="not open"):
+            await backend.append("late", 0, [], make_header("late"))
+    finally:
+        blocker.release()
+    await closing
+    await asyncio.gather(*tasks)
+    # Nothing the backend started outlives close(): no writer task, no worker thread.
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+    assert not [t for t in threading.enumerate() if t.name.startswith("dsh-sqlite")]
+
+    again = SQLiteBackend(tmp_path)
+    await again.open()
+    try:
+        assert len(await again.list_sessions()) == 10
+    finally:
+        await again.close()
+
+
+# -- the data-folder lock ------------------------------------------------------------------
+
+
+async def test_a_second_backend_on_the_same_folder_is_refused(
+    tmp_path: Path, backend: SQLiteBackend
+) -> None:
+    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    second = SQLiteBackend(tmp_path)
+    with pytest.raises(DataDirLockedError) as caught:
+        await second.open()
+    message = str(caught.value)
+    assert str(tmp_path) in message
+    assert f"pid {os.getpid()}" in message
+    assert "already in use by another dsh process" in message
+    # The refused open left the first backend working.
+    await backend.append("s1", 1, make_events(1, 1))
+    await backend.close()
+    await second.open()
+    try:
+        assert_stored(await second.load("s1"), make_header("s1"), make_events(0, 2))
+    finally:
+        await second.close()
+
+
+def test_data_dir_lock_creates_the_folder_and_release_is_idempotent(tmp_path: Path) -> None:
+    folder = tmp_path / "a" / "b"
+    lock = DataDirLock(folder)
+    lock.acquire()
+    try:
+        assert (folder / "dsh.lock").read_text().strip() == str(os.getpid())
+        other = DataDirLock(folder)
+        with pytest.raises(
+            DataDirLockedError, match=re.escape(f"data folder {folder} is already in use")
+        ):
+            other.acquire()
+        assert not other.held
+    finally:
+        lock.release()
+    lock.release()
+    assert not lock.held
+    other.acquire()
+    other.release()
+
+
+CHILD = """
+import asyncio, sys
+from pathlib import Path
+from dsh_hookspecs import Event, SessionHeader
+from dsh_host.persistence import SQLiteBackend
+
+async def main(mode: str, folder: str) -> None:
+    backend = SQLiteBackend(Path(folder))
+    await backend.open()
+    print("child: open", flush=True)
+    if mode == "hold":
+        sys.stdin.readline()
+    else:
+        await backend.append("s", 0, [], SessionHeader(version=1, id="s", created_at=1))
+        seq = 0
+        while True:
+            event = Event(seq=seq, type="tick", time=seq, data={"n": seq, "pad": "x" * 300})
+            await backend.append("s", seq, [event])
+            print(f"child: committed {seq}", flush=True)
+            seq += 1
+    await backend.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+class Child:
+    """A python subprocess running :data:`CHILD`; always SIGKILLed and reaped on exit."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, mode: str, folder: Path) -> Child:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            CHILD,
+            mode,
+            str(folder),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        return cls(proc)
+
+    async def line(self, prefix: str) -> str:
+        """The next stdout line starting with ``prefix`` (log lines are skipped), bounded."""
+        assert self.proc.stdout is not None
+        assert self.proc.stderr is not None
+
+        async def read() -> str:
+            assert self.proc.stdout is not None
+            while True:
+                raw = await self.proc.stdout.readline()
+                if not raw:
+                    err = await self.proc.stderr.read() if self.proc.stderr else b""
+                    raise AssertionError(f"child ended early: {err.decode(errors='replace')}")
+                text = raw.decode().strip()
+                if text.startswith(prefix):
+                    return text
+
+        return await asyncio.wait_for(read(), BOUND)
+
+    async def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()  # SIGKILL: no cleanup of any kind runs in the child
+        await asyncio.wait_for(self.proc.wait(), BOUND)
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+            await self.proc.stdin.wait_closed()
+
+
+@pytest.fixture
+async def children() -> AsyncIterator[list[Child]]:
+    started: list[Child] = []
+    try:
+        yield started
+    finally:
+        for child in started:
+            await child.kill()
+
+
+async def test_a_folder_held_by_a_live_process_is_refused_until_it_dies(
+    tmp_path: Path, children: list[Child]
+) -> None:
+    child = await Child.start("hold", tmp_path)
+    children.append(child)
+    await child.line("child: open")
+
+    with pytest.raises(DataDirLockedError) as caught:
+        await SQLiteBackend(tmp_path).open()
+    assert f"data folder {tmp_path} is already in use" in str(caught.value)
+    assert f"(pid {child.proc.pid})" in str(caught.value)
+
+    await child.kill()
+    assert child.proc.returncode == -9
+    # The lock file of the dead process is still there, and does not block.
+    assert (tmp_path / "dsh.lock").read_text().strip() == str(child.proc.pid)
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        assert await backend.list_sessions() == []
+    finally:
+        await backend.close()
+
+
+async def test_a_committed_append_survives_sigkill_of_the_writer(
+    tmp_path: Path, children: list[Child]
+) -> None:
+    child = await Child.start("append", tmp_path)
+    children.append(child)
+    await child.line("child: open")
+    last = -1
+    while last < 30:
+        last = int((await child.line("child: committed")).split()[-1])
+    await child.kill()  # the writer is killed while it keeps appending
+    assert child.proc.returncode == -9
+
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        stored = await backend.load("s")
+    finally:
+        await backend.close()
+    assert stored is not None
+    # Every acknowledged append is there, and what is there is a contiguous, exact prefix.
+    assert len(stored.events) >= last + 1
+    assert [e.data for e in stored.events] == [
+        {"n": seq, "pad": "x" * 300} for seq in range(len(stored.events))
+    ]
+
+
+# -- torn WAL ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["garbage-tail", "torn-last-commit"])
+async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
+    tmp_path: Path, damage: str
+) -> None:
+    live, copy = tmp_path / "live", tmp_path / "copy"
+    backend = SQLiteBackend(live)
+    await backend.open()
+    try:
+        for sid in ("a", "b", "c"):
+            await backend.append(sid, 0, make_events(0, 2, sid), make_header(sid))
+        for round_ in range(3):
+            for sid in ("a", "b", "c"):
+                start = 2 + 2 * round_
+                await backend.append(sid, start, make_events(start, 2, sid))
+        before_last = wal_bytes(live / DB)
+        # The last commit is large: it spans several WAL frames.
+        big = [make_event(8 + i, {"blob": "y" * 2000, "i": i}) for i in range(10)]
+        await backend.append("c", 8, big)
+        after_last = wal_bytes(live / DB)
+        assert after_last > before_last > 32  # nothing was checkpointed: all in the WAL
+        # Snapshot of the files as a crash at this instant would leave them.
+        copy.mkdir()
+        shutil.copyfile(live / DB, copy / DB)
+        shutil.copyfile(live / f"{DB}-wal", copy / f"{DB}-wal")
+    finally:
+        await backend.close()
+
+    wal = copy / f"{DB}-wal"
+    if damage == "garbage-tail":
+        with wal.open("ab") as f:
+            f.write(os.urandom(5000))
+    else:
+        os.truncate(wal, (before_last + after_last) // 2)
+
+    reopened = SQLiteBackend(copy)
+    await reopened.open()
+    try:
+        for sid in ("a", "b"):
+            assert_stored(await reopened.load(sid), make_header(sid), make_events(0, 8, sid))
+        c_events = make_events(0, 8, "c")
+        if damage == "garbage-tail":
+            c_events += big
+        assert_stored(await reopened.load("c"), make_header("c"), c_events)
+        # The recovered store is writable at the recovered cursor.
+        await reopened.append("c", len(c_events), [make_event(len(c_events), "after")])
+    finally:
+        await reopened.close()
+
+
+# -- corruption: reported, never repaired --------------------------------------------------
+
+
+async def _write_some_data(folder: Path, sessions: int = 40) -> None:
+    backend = SQLiteBackend(folder)
+    await backend.open()
+    try:
+        await asyncio.gather(
+            *(
+                backend.append(f"s{i}", 0, make_events(0, 5, "z" * 200), make_header(f"s{i}", i))
+                for i in range(sessions)
+            )
+        )
+    finally:
+        await backend.close()
+
+
+async def _assert_refused_unchanged(folder: Path, match: str) -> StorageCorruptError:
+    db = folder / DB
+    before = db.read_bytes()
+    backend = SQLiteBackend(folder)
+    with pytest.raises(StorageCorruptError, match=re.escape(match)) as caught:
+        await backend.open()
+    assert str(db) in str(caught.value)
+    assert db.read_bytes() == before
+    # The refused open released the folder.
+    lock = DataDirLock(folder)
+    lock.acquire()
+    lock.release()
+    await backend.close()
+    return caught.value
+
+
+async def test_a_file_of_random_bytes_is_reported_and_left_alone(tmp_path: Path) -> None:
+    (tmp_path / DB).write_bytes(os.urandom(16384))
+    error = await _assert_refused_unchanged(tmp_path, "is corrupt or truncated")
+    assert "not a SQLite database" in str(error)
+
+
+@pytest.mark.parametrize("cut", ["half", "whole-pages"])
+async def test_a_truncated_database_is_reported_and_left_alone(tmp_path: Path, cut: str) -> None:
+    await _write_some_data(tmp_path)
+    db = tmp_path / DB
+    assert not (tmp_path / f"{DB}-wal").exists()  # a clean close checkpointed everything
+    size = db.stat().st_size // 2
+    if cut == "whole-pages":
+        size -= size % 4096
+    os.truncate(db, size)
+    await _assert_refused_unchanged(tmp_path, f"database file {db} is corrupt or truncated")
+
+
+async def test_a_damaged_page_fails_quick_check_and_is_left_alone(tmp_path: Path) -> None:
+    await _write_some_data(tmp_path)
+    db = tmp_path / DB
+    size = db.stat().st_size
+    with db.open("r+b") as f:
+        f.seek(size - 4096)
+        f.write(b"\xff" * 4096)
+    await _assert_refused_unchanged(tmp_path, "corrupt or truncated")
+
+
+async def test_corruption_met_after_open_is_a_storage_corrupt_error(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        events = [make_event(i, {"blob": "q" * 500}) for i in range(200)]
+        await backend.append("s", 0, events, make_header("s"))
+    finally:
+        await backend.close()
+    db = tmp_path / DB
+    outside = sqlite3.connect(db)
+    try:
+        last_root = outside.execute("SELECT max(rootpage) FROM sqlite_schema").fetchone()[0]
+        page_size = outside.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        outside.close()
+
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        # Damage every events leaf page on disk under the open backend.
+        with db.open("r+b") as f:
+            f.seek(last_root * page_size)
+            f.write(b"\xff" * (db.stat().st_size - last_root * page_size))
+        with pytest.raises(StorageCorruptError, match=re.escape(f"database file {db} is corrupt")):
+            await backend.load("s")
+    finally:
+        await backend.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "match"),
+    [
+        pytest.param(
+            "UPDATE events SET data = 'NaN' WHERE session_id = 's3' AND seq = 2",
+            "event seq 2 of session 's3'",
+            id="event-data",
+        ),
+        pytest.param(
+            "UPDATE events SET type = '' WHERE session_id = 's3' AND seq = 4",
+            "event seq 4 of session 's3'",
+            id="event-type",
+        ),
+        pytest.param(
+            "DELETE FROM events WHERE session_id = 's3' AND seq = 1",
+            "session 's3' has event seq 2 where 1 belongs",
+            id="seq-gap",
+        ),
+        pytest.param(
+            "UPDATE sessions SET length = 9 WHERE id = 's3'",
+            "session 's3' records length 9",
+            id="length",
+        ),
+        pytest.param(
+            """UPDATE sessions SET header = '{"version":1,"id":"s3"}' WHERE id = 's3'""",
+            "header of session 's3'",
+            id="header",
+        ),
+    ],
+)
+async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
+    tmp_path: Path, sql: str, match: str
+) -> None:
+    await _write_some_data(tmp_path, sessions=5)
+    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
+    try:
+        outside.execute(sql)
+    finally:
+        outside.close()
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        with pytest.raises(StorageCorruptError, match=re.escape(match)):
+            await backend.load("s3")
+        assert await backend.load("s2") is not None
+    finally:
+        await backend.close()
+
+
+async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
+    await _write_some_data(tmp_path, sessions=1)
+    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
+    try:
+        outside.execute("PRAGMA user_version = 7")
+    finally:
+        outside.close()
+    await _assert_refused_unchanged(tmp_path, "unknown schema version 7")
+
+
+async def test_a_database_that_is_not_ours_is_reported(tmp_path: Path) -> None:
+    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
+    try:
+        outside.execute("CREATE TABLE notes (body TEXT)")
+        outside.execute("INSERT INTO notes VALUES ('keep me')")
+    finally:
+        outside.close()
+    await _assert_refused_unchanged(tmp_path, "is not a dsh store")
+
+
+async def test_an_empty_file_is_a_fresh_store(tmp_path: Path) -> None:
+    (tmp_path / DB).write_bytes(b"")
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 1))
+    finally:
+        await backend.close()

@@ -1,0 +1,84 @@
+"""Real ``dsh`` processes for CLI, restart and crash tests."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DSH = [sys.executable, "-m", "dsh_host"]
+LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
+
+
+class DshProcess:
+    """One ``dsh`` subprocess whose stdout lines are read on a thread (no blocking reads)."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [*DSH, *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stderr_lines: list[str] = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, False), daemon=True).start()
+
+    def _pump(self, stream, is_stdout: bool) -> None:
+        for line in stream:
+            if is_stdout:
+                self.lines.put(line.rstrip("\n"))
+            else:
+                self.stderr_lines.append(line)
+        stream.close()
+
+    def wait_for_line(self, pattern: str | re.Pattern[str], timeout: float = 20.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no line matching {compiled.pattern!r}; stderr:\n{self.stderr}")
+            try:
+                line = self.lines.get(timeout=min(remaining, 0.5))
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(
+                        f"dsh exited with {self.proc.returncode}; stderr:\n{self.stderr}"
+                    ) from None
+                continue
+            match = compiled.search(line)
+            if match:
+                return match
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def terminate(self, timeout: float = 5.0) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self) -> int:
+        self.proc.send_signal(signal.SIGKILL)
+        return self.proc.wait(timeout=10)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.kill()
+
+
+def run_dsh(args: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*DSH, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False
+    )

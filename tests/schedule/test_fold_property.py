@@ -1,0 +1,317 @@
+"""Properties: the incremental fold is the reference fold; codec and instants round-trip."""
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_hookspecs import Event
+from dsh_schedule._domain import (
+    MAX_AFTER_SECONDS,
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    SCHEDULE_CHANGE,
+    AfterRecord,
+    Create,
+    Delete,
+    Dispatch,
+    IncrementalFold,
+    ScheduleLogError,
+    allocate_id,
+    decode_change,
+    encode_change,
+    fold,
+    format_instant,
+    parse_instant,
+)
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LOG_SETTINGS = settings(max_examples=150, deadline=None)
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+INSTANTS = ["2026-08-05T12:00:00.000Z", "2026-08-05T12:00:00.001Z", "2030-01-01T00:00:00.000Z"]
+ID_POOL = ["schedule-1", "schedule-2", "schedule-3", "custom"]
+
+
+def create(
+    schedule_id: str, prompt: str = "Check the log", at: str = INSTANTS[0]
+) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "operation": "create",
+        "schedule": {
+            "id": schedule_id,
+            "kind": "after",
+            "prompt": prompt,
+            "afterSeconds": 60,
+            "scheduledAt": at,
+        },
+    }
+
+
+def ended(operation: str, schedule_id: str) -> dict[str, Any]:
+    return {"version": 1, "operation": operation, "id": schedule_id}
+
+
+@st.composite
+def near_misses(draw: st.DrawFn) -> Any:
+    """A valid payload with one key replaced, added or removed (at either level)."""
+    data = draw(
+        st.sampled_from([create("schedule-1"), ended("delete", "a"), ended("dispatch", "a")])
+    )
+    target = data["schedule"] if "schedule" in data and draw(st.booleans()) else data
+    key = draw(st.sampled_from(sorted(target)))
+    action = draw(st.sampled_from(["replace", "add", "remove"]))
+    if action == "replace":
+        target[key] = draw(json_values | st.sampled_from([True, 1.0, "1", "", " a", 0, 2]))
+    elif action == "add":
+        target[draw(st.text(max_size=8))] = draw(json_values)
+    else:
+        del target[key]
+    return data
+
+
+# Payloads that can never decode (plus near misses that may happen to stay valid).
+malformed = st.one_of(
+    json_values,
+    near_misses(),
+    st.sampled_from(
+        [
+            None,
+            {"version": 2, "operation": "dispatch", "id": "schedule-1"},
+            {"version": True, "operation": "dispatch", "id": "schedule-1"},
+            ended("dispatch", " schedule-1"),
+            create("schedule-1", prompt=" padded"),
+            create("schedule-1", at="2026-02-30T00:00:00.000Z"),
+        ]
+    ),
+)
+
+
+def pool_ids() -> st.SearchStrategy[str]:
+    return st.sampled_from(ID_POOL)
+
+
+@st.composite
+def owned_entry(draw: st.DrawFn, active: list[str], seen: set[str]) -> tuple[str, Any]:
+    """One owned event, biased towards valid transitions so logs stay sound for a while."""
+    kind = draw(st.sampled_from(["create"] * 5 + ["end"] * 4 + ["other"] * 3 + ["corrupting"]))
+    if kind == "create":
+        # Mostly the next allocated id, sometimes a hand-picked one that is still free.
+        unused = [name for name in ("custom", "schedule-3", "schedule-5") if name not in seen]
+        schedule_id = draw(st.sampled_from([allocate_id(seen, len(seen))] * 3 + unused))
+        return SCHEDULE_CHANGE, create(
+            schedule_id, at=draw(st.sampled_from(INSTANTS)), prompt=draw(st.sampled_from("ab"))
+        )
+    if kind == "end" and active:
+        operation = draw(st.sampled_from(["delete", "dispatch"]))
+        return SCHEDULE_CHANGE, ended(operation, draw(st.sampled_from(active)))
+    if kind == "corrupting":
+        how = draw(st.sampled_from(["reuse", "inactive", "malformed"]))
+        if how == "reuse" and seen:
+            return SCHEDULE_CHANGE, create(draw(st.sampled_from(sorted(seen))))
+        if how == "malformed":
+            return SCHEDULE_CHANGE, draw(malformed)
+        operation = draw(st.sampled_from(["delete", "dispatch"]))
+        inactive = [name for name in ID_POOL if name not in active] + ["unknown"]
+        return SCHEDULE_CHANGE, ended(operation, draw(st.sampled_from(inactive)))
+    return draw(st.sampled_from(["user/message", "session/end-seed", "tool/result"])), draw(
+        json_values
+    )
+
+
+def track(entry: tuple[str, Any], active: list[str], seen: set[str]) -> None:
+    """Keep the generator's rough model of the stream (it only biases choices)."""
+    event_type, data = entry
+    if event_type != SCHEDULE_CHANGE or not isinstance(data, dict):
+        return
+    if data.get("operation") == "create" and isinstance(data.get("schedule"), dict):
+        schedule_id = data["schedule"].get("id")
+        if isinstance(schedule_id, str) and schedule_id not in seen:
+            seen.add(schedule_id)
+            active.append(schedule_id)
+    elif data.get("id") in active:
+        active.remove(data["id"])
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> tuple[list[Event], int]:
+    """A contiguous log and its seed length; a fork's inherited prefix is arbitrary junk."""
+    entries: list[tuple[str, Any]] = []
+    if draw(st.booleans()):
+        inherited = st.tuples(st.just(SCHEDULE_CHANGE), malformed | st.builds(create, pool_ids()))
+        entries += draw(
+            st.lists(inherited | st.tuples(st.just("user/message"), json_values), max_size=4)
+        )
+        entries.append(("session/end-seed", {}))
+    seed_length = len(entries)
+    active: list[str] = []
+    seen: set[str] = set()
+    for _ in range(draw(st.integers(0, 24))):
+        entry = draw(owned_entry(active, seen))
+        track(entry, active, seen)
+        entries.append(entry)
+    events = [
+        Event(seq=seq, type=event_type, time=seq, data=data)
+        for seq, (event_type, data) in enumerate(entries)
+    ]
+    return events, seed_length
+
+
+def outcome(run: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return "ok", run()
+    except ScheduleLogError as exc:
+        return "corrupt", str(exc)
+
+
+def applied(folder: IncrementalFold, events: list[Event]) -> Callable[[], Any]:
+    def run() -> Any:
+        folder.apply(events)
+        return folder.result()
+
+    return run
+
+
+@LOG_SETTINGS
+@given(case=logs(), chunks=st.lists(st.integers(0, 5), max_size=30))
+def test_incremental_fold_agrees_with_fold_on_every_prefix(case, chunks):
+    events, seed_length = case
+    for short in range(seed_length):
+        assert outcome(lambda short=short: fold(events[:short], seed_length))[0] == "corrupt"
+        assert outcome(applied(IncrementalFold(seed_length), events[:short]))[0] == "corrupt"
+
+    # One event at a time: every prefix is compared.
+    stepper = IncrementalFold(seed_length)
+    first_error = None
+    for end in range(seed_length, len(events) + 1):
+        expected = outcome(lambda end=end: fold(events[:end], seed_length))
+        assert outcome(applied(stepper, events[:end])) == expected
+        assert stepper.position == end or stepper.error is not None
+        if first_error is not None:
+            assert stepper.error is first_error  # once corrupt, always corrupt
+        first_error = stepper.error
+
+    # Random chunks (0 = the same log again): only the new events are folded each time.
+    chunked = IncrementalFold(seed_length)
+    end = seed_length
+    for size in [*chunks, len(events)]:
+        end = min(end + size, len(events))
+        expected = outcome(lambda end=end: fold(events[:end], seed_length))
+        assert outcome(applied(chunked, events[:end])) == expected
+
+
+candidates = st.one_of(
+    st.builds(create, pool_ids()),
+    st.builds(ended, st.sampled_from(["delete", "dispatch"]), pool_ids()),
+    malformed,
+).map(lambda data: (SCHEDULE_CHANGE, data)) | st.tuples(st.just("user/message"), json_values)
+
+
+@LOG_SETTINGS
+@given(case=logs(), extra=st.lists(candidates, min_size=1, max_size=3))
+def test_check_raises_exactly_when_the_extended_log_is_corrupt(case, extra):
+    events, seed_length = case
+    folder = IncrementalFold(seed_length)
+    for end in range(seed_length, len(events) + 1):
+        prefix = events[:end]
+        outcome(lambda prefix=prefix: folder.apply(prefix))
+        before = outcome(folder.result)
+        upcoming = [
+            Event(seq=end, type=event_type, time=end, data=data) for event_type, data in extra
+        ]
+        upcoming += events[end : end + 1]
+        for candidate in upcoming:
+            expected = outcome(
+                lambda candidate=candidate, prefix=prefix: fold([*prefix, candidate], seed_length)
+            )
+            verdict = outcome(lambda candidate=candidate: folder.check(candidate))
+            assert verdict[0] == expected[0]
+            if expected[0] == "corrupt":
+                assert verdict[1] == expected[1]
+            assert outcome(folder.result) == before  # check never mutates
+
+
+@given(st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS))
+def test_instants_round_trip_over_the_whole_range(ms):
+    text = format_instant(ms)
+    assert parse_instant(text) == ms
+    oracle = EPOCH + dt.timedelta(milliseconds=ms)
+    assert text == oracle.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@given(
+    st.from_regex(
+        r"[0-9]{4}-[0-1][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9]\.[0-9]{3}Z",
+        fullmatch=True,
+    )
+)
+def test_parse_instant_accepts_exactly_the_real_instants(text):
+    try:
+        oracle = dt.datetime.strptime(text + "+0000", "%Y-%m-%dT%H:%M:%S.%fZ%z")
+    except ValueError:
+        oracle = None
+    if oracle is None:
+        assert outcome_value_error(text)
+    else:
+        epoch_ms = (oracle - EPOCH) // dt.timedelta(milliseconds=1)
+        assert parse_instant(text) == epoch_ms
+
+
+def outcome_value_error(text: str) -> bool:
+    try:
+        parse_instant(text)
+    except ValueError:
+        return True
+    return False
+
+
+@given(st.text(max_size=30))
+def test_parse_instant_accepts_only_its_own_output(text):
+    if not outcome_value_error(text):
+        assert format_instant(parse_instant(text)) == text
+
+
+ids = st.text(min_size=1, max_size=12).filter(lambda text: text == text.strip())
+records = st.builds(
+    AfterRecord,
+    id=ids,
+    kind=st.just("after"),
+    prompt=ids,
+    after_seconds=st.integers(1, MAX_AFTER_SECONDS),
+    scheduled_at=st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS).map(format_instant),
+)
+changes = st.one_of(
+    st.builds(Create, record=records), st.builds(Delete, id=ids), st.builds(Dispatch, id=ids)
+)
+
+
+@given(changes)
+def test_encode_decode_round_trip(change):
+    data = encode_change(change)
+    assert decode_change(data) == change
+    assert decode_change(json.loads(json.dumps(data, allow_nan=False))) == change
+
+
+@given(near_misses())
+def test_decoding_never_coerces(data):
+    # Whatever decodes re-encodes to the very same JSON text: True, 1.0 or "1" never become 1.
+    try:
+        change = decode_change(data)
+    except ScheduleLogError:
+        return
+    assert json.dumps(encode_change(change), sort_keys=True) == json.dumps(data, sort_keys=True)
