@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import inspect
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from dsh_hookspecs import Event, SessionHeader
@@ -153,15 +154,16 @@ class FaultInjectingBackend:
             raise StorageError("injected failure after commit")
 
 
-async def wait_until(
-    predicate: Callable[[], bool | Awaitable[bool]], *, timeout: float = 5.0
-) -> None:
-    """Wait (real time, bounded) until ``predicate`` holds, yielding to the loop in between."""
+async def wait_until(predicate: Callable[[], object], *, timeout: float = 5.0) -> None:
+    """Wait (real time, bounded) until ``predicate()`` is truthy, yielding to the loop meanwhile.
+
+    ``predicate`` may return an awaitable, which is awaited.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
         result = predicate()
-        if not isinstance(result, bool):
+        if inspect.isawaitable(result):
             result = await result
         if result:
             return

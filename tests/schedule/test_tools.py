@@ -168,6 +168,16 @@ class FailingClock:
         return self.clock.call_later(delay, callback)
 
 
+async def test_clock_failure_during_list_is_an_internal_error(h):
+    agent = await h.agent()
+    await h.settle(agent)
+    tools = ScheduleTools(h.owner(agent))
+    h.host.clock = FailingClock(h.clock, {1})
+    value = await tools.list(ToolCall(call_id="c", name="schedule_list", arguments={}, agent=agent))
+    assert value == {"code": "internal_error", "message": MESSAGES["internal_error"]}
+    h.host.clock = h.clock
+
+
 @pytest.mark.parametrize("fail_on", [{1}, {2}])
 async def test_clock_failure_is_an_internal_error(h, fail_on):
     agent = await h.agent()

@@ -1,0 +1,72 @@
+"""The invariant companion: candidates refused before append; corrupt streams reported."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from dsh_hookspecs import EventRejectedError
+
+
+def change(operation, **fields):
+    return {"version": 1, "operation": operation, **fields}
+
+
+def record(schedule_id="schedule-1"):
+    return {
+        "id": schedule_id,
+        "kind": "after",
+        "prompt": "p",
+        "afterSeconds": 5,
+        "scheduledAt": "2026-08-05T12:00:05.000Z",
+    }
+
+
+async def test_valid_candidates_are_accepted_and_invalid_transitions_refused_before_append(h):
+    agent = await h.agent()
+    session = agent.session
+    session.append("schedule/change", change("create", schedule=record()))
+    before = len(session.events)
+    bad = [
+        change("dispatch", id="schedule-2"),  # inactive id
+        change("create", schedule=record()),  # reused id
+        change("create", schedule={**record("schedule-3"), "extra": 1}),  # malformed
+        {"version": 2, "operation": "delete", "id": "schedule-1"},  # unknown version
+        None,
+    ]
+    for data in bad:
+        with pytest.raises(EventRejectedError) as info:
+            session.append("schedule/change", data)
+        assert info.value.plugin == "schedule"
+    assert len(session.events) == before
+    session.append("schedule/change", change("dispatch", id="schedule-1"))
+    with pytest.raises(EventRejectedError, match="targets inactive id"):
+        session.append("schedule/change", change("dispatch", id="schedule-1"))
+    session.append("other/type", {"unrelated": True})  # other types pass untouched
+
+
+async def test_a_malformed_existing_stream_is_reported_when_the_session_opens(h):
+    agent = await h.agent()
+    sid = agent.session.id
+    await h.host.unload_plugin("schedule")  # write a corrupt stream without the companion
+    agent.session.append("schedule/change", change("delete", id="nope"))
+    await h.host.close_session(sid)
+    h.host.load_plugin("schedule")
+    with capture_logs() as logs:
+        await h.host.resume_session(sid)
+    invalid = [e for e in logs if e["event"] == "session.invalid"]
+    assert invalid[0]["plugin"] == "schedule"
+    assert invalid[0]["reason"] == "resumed"
+    assert "targets inactive id" in invalid[0]["error"]
+
+
+async def test_inherited_events_before_the_fork_boundary_are_ignored(h):
+    parent = await h.agent()
+    await h.host.unload_plugin("schedule")
+    parent.session.append("schedule/change", {"junk": "in the parent's stream"})
+    h.host.load_plugin("schedule")
+    with capture_logs() as logs:
+        child = await h.host.fork_session(parent.session.id)
+    assert not [e for e in logs if e["event"] == "session.invalid"]
+    created = await child.execute_tool("schedule_create", {"prompt": "c", "after_seconds": 9})
+    assert created["id"] == "schedule-1"
