@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DATA ?= .dsh-data
 PORT ?= 8765
 
-.PHONY: run test lint typecheck pytest bench chaos clean
+.PHONY: run test lint typecheck pytest system-deps bench chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+system-deps:
+	bash scripts/system-deps
+
+pytest: $(STAMP) system-deps
 	rm -f .coverage .coverage.*
 	$(BIN)/coverage run -m pytest $(PYTEST_ARGS)
 	$(BIN)/coverage combine --quiet
