@@ -16,6 +16,7 @@ exchanged as integer epoch milliseconds; the arithmetic is exact over the whole 
 """
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, NoReturn, TypeAlias, TypeVar
@@ -88,6 +89,7 @@ def format_instant(ms: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=16_384)
 def parse_instant(text: str) -> int:
     """Parse the canonical form :func:`format_instant` produces, and nothing else.
 
