@@ -27,7 +27,7 @@ from dsh_host.testing import ManualClock
 from dsh_schedule import IncrementalFold, ScheduleTools
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, print_table  # noqa: E402
+from _common import emit, print_table
 
 SIZES = (1_000, 10_000, 100_000)
 ACTIVE = 100
