@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import sqlite3
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -13,15 +14,18 @@ from pathlib import Path
 
 import structlog
 
-from . import _json, _logging
+from . import _json, _logging, _records
 from ._host import Host
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
-from .persistence import SQLiteBackend, StorageError
+from .persistence import DataDirLockedError, SQLiteBackend, StorageError, StoredSummary
+from .web import WebServer, is_loopback
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_DATA = ".dsh-data"
+#: The database file SQLiteBackend keeps in the data folder (its default ``filename``).
+SQLITE_FILENAME = "dsh.sqlite3"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,13 +70,21 @@ async def _sessions(args: argparse.Namespace) -> int:
     backend = SQLiteBackend(args.data)
     try:
         await backend.open()
+    except DataDirLockedError:
+        # A running `dsh serve` holds the folder: read the committed state without the lock.
+        try:
+            summaries = await asyncio.to_thread(_read_only_sessions, Path(args.data))
+        except StorageError as exc:
+            print(f"dsh: {exc}", file=sys.stderr)
+            return 1
     except StorageError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
-    try:
-        summaries = await backend.list_sessions()
-    finally:
-        await backend.close()
+    else:
+        try:
+            summaries = list(await backend.list_sessions())
+        finally:
+            await backend.close()
     for summary in summaries:
         header = summary.header
         if args.json:
@@ -87,30 +99,95 @@ async def _sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_only_sessions(data_dir: Path) -> list[StoredSummary]:
+    """List a store another process holds, through a read-only SQLite connection.
+
+    Safe beside the writer: SQLite's WAL mode lets a reader see the last committed transaction
+    while the writer continues, and ``mode=ro`` can never write (nor "repair") the file. The
+    integrity checks of a full open are the holder's business; undecodable rows are refused.
+    """
+    path = (data_dir / SQLITE_FILENAME).absolute()
+    if not path.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path} read-only: {exc}") from exc
+    try:
+        conn.execute("PRAGMA busy_timeout = 5000")
+        rows = conn.execute(
+            "SELECT id, header, length FROM sessions ORDER BY created_at, id"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from exc
+    finally:
+        conn.close()
+    out: list[StoredSummary] = []
+    for session_id, text, length in rows:
+        try:
+            if not isinstance(text, str) or type(length) is not int or length < 0:
+                raise _records.RecordError("unexpected column types")
+            header = _records.header_from_json(_json.loads(text))
+        except ValueError as exc:
+            raise StorageError(f"{path}: session {session_id!r} is unreadable: {exc}") from exc
+        out.append(StoredSummary(header=header, length=length))
+    return out
+
+
 async def _serve(args: argparse.Namespace) -> int:
+    if args.token == "":
+        print("dsh: --token must not be empty", file=sys.stderr)
+        return 2
+    if args.token is None and not is_loopback(args.host):
+        print(
+            f"dsh: refusing to listen on {args.host} without --token: anyone who can reach it "
+            "could drive every Session. Pass --token TOKEN, or use --host 127.0.0.1.",
+            file=sys.stderr,
+        )
+        return 2
+    if not 0 <= args.port <= 65535:
+        print(f"dsh: --port must be in [0, 65535], not {args.port}", file=sys.stderr)
+        return 2
     try:
         overlay = Overlay.load(args.overlay) if args.overlay else Overlay()
     except OverlayError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 2
+    # Our own handlers (never uvicorn's): a signal only asks for the orderly stop below, and
+    # one arriving while the host starts is honoured right after it started.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        return await _serve_until(args, overlay, stop)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signum)
+
+
+async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
     host = Host(backend=SQLiteBackend(args.data), model=args.model, overlay=overlay)
     try:
         await host.start()
     except (StorageError, PluginLoadError) as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+    web = WebServer(host, bind_host=args.host, port=args.port, token=args.token)
     try:
-        log.info("host.ready", data=str(args.data), plugins=host.plugins.names)
-        print("ready (headless)", flush=True)
+        try:
+            url = await web.start()
+        except OSError as exc:
+            print(f"dsh: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            return 1
+        log.info("host.ready", data=str(args.data), plugins=host.plugins.names, url=url)
+        print(f"listening on {url}", flush=True)
         await stop.wait()
+        log.info("host.stopping")
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(Exception):
-                loop.remove_signal_handler(signum)
+        # Streams end first, then every Agent is disposed and every pending write committed.
+        await web.stop()
         await host.close()
     return 0
 

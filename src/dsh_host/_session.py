@@ -295,7 +295,11 @@ class SessionStore:
         for observer in list(self._open_observers):
             observer(session, reason, stored_length)
         if seed and seed[-1].type != "session/end-seed":
-            session.append("session/end-seed", {})
+            try:
+                session.append("session/end-seed", {})
+            except BaseException:
+                self.detach(session)  # never leave a half-opened Session live
+                raise
         self.hooks.session_opened(session, reason)
         return session
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
+import signal
 import time
 
-from tests.procs import DshProcess, run_dsh
+import httpx
+
+from tests.procs import LISTENING, DshProcess, run_dsh
 
 
 def test_help_lists_the_commands():
@@ -44,5 +49,82 @@ def test_serve_exits_zero_on_sigterm_and_a_second_process_is_refused(tmp_path):
         started = time.monotonic()
         assert server.terminate(timeout=5) == 0
         assert time.monotonic() - started < 5
+    finally:
+        server.close()
+
+
+def _rows(data) -> dict[str, dict]:
+    result = run_dsh(["sessions", "--data", str(data), "--json"])
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    return {row["id"]: row for row in rows}
+
+
+def test_serve_answers_http_and_commits_everything_on_sigterm(tmp_path):
+    data = tmp_path / "data"
+    server = DshProcess(["serve", "--data", str(data), "--port", "0"])
+    try:
+        url = server.wait_for_line(LISTENING).group(1)
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url), url
+        with httpx.Client(base_url=url, timeout=10) as client:
+            created = client.post("/api/sessions", json={})
+            assert created.status_code == 201
+            sid = created.json()["id"]
+            with client.stream("GET", f"/api/sessions/{sid}/events") as events:
+                assert events.headers["content-type"] == "text/event-stream"
+                sent = client.post(f"/api/sessions/{sid}/messages", json={"text": "hello"})
+                assert sent.status_code == 202
+                # The stream is the bounded wait: each line within the client's read timeout.
+                for line in events.iter_lines():
+                    if line.startswith("data:") and '"type":"turn/end"' in line:
+                        break
+                flushed = client.post(f"/api/sessions/{sid}/flush").json()
+                assert flushed["durable"] is True
+                # `dsh sessions` reads the folder the server holds (read-only).
+                assert _rows(data)[sid]["length"] == flushed["throughSeq"]
+                # SIGTERM with the stream still open: a prompt, clean exit.
+                started = time.monotonic()
+                assert server.terminate(timeout=5) == 0
+                assert time.monotonic() - started < 5
+    finally:
+        server.close()
+    assert _rows(data)[sid]["length"] == flushed["throughSeq"] >= 4
+
+
+def test_serve_refuses_a_public_address_without_a_token(tmp_path):
+    data = tmp_path / "data"
+    result = run_dsh(["serve", "--data", str(data), "--host", "0.0.0.0", "--port", "0"])
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0 without --token" in result.stderr
+    assert result.stdout == ""
+    assert not data.exists()  # refused before storage was touched
+    result = run_dsh(["serve", "--data", str(data), "--port", "70000"])
+    assert result.returncode == 2
+
+
+def test_serve_with_a_token_requires_it_on_the_api(tmp_path):
+    server = DshProcess(
+        [
+            "serve",
+            "--data",
+            str(tmp_path / "d"),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--token",
+            "t0k",
+        ]
+    )
+    try:
+        url = server.wait_for_line(LISTENING).group(1)
+        port = url.rsplit(":", 1)[1]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            assert client.get("/api/sessions").status_code == 401
+            authorized = client.get("/api/sessions", headers={"Authorization": "Bearer t0k"})
+            assert authorized.json() == {"sessions": []}
+            assert client.get("/").status_code == 200
+        server.proc.send_signal(signal.SIGINT)  # Ctrl+C: the same orderly stop as SIGTERM
+        assert server.proc.wait(timeout=5) == 0
     finally:
         server.close()

@@ -124,3 +124,26 @@ async def test_resume_loads_keeps_the_header_and_appends_end_seed_once():
     assert len(session.events) == 4
     with pytest.raises(KeyError):
         await store.resume("missing")
+
+
+def test_strict_json_refuses_overflowing_numbers_and_duplicates():
+    from dsh_host import _json
+
+    for text in ("1e999", "-1e999", "[NaN]", "Infinity", '{"a": 1, "a": 2}', "[1] x"):
+        with pytest.raises(_json.JSONError):
+            _json.loads(text)
+    assert _json.loads("[1.5, 2, true]") == [1.5, 2, True]
+
+
+def test_a_refused_end_seed_leaves_no_half_open_session():
+    class RefuseEndSeed(SessionHooks):
+        def event_validate(self, session, event):
+            if event.type == "session/end-seed":
+                raise EventRejectedError("no", plugin="test")
+
+    store = SessionStore(hooks=RefuseEndSeed())
+    parent = store.create()
+    parent.append("user/message", {"text": "x"})
+    with pytest.raises(EventRejectedError):
+        store.fork(parent)
+    assert [s.id for s in store.live()] == [parent.id]

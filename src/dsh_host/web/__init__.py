@@ -1,0 +1,26 @@
+"""The Web host: the JSON API, Server-Sent Events with commit-gated views, the browser client.
+
+:class:`WebServer` runs it inside the host's event loop; :func:`create_app` builds the ASGI app
+alone (tests); :class:`Sidecar` is the append fan-out and commit watermark the streams use.
+The error codes are listed in :mod:`dsh_host.web._errors` (``ERROR_CODES``).
+"""
+
+from __future__ import annotations
+
+from ._app import MAX_BODY_BYTES, create_app
+from ._errors import ERROR_CODES
+from ._server import WebConfigError, WebServer, is_loopback
+from ._sidecar import Frame, Sidecar, Subscription, SubscriptionClosedError
+
+__all__ = [
+    "ERROR_CODES",
+    "MAX_BODY_BYTES",
+    "Frame",
+    "Sidecar",
+    "Subscription",
+    "SubscriptionClosedError",
+    "WebConfigError",
+    "WebServer",
+    "create_app",
+    "is_loopback",
+]

@@ -1,0 +1,120 @@
+"""The guard in front of every route: authentication, anti-forgery, security headers.
+
+Everything under ``/api`` passes it first. With a token: ``Authorization: Bearer <token>``,
+compared in constant time. Without one the server listens on loopback only, and two browser
+attacks remain, both refused here: another site's page posting to it (cross-site request
+forgery: refused by ``Origin``) and another site's name resolving to 127.0.0.1 (DNS rebinding:
+refused by ``Host``). The page, ``/static`` and ``/plugins`` need no token: module scripts cannot
+send headers, and the page reads its token from ``?token=``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Callable
+
+from starlette.datastructures import MutableHeaders
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._errors import error_response
+
+
+def _is_api(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
+def _header(scope: Scope, name: bytes) -> list[bytes]:
+    return [value for key, value in scope["headers"] if key == name]
+
+
+def _loopback_name(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(authority: str) -> str:
+    """The host part of a ``Host`` header value (``[::1]:80`` -> ``::1``)."""
+    if authority.startswith("["):
+        return authority[1 : authority.find("]")] if "]" in authority else authority
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+class Guard:
+    """Authentication, anti-forgery and security headers, before any route runs.
+
+    ``token``: the bearer token (``None``: a loopback-only server, guarded by ``Host`` and
+    ``Origin`` instead). ``closing()``: true once the server stops taking API requests.
+    """
+
+    def __init__(self, app: ASGIApp, token: bytes | None, closing: Callable[[], bool]) -> None:
+        self.app = app
+        self.token = token
+        self.closing = closing
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = _is_api(scope["path"])
+        send = _with_security_headers(send, api=api)
+        if api:
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        if self.closing():
+            return error_response("shutting_down", "the server is stopping")
+        if self.token is not None:
+            values = _header(scope, b"authorization")
+            if len(values) != 1 or not _bearer_matches(values[0], self.token):
+                return error_response(
+                    "unauthorized",
+                    "this server requires Authorization: Bearer <token>",
+                    {"WWW-Authenticate": "Bearer"},
+                )
+            return None
+        # Token-less servers listen on loopback only; keep other sites' pages out of them.
+        hosts = _header(scope, b"host")
+        authority = hosts[0].decode("latin-1") if hosts else None
+        if authority is not None and not _loopback_name(_host_name(authority)):
+            return error_response("forbidden_host", "the Host header must name a loopback address")
+        # Browsers send Origin on every cross-origin request (and on same-origin POSTs). This
+        # server speaks plain HTTP, so its own pages have exactly the origin http://<Host>.
+        own = None if authority is None else f"http://{authority}".lower()
+        for origin in _header(scope, b"origin"):
+            if origin.decode("latin-1").lower() != own:
+                return error_response(
+                    "forbidden_origin", "requests from other origins are not accepted"
+                )
+        return None
+
+
+def _bearer_matches(value: bytes, token: bytes) -> bool:
+    scheme, _, credentials = value.strip().partition(b" ")
+    # Compare even on a wrong scheme so the timing says nothing about which part was wrong.
+    matches = hmac.compare_digest(credentials.strip(), token)
+    return scheme.lower() == b"bearer" and matches
+
+
+def _with_security_headers(send: Send, *, api: bool) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            headers.setdefault("X-Content-Type-Options", "nosniff")
+            # The page URL may carry ?token=: never leak it through a Referer header.
+            headers.setdefault("Referrer-Policy", "no-referrer")
+            headers.setdefault("X-Frame-Options", "DENY")
+            if api:
+                headers.setdefault("Cache-Control", "no-store")
+        await send(message)
+
+    return wrapped

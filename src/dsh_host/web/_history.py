@@ -1,0 +1,117 @@
+"""History pages: one contiguous raw range per page, with views only where storage proves them.
+
+A page ends just before ``beforeSeq`` (or at the tail) and reaches back until it holds
+``maxMessages`` message events (``user/message`` and ``assistant/message``): it starts at the
+earliest counted message, or at seq 0 when fewer exist; ``hasMore`` is ``start > 0``.
+
+Which entries get a presented view (``{"for": "event", "view": ...}``):
+
+* an *attached* (live) Session serves its live snapshot, and views only for seqs below the length
+  of a stored prefix proven identical to it: the stored header must match (absent
+  ``delegationDepth`` counts as 0) and every stored event must equal the live event at its index.
+  A stored log longer than the live one, any mismatch, no stored Session or a failed inspection
+  means no views at all (the raw page is still served; the reason is logged). The live commit
+  watermark is deliberately not used here: history answers "what does storage hold", the stream
+  answers "what has been committed since I watched";
+* a *cold* Session is read from storage only (never resumed, no Agent published), and every
+  stored event may get a view, since all of it is the stored log.
+
+Presentation always receives the whole event list and the Session's ``seedLength``, so a
+dispatch on this page pairs with a create on an earlier one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import structlog
+
+from dsh_hookspecs import Event, JSONValue
+
+from .._host import Host
+from .._records import events_identical, headers_identical
+from .._session import LiveSession
+from ._sidecar import present
+
+log = structlog.get_logger(__name__)
+
+#: The event types a page counts against ``maxMessages``.
+MESSAGE_TYPES: Final = frozenset({"user/message", "assistant/message"})
+DEFAULT_MAX_MESSAGES: Final = 50
+MAX_MAX_MESSAGES: Final = 500
+
+
+def page_range(events: Sequence[Event], before_seq: int | None, max_messages: int) -> range:
+    """The seqs of one page (see the module docstring); ``before_seq`` is clipped to the log."""
+    end = len(events) if before_seq is None else min(before_seq, len(events))
+    count = 0
+    for seq in range(end - 1, -1, -1):
+        if events[seq].type in MESSAGE_TYPES:
+            count += 1
+            if count >= max_messages:
+                return range(seq, end)
+    return range(end)
+
+
+async def proven_prefix(host: Host, live: LiveSession) -> int:
+    """Length of the stored prefix proven identical to ``live`` (0 when nothing is proven)."""
+    try:
+        stored = await host.inspect(live.id)
+    except Exception as exc:
+        log.warning("web.history_inspect_failed", session_id=live.id, error=str(exc))
+        return 0
+    if stored is None:
+        log.info("web.history_not_stored", session_id=live.id)
+        return 0
+    if not headers_identical(stored.header, live.header):
+        log.warning("web.history_header_differs", session_id=live.id)
+        return 0
+    events = live.events
+    if len(stored.events) > len(events):
+        log.warning(
+            "web.history_stored_longer",
+            session_id=live.id,
+            stored=len(stored.events),
+            live=len(events),
+        )
+        return 0
+    for index, stored_event in enumerate(stored.events):
+        if not events_identical(stored_event, events[index]):
+            log.warning("web.history_event_differs", session_id=live.id, seq=index)
+            return 0
+    return len(stored.events)
+
+
+async def history_page(
+    host: Host, session_id: str, before_seq: int | None, max_messages: int
+) -> dict[str, JSONValue] | None:
+    """One page of ``session_id``'s history, or ``None`` when no such Session exists.
+
+    Raises whatever :meth:`Host.inspect` raises for a cold Session (a storage failure).
+    """
+    live = host.sessions.get(session_id)
+    events: Sequence[Event]
+    if live is None:
+        stored = await host.inspect(session_id)
+        if stored is None:
+            return None
+        events = stored.events
+        seed_length = stored.header.seed_length or 0
+        presented_through = len(events)
+    else:
+        # Inspect first, snapshot after: events appended meanwhile only make storage the
+        # shorter side, which still proves its prefix.
+        presented_through = await proven_prefix(host, live)
+        events = live.events
+        seed_length = live.header.seed_length or 0
+    entries: list[JSONValue] = []
+    seqs = page_range(events, before_seq, max_messages)
+    for seq in seqs:
+        entry: dict[str, JSONValue] = {"event": events[seq].to_json()}
+        if seq < presented_through:
+            view = present(host.plugins, events, seq, seed_length)
+            if view is not None:
+                entry["view"] = view
+        entries.append(entry)
+    return {"entries": entries, "hasMore": seqs.start > 0}

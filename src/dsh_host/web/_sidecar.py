@@ -1,0 +1,255 @@
+"""The commit-gated event sidecar: raw events on append, presented views only after commit.
+
+Two observations of the :class:`~dsh_host.SessionStore` feed the event streams:
+
+* every append is fanned out at once, raw, to the subscribers of that Session id (an append is
+  never durability evidence, so it never carries a presented view);
+* every ``session/flushed(session, through_seq)`` advances a *watermark* kept per exact live
+  Session object (a ``WeakKeyDictionary``: a Session id that is resumed again gets a new object
+  and a fresh cursor, never another lifecycle's). Only a move forwards counts: concurrent flushes
+  may complete in reverse order, and the maximum wins, so a receipt is neither duplicated nor
+  withdrawn. For each newly covered seq the plugins' ``dsh_event_present`` is asked for a view;
+  when there is one the *identical* event is sent again with ``{"for": "event", "view": view}``
+  (a late view). A rejected or unacknowledged flush publishes nothing, so its views wait for a
+  later successful one.
+
+Where a watermark starts: a resumed Session at its stored length (those events were already
+presentable from storage, so a resume does not re-broadcast historical receipts); a created or
+forked Session at 0 (a fork seed is not the child's storage until the child's own flush proves
+it, so an inherited receipt appears after that flush). A Session the sidecar never saw open
+starts at 0, which at worst re-sends views the client upgrades in place.
+
+Each subscriber has a bounded queue. One that falls too far behind is closed (its stream ends and
+the client reconnects with ``Last-Event-ID``): memory never grows with a slow reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import structlog
+
+from dsh_hookspecs import Event, JSONValue
+
+from .. import _json
+from .._plugins import PluginManager
+from .._session import LiveSession, OpenReason, SessionStore
+
+log = structlog.get_logger(__name__)
+
+#: Default bound of undelivered frames per subscriber.
+DEFAULT_QUEUE_SIZE: Final = 1024
+
+CloseReason = Literal["disconnected", "overflow", "shutdown", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One event on the wire. ``view`` is the whole sidecar (``{"for": "event", "view": ...}``).
+
+    ``late`` marks a view re-sent after a commit: such frames bypass the replay de-duplication,
+    because their purpose is to repeat a seq the client already has.
+    """
+
+    event: Event
+    view: JSONValue | None
+    late: bool
+    data: bytes
+
+
+def encode_frame(event: Event, view: JSONValue | None) -> bytes:
+    """``id: <seq>`` and one ``data:`` line (strict JSON never contains a raw line break)."""
+    message: dict[str, JSONValue] = {"event": event.to_json()}
+    if view is not None:
+        message["view"] = view
+    return b"id: %d\ndata: %s\n\n" % (event.seq, _json.dumps(message).encode("utf-8"))
+
+
+def make_frame(event: Event, view: JSONValue | None = None, *, late: bool = False) -> Frame:
+    return Frame(event=event, view=view, late=late, data=encode_frame(event, view))
+
+
+def present(
+    plugins: PluginManager, events: Sequence[Event], seq: int, seed_length: int
+) -> JSONValue | None:
+    """The sidecar for ``events[seq]`` (``{"for": "event", "view": ...}``) or ``None``.
+
+    The facade already logs and skips a failing plugin; this also contains a view that is not
+    strict JSON, so a presentation problem only ever means "served raw".
+    """
+    try:
+        view = plugins.event_present(events, seq, seed_length)
+        if view is None:
+            return None
+        return {"for": "event", "view": _json.canonical(view)}
+    except Exception:
+        log.exception("web.present_failed", seq=seq)
+        return None
+
+
+class SubscriptionClosedError(Exception):
+    """The subscription ended and every queued frame was delivered."""
+
+    def __init__(self, reason: CloseReason) -> None:
+        super().__init__(reason)
+        self.reason: CloseReason = reason
+
+
+class Subscription:
+    """The frames for one stream of one Session id, in a bounded queue."""
+
+    __slots__ = ("_frames", "_maxsize", "_on_close", "_ready", "reason", "session_id")
+
+    def __init__(
+        self, session_id: str, maxsize: int, on_close: Callable[[Subscription], None]
+    ) -> None:
+        self.session_id = session_id
+        self._maxsize = maxsize
+        self._frames: deque[Frame] = deque()
+        self._ready = asyncio.Event()
+        self._on_close = on_close
+        #: Why the subscription ended (``None`` while it is open).
+        self.reason: CloseReason | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.reason is not None
+
+    def push(self, frame: Frame) -> None:
+        if self.reason is not None:
+            return
+        if len(self._frames) >= self._maxsize:
+            # Too slow: stop queueing (bounded memory) and let the stream end after what is
+            # queued; the client resumes from its Last-Event-ID.
+            log.warning("web.stream_overflow", session_id=self.session_id, queued=self._maxsize)
+            self.close("overflow")
+            return
+        self._frames.append(frame)
+        self._ready.set()
+
+    async def get(self, timeout: float) -> Frame | None:
+        """The next frame; ``None`` after ``timeout`` seconds without one.
+
+        Raises :class:`SubscriptionClosedError` once closed and drained.
+        """
+        while not self._frames:
+            if self.reason is not None:
+                raise SubscriptionClosedError(self.reason)
+            self._ready.clear()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._ready.wait()
+            except TimeoutError:
+                return None
+        return self._frames.popleft()
+
+    def close(self, reason: CloseReason) -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        if reason in ("disconnected", "shutdown"):
+            # Nobody to send to, or no time to: a reconnect replays from its Last-Event-ID.
+            self._frames.clear()
+        self._ready.set()
+        self._on_close(self)
+
+
+class Sidecar:
+    """Watermarks per live Session object and the stream subscribers per Session id."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        plugins: PluginManager,
+        *,
+        queue_size: int = DEFAULT_QUEUE_SIZE,
+    ) -> None:
+        if type(queue_size) is not int or queue_size < 1:
+            raise ValueError("queue_size must be a positive integer")
+        self._store = store
+        self._plugins = plugins
+        self._queue_size = queue_size
+        self._watermarks: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
+        self._subscribers: dict[str, set[Subscription]] = {}
+        self._closed = False
+        self._unsubscribe = [
+            store.add_open_observer(self._on_open),
+            store.add_append_observer(self._on_append),
+            store.add_flushed_observer(self._on_flushed),
+        ]
+
+    # -- queries ------------------------------------------------------------------------------
+    def watermark(self, session: LiveSession) -> int:
+        """How many leading events of ``session`` a successful flush has covered."""
+        return self._watermarks.get(session, 0)
+
+    def present(self, events: Sequence[Event], seq: int, seed_length: int) -> JSONValue | None:
+        return present(self._plugins, events, seq, seed_length)
+
+    def subscriber_count(self, session_id: str) -> int:
+        return len(self._subscribers.get(session_id, ()))
+
+    # -- subscriptions --------------------------------------------------------------------------
+    def subscribe(self, session_id: str) -> Subscription:
+        """A new subscription for ``session_id`` (closed at once when the sidecar is closed)."""
+        subscription = Subscription(session_id, self._queue_size, self._forget)
+        if self._closed:
+            subscription.close("shutdown")
+            return subscription
+        self._subscribers.setdefault(session_id, set()).add(subscription)
+        return subscription
+
+    def _forget(self, subscription: Subscription) -> None:
+        subscribers = self._subscribers.get(subscription.session_id)
+        if subscribers is None:
+            return
+        subscribers.discard(subscription)
+        if not subscribers:
+            del self._subscribers[subscription.session_id]
+
+    def _broadcast(self, session_id: str, frame: Frame) -> None:
+        for subscription in list(self._subscribers.get(session_id, ())):
+            subscription.push(frame)
+
+    def close(self) -> None:
+        """Stop observing the store and end every subscription (their streams finish)."""
+        if self._closed:
+            return
+        self._closed = True
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        for subscribers in list(self._subscribers.values()):
+            for subscription in list(subscribers):
+                subscription.close("shutdown")
+
+    # -- store observers ------------------------------------------------------------------------
+    def _on_open(self, session: LiveSession, reason: OpenReason, stored_length: int) -> None:
+        # Resumed: the stored prefix is already committed (stored_length == first_live_seq).
+        # Created / forked: nothing of this object is committed yet, seed included.
+        self._watermarks[session] = stored_length if reason == "resumed" else 0
+
+    def _on_append(self, session: LiveSession, event: Event) -> None:
+        if session.id in self._subscribers:
+            self._broadcast(session.id, make_frame(event))
+
+    def _on_flushed(self, session: LiveSession, through_seq: int) -> None:
+        previous = self._watermarks.get(session, 0)
+        if through_seq <= previous:
+            return  # an older flush completing late: the maximum already covers it
+        self._watermarks[session] = through_seq
+        if session.id not in self._subscribers:
+            return  # nobody listening; later subscribers get these views through replay
+        current = self._store.get(session.id)
+        if current is not None and current is not session:
+            return  # the id belongs to another lifecycle now; its streams follow that one
+        events = session.events
+        seed_length = session.header.seed_length or 0
+        for seq in range(previous, min(through_seq, len(events))):
+            view = self.present(events, seq, seed_length)
+            if view is not None:
+                self._broadcast(session.id, make_frame(events[seq], view, late=True))

@@ -1,0 +1,98 @@
+"""Real-browser fixtures: Debian's Chromium through Playwright (sync API, plain def tests),
+and a real ``dsh serve`` process per test on a fresh data folder."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.procs import LISTENING, DshProcess
+
+CHROMIUM = Path("/usr/bin/chromium")
+OVERLAY = "examples/web-schedule/overlay.toml"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():  # pragma: no cover - make test installs it with apt first
+        pytest.fail(f"{CHROMIUM} is missing: run `bash scripts/system-deps` (Debian's chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=[
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+class Page:
+    """A page that records every page error and console error for the no-errors assertions."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+        page.on(
+            "console",
+            lambda msg: (
+                self.errors.append(f"console.{msg.type}: {msg.text}")
+                if msg.type in ("error", "warning")
+                else None
+            ),
+        )
+
+
+@pytest.fixture
+def page(browser) -> Iterator[Page]:
+    context = browser.new_context(locale="en-US")
+    try:
+        yield Page(context.new_page())
+    finally:
+        context.close()
+
+
+class Server:
+    def __init__(self, process: DshProcess, url: str, data: Path) -> None:
+        self.process, self.url, self.data = process, url, data
+        self.http = httpx.Client(base_url=url, timeout=10)
+
+    def close(self) -> None:
+        self.http.close()
+        self.process.close()
+
+
+def start_server(data: Path, *, model: str = "scripted") -> Server:
+    process = DshProcess(
+        ["serve", "--overlay", OVERLAY, "--data", str(data), "--port", "0", "--model", model]
+    )
+    try:
+        url = process.wait_for_line(LISTENING)[1]
+    except BaseException:
+        process.close()
+        raise
+    return Server(process, url, data)
+
+
+@pytest.fixture
+def server(tmp_path) -> Iterator[Server]:
+    running = start_server(tmp_path / "data")
+    try:
+        yield running
+    finally:
+        running.close()
+        shutil.rmtree(tmp_path / "data", ignore_errors=True)

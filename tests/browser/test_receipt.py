@@ -1,0 +1,145 @@
+"""The keyless receipt scenario and the main job, in Debian's Chromium against ``dsh serve``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+PROMPT = "Check the deployment log"
+ROW = "section[role=note][data-schedule-reminder]"
+
+
+def wait_for(predicate, timeout=15.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(interval)
+
+
+def history(server, sid):
+    response = server.http.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
+    response.raise_for_status()
+    return response.json()["entries"]
+
+
+def dispatch_entry(server, sid):
+    for entry in history(server, sid):
+        event = entry["event"]
+        if event["type"] == "schedule/change" and event["data"]["operation"] == "dispatch":
+            return entry
+    return None
+
+
+def stored_events(server, sid):
+    """Read the stored log straight from the SQLite file (read-only, beside the server)."""
+    uri = f"file:{server.data / 'dsh.sqlite3'}?mode=ro"
+    with sqlite3.connect(uri, uri=True) as conn:
+        rows = conn.execute(
+            "SELECT seq, type, time, data FROM events WHERE session_id = ? ORDER BY seq", (sid,)
+        ).fetchall()
+        (header,) = conn.execute("SELECT header FROM sessions WHERE id = ?", (sid,)).fetchone()
+    events = [{"seq": s, "type": t, "time": tm, "data": json.loads(d)} for s, t, tm, d in rows]
+    return json.loads(header), events
+
+
+def create_reminder(server, prompt, after=1):
+    sid = server.http.post("/api/sessions", json={}).json()["id"]
+    arguments = json.dumps({"prompt": prompt, "after_seconds": after})
+    accepted = server.http.post(
+        f"/api/sessions/{sid}/messages", json={"text": f"/tool schedule_create {arguments}"}
+    )
+    assert accepted.status_code == 202
+    return sid
+
+
+def test_keyless_receipt_scenario(server, page):
+    sid = create_reminder(server, PROMPT)
+    entry = wait_for(lambda: dispatch_entry(server, sid))
+    flushed = server.http.post(f"/api/sessions/{sid}/flush").json()
+    assert flushed["durable"] is True
+    # The stored prefix is identity-matched with the live log, so history carries the view.
+    header, stored = stored_events(server, sid)
+    live = [e["event"] for e in history(server, sid)]
+    assert header["id"] == sid
+    assert stored == live[: len(stored)]
+    entry = dispatch_entry(server, sid)
+    assert entry["view"] == {
+        "for": "event",
+        "view": {
+            "scheduleId": "schedule-1",
+            "prompt": PROMPT,
+            "occurrenceAt": entry["view"]["view"]["occurrenceAt"],
+            "deliveryMode": "session-local",
+        },
+    }
+    # A reminder turn started after the dispatch.
+    types = [e["type"] for e in live]
+    assert types.index("schedule/change", types.index("tool/result") + 1) < len(types)
+    assert any(e["type"] == "turn/start" and e["seq"] > entry["event"]["seq"] for e in live)
+
+    p = page.page
+    p.goto(f"{server.url}/?session={sid}")
+    row = p.locator(ROW)
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(PROMPT)
+    expect(row).to_contain_text("Scheduled reminder")
+    expect(row).to_contain_text("Delivered in this session only")
+    expect(row).to_contain_text("ID schedule-1")
+    expect(row.locator("time").first).to_have_attribute(
+        "datetime", entry["view"]["view"]["occurrenceAt"]
+    )
+    p.locator("[data-locale=zh]").click()
+    expect(row).to_contain_text("定时提醒")
+    expect(row).to_contain_text("仅在当前会话中交付")
+    expect(row).to_contain_text("编号 schedule-1")
+    expect(row).to_contain_text(PROMPT)
+    p.reload()
+    expect(p.locator(ROW)).to_contain_text("仅在当前会话中交付")  # the switch is persisted
+    assert page.errors == []
+
+
+HOSTILE = (
+    '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+    '<b>bold</b> & "quotes" </section>'
+)
+
+
+def test_a_prompt_full_of_html_and_script_renders_as_inert_text(server, page):
+    sid = create_reminder(server, HOSTILE)
+    wait_for(lambda: dispatch_entry(server, sid))
+    assert server.http.post(f"/api/sessions/{sid}/flush").json()["durable"] is True
+    p = page.page
+    p.goto(f"{server.url}/?session={sid}")
+    row = p.locator(ROW)
+    expect(row).to_have_count(1)
+    expect(row.locator("p")).to_have_text(HOSTILE)
+    assert row.locator("img, script, b").count() == 0
+    assert p.locator("[data-testid=transcript] img, [data-testid=transcript] b").count() == 0
+    assert p.evaluate("window.__xss") is None
+    assert page.errors == []
+
+
+def test_main_job_plain_words_show_the_tool_result_then_the_reminder_and_its_card(server, page):
+    p = page.page
+    p.goto(server.url)
+    p.locator("[data-testid=new-session]").click()
+    expect(p.locator("[data-testid=composer]")).to_be_enabled()
+    p.locator("[data-testid=composer]").fill("remind me in 1 seconds to stretch")
+    p.locator("[data-testid=send]").click()
+    transcript = p.locator("[data-testid=transcript]")
+    expect(transcript.locator("[data-kind=tool-result]")).to_have_count(1, timeout=15_000)
+    expect(transcript).to_contain_text("schedule-1")
+    expect(transcript.locator(ROW)).to_contain_text("stretch", timeout=15_000)
+    expect(transcript).to_contain_text("Reminder: stretch", timeout=15_000)
+    assert "session=" in p.url
+    assert page.errors == []
