@@ -1,0 +1,149 @@
+"""The restart lane: real ``dsh serve`` processes on one data folder, stopped with SIGKILL.
+
+Boot 1 writes a pending reminder (+3600 s) and one that falls due while the server is down.
+Boot 2 resumes the pending Session (still pending), forks it (the child inherits no active
+work) and resumes the overdue one (exactly one dispatch, flush True). Boot 3 reads cold history
+(no Agent activated) and finds the receipt with its view. Boot 4 resumes the delivered Session
+again and nothing new is dispatched.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from dsh_schedule import parse_instant
+from tests.browser.conftest import start_server
+
+PENDING = "Water the plants"
+OVERDUE = "Check the deployment log"
+
+
+def wait_for(predicate, timeout=20.0, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met")
+        time.sleep(interval)
+
+
+def events(server, sid):
+    response = server.http.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
+    response.raise_for_status()
+    return response.json()["entries"]
+
+
+def tool_values(server, sid, name):
+    return [
+        e["event"]["data"]["value"]
+        for e in events(server, sid)
+        if e["event"]["type"] == "tool/result" and e["event"]["data"]["name"] == name
+    ]
+
+
+def call_tool(server, sid, name, arguments):
+    before = len(tool_values(server, sid, name))
+    text = f"/tool {name} {json.dumps(arguments)}"
+    assert server.http.post(f"/api/sessions/{sid}/messages", json={"text": text}).status_code == 202
+    return wait_for(lambda: tool_values(server, sid, name)[before:])[0]
+
+
+def dispatches(entries):
+    return [
+        e
+        for e in entries
+        if e["event"]["type"] == "schedule/change" and e["event"]["data"]["operation"] == "dispatch"
+    ]
+
+
+def live(server, sid):
+    sessions = server.http.get("/api/sessions").json()["sessions"]
+    return next(s for s in sessions if s["id"] == sid)["live"]
+
+
+def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp_path):
+    data = tmp_path / "data"
+
+    boot1 = start_server(data)
+    try:
+        pending = boot1.http.post("/api/sessions", json={}).json()["id"]
+        overdue = boot1.http.post("/api/sessions", json={}).json()["id"]
+        made = call_tool(
+            boot1, pending, "schedule_create", {"prompt": PENDING, "after_seconds": 3600}
+        )
+        assert made["id"] == "schedule-1"
+        made = call_tool(boot1, overdue, "schedule_create", {"prompt": OVERDUE, "after_seconds": 1})
+        assert made["state"] == "scheduled"
+        due_at = made["scheduledAt"]
+    finally:
+        boot1.process.kill()  # SIGKILL: the success values above were already acknowledged
+        boot1.close()
+    due_ms = parse_instant(due_at)
+    wait_for(lambda: time.time() * 1000 > due_ms)  # it falls due while no server runs
+
+    boot2 = start_server(data)
+    try:
+        assert live(boot2, pending) is False
+        assert dispatches(events(boot2, overdue)) == []  # due while down, not yet delivered
+        listed = call_tool(boot2, pending, "schedule_list", {})  # resumes the Session
+        assert [(v["id"], v["prompt"], v["state"]) for v in listed] == [
+            ("schedule-1", PENDING, "scheduled")
+        ]
+        child = boot2.http.post(f"/api/sessions/{pending}/fork", json={}).json()["id"]
+        assert call_tool(boot2, child, "schedule_list", {}) == []  # the fork inherits none
+        assert boot2.http.post(f"/api/sessions/{overdue}/resume").json() == {
+            "id": overdue,
+            "live": True,
+        }
+        wait_for(lambda: dispatches(events(boot2, overdue)))
+        flushed = boot2.http.post(f"/api/sessions/{overdue}/flush").json()
+        assert flushed["durable"] is True
+        delivered = events(boot2, overdue)
+        assert len(dispatches(delivered)) == 1
+        assert call_tool(boot2, overdue, "schedule_list", {}) == []
+        assert boot2.http.post(f"/api/sessions/{overdue}/flush").json()["durable"] is True
+    finally:
+        boot2.process.kill()
+        boot2.close()
+
+    boot3 = start_server(data)
+    try:
+        cold = events(boot3, overdue)
+        receipts = dispatches(cold)
+        assert len(receipts) == 1
+        assert receipts[0]["view"] == {
+            "for": "event",
+            "view": {
+                "scheduleId": "schedule-1",
+                "prompt": OVERDUE,
+                "occurrenceAt": due_at,
+                "deliveryMode": "session-local",
+            },
+        }
+        assert live(boot3, overdue) is False  # cold history activated nothing
+        assert live(boot3, pending) is False
+    finally:
+        boot3.process.kill()
+        boot3.close()
+
+    boot4 = start_server(data)
+    try:
+        assert boot4.http.post(f"/api/sessions/{overdue}/resume").json()["live"] is True
+        assert call_tool(boot4, overdue, "schedule_list", {}) == []
+        assert boot4.http.post(f"/api/sessions/{overdue}/flush").json()["durable"] is True
+        assert len(dispatches(events(boot4, overdue))) == 1
+        followups = [e for e in events(boot4, overdue) if e["event"]["type"] == "agent/followup"]
+        assert len(followups) == 1
+        reminder_turns = [
+            e
+            for e in events(boot4, overdue)
+            if e["event"]["type"] == "turn/start"
+            and e["event"]["data"]["messageId"] == followups[0]["event"]["data"]["messageId"]
+        ]
+        assert len(reminder_turns) == 1
+    finally:
+        boot4.process.kill()
+        boot4.close()
