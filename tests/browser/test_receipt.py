@@ -143,3 +143,33 @@ def test_main_job_plain_words_show_the_tool_result_then_the_reminder_and_its_car
     expect(transcript).to_contain_text("Reminder: stretch", timeout=15_000)
     assert "session=" in p.url
     assert page.errors == []
+
+
+def test_after_a_restart_resume_delivers_the_overdue_reminder_and_shows_its_card(tmp_path, page):
+    from tests.browser.conftest import start_server
+
+    data = tmp_path / "data"
+    first = start_server(data)
+    try:
+        sid = create_reminder(first, "Stretch your legs", after=1)
+        wait_for(
+            lambda: any(
+                e["event"]["type"] == "tool/result" and "id" in e["event"]["data"]["value"]
+                for e in history(first, sid)
+            )
+        )
+    finally:
+        first.process.kill()
+        first.close()
+    second = start_server(data)
+    try:
+        p = page.page
+        p.goto(f"{second.url}/?session={sid}")
+        expect(p.locator("[data-testid=session-note]")).to_contain_text("Cold session")
+        assert p.locator(ROW).count() == 0
+        p.locator("[data-testid=resume]").click()
+        expect(p.locator(ROW)).to_contain_text("Stretch your legs", timeout=15_000)
+        expect(p.locator("[data-testid=resume]")).to_be_hidden()
+        assert page.errors == []
+    finally:
+        second.close()

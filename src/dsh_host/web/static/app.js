@@ -89,6 +89,7 @@ const els = {
   sessionsError: $("sessions-error"),
   sessionId: $("session-id"),
   sessionNote: $("session-note"),
+  resume: $("resume"),
   fork: $("fork"),
   flush: $("flush"),
   scroll: $("transcript-scroll"),
@@ -495,12 +496,14 @@ function isWorking(win) {
 function renderChrome() {
   const current = state.current;
   const hasSession = current !== null;
+  const info = currentSessionInfo();
+  // A cold Session does nothing until it is resumed: its due reminders are delivered then.
+  els.resume.hidden = !(hasSession && info && !info.live);
   els.fork.disabled = !hasSession;
   els.flush.disabled = !hasSession;
   els.composer.disabled = !hasSession;
   els.send.disabled = !hasSession || state.sending;
   els.sessionId.textContent = hasSession ? current.id : "";
-  const info = currentSessionInfo();
   els.sessionNote.textContent = hasSession && info && !info.live ? t("session.cold") : "";
 
   const placeholder = els.placeholder;
@@ -614,6 +617,17 @@ async function forkCurrent() {
   setNotice("status.forked", { id: child.id });
 }
 
+async function resumeCurrent() {
+  const current = state.current;
+  if (!current) return;
+  await api("POST", sessionPath(current.id, "/resume"));
+  await refreshSessions();
+  if (state.current !== current) return;
+  if (!current.conn.connected) current.conn.reconnectNow();
+  setNotice("status.resumed", { id: current.id });
+  renderChrome();
+}
+
 async function flushCurrent() {
   const current = state.current;
   if (!current) return;
@@ -649,6 +663,7 @@ async function sendMessage() {
 
 function wireEvents() {
   els.newSession.addEventListener("click", () => runAction(els.newSession, createSession));
+  els.resume.addEventListener("click", () => runAction(els.resume, resumeCurrent));
   els.fork.addEventListener("click", () => runAction(els.fork, forkCurrent));
   els.flush.addEventListener("click", () => runAction(els.flush, flushCurrent));
   els.loadOlder.addEventListener("click", () => state.current?.win.loadOlder());
