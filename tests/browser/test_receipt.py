@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 
 import pytest
 from playwright.sync_api import expect
+
+from tests.api import dispatches, history, new_session, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -15,29 +16,9 @@ PROMPT = "Check the deployment log"
 ROW = "section[role=note][data-schedule-reminder]"
 
 
-def wait_for(predicate, timeout=15.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(interval)
-
-
-def history(server, sid):
-    response = server.http.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
-    response.raise_for_status()
-    return response.json()["entries"]
-
-
 def dispatch_entry(server, sid):
-    for entry in history(server, sid):
-        event = entry["event"]
-        if event["type"] == "schedule/change" and event["data"]["operation"] == "dispatch":
-            return entry
-    return None
+    found = dispatches(history(server, sid))
+    return found[0] if found else None
 
 
 def stored_events(server, sid):
@@ -53,7 +34,7 @@ def stored_events(server, sid):
 
 
 def create_reminder(server, prompt, after=1):
-    sid = server.http.post("/api/sessions", json={}).json()["id"]
+    sid = new_session(server)
     arguments = json.dumps({"prompt": prompt, "after_seconds": after})
     accepted = server.http.post(
         f"/api/sessions/{sid}/messages", json={"text": f"/tool schedule_create {arguments}"}

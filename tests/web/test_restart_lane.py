@@ -9,54 +9,15 @@ again and nothing new is dispatched.
 
 from __future__ import annotations
 
-import json
 import time
 
 from dsh_schedule import parse_instant
+from tests.api import call_tool, dispatches, wait_for
+from tests.api import history as events
 from tests.browser.conftest import start_server
 
 PENDING = "Water the plants"
 OVERDUE = "Check the deployment log"
-
-
-def wait_for(predicate, timeout=20.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met")
-        time.sleep(interval)
-
-
-def events(server, sid):
-    response = server.http.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
-    response.raise_for_status()
-    return response.json()["entries"]
-
-
-def tool_values(server, sid, name):
-    return [
-        e["event"]["data"]["value"]
-        for e in events(server, sid)
-        if e["event"]["type"] == "tool/result" and e["event"]["data"]["name"] == name
-    ]
-
-
-def call_tool(server, sid, name, arguments):
-    before = len(tool_values(server, sid, name))
-    text = f"/tool {name} {json.dumps(arguments)}"
-    assert server.http.post(f"/api/sessions/{sid}/messages", json={"text": text}).status_code == 202
-    return wait_for(lambda: tool_values(server, sid, name)[before:])[0]
-
-
-def dispatches(entries):
-    return [
-        e
-        for e in entries
-        if e["event"]["type"] == "schedule/change" and e["event"]["data"]["operation"] == "dispatch"
-    ]
 
 
 def live(server, sid):
