@@ -1,0 +1,972 @@
+"""A reference-model state machine over real hosts with the real Schedule plugin.
+
+Hypothesis drives random creates, deletes and lists through ``agent.execute_tool``, chat turns,
+injected flush and storage failures, clock moves (``advance``, wall-clock rollback, suspend),
+forks, graceful host restarts and crash restarts, all on one shared in-memory store. A reference
+model tracks, per Session, what the tool values promised; after every step (with every owner
+settled: no asyncio task left, every Agent idle) it checks that
+
+* no acknowledged record is lost: every create that answered a view and was not deleted is
+  active in the live fold (and in ``schedule_list``, checked by the list rule) or has a dispatch
+  that came no earlier than its target;
+* no id is dispatched twice in one Session's owned stream (one follow-up per dispatch, adjacent),
+  at most one durable dispatch per id survives any number of crashes, and a reminder is presented
+  to the model at most once more than the crashes that lost an undurable reminder turn;
+* a record whose delete answered ``deleted: true`` is never dispatched nor presented afterwards;
+* a Session's fold only ever holds that Session's own records, so a fork never inherits work;
+* a record that is due while its Session is live, idle and has had only successful flushes since
+  its owner was last triggered is dispatched within one timer segment (60 s) of loop time;
+* every stored log folds, every durable schedule follow-up has its dispatch right after it in the
+  same stored batch and vice versa, the store holds a prefix of each live log, and no owner
+  faulted and nothing logged an error.
+
+Crash restarts. A crash must leave storage exactly as the crashed host had acknowledged it and
+leave nothing of that host running. Every boot reaches the shared store through its own
+:class:`ProcessStorage` handle. A crash first severs that handle (every later read or write
+through it raises, so nothing the abandoned host still does can reach storage, like a killed
+process), optionally cancels a create caught in flight at a gated preflight or barrier flush,
+and only then tears the abandoned host down with ``Host.close()``: its Agents and owners are
+disposed (timers cancelled, runs awaited), its final flushes fail against the severed handle,
+its coordinator's background writes are awaited. Each boot also has its own ``ManualClock``
+(wall time carried over), so a timer the abandoned host might have leaked could never fire, and
+the settle after every step asserts that no asyncio task is left over.
+
+``DSH_STATEFUL_EXAMPLES`` / ``DSH_STATEFUL_STEPS`` override the example count and step count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+from structlog.testing import capture_logs
+
+from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_host import Host, LiveAgent, ScriptedModel, Turn
+from dsh_host.persistence import MemoryBackend, StorageError, StoredSession, StoredSummary
+from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
+from dsh_schedule import (
+    MESSAGES,
+    SCHEDULE_CHANGE,
+    allocate_id,
+    fold,
+    format_instant,
+    parse_instant,
+    parse_reminder_framing,
+    present_dispatch,
+)
+
+from .harness import FlushControl
+
+EXAMPLES = int(os.environ.get("DSH_STATEFUL_EXAMPLES", "25"))
+STEPS = int(os.environ.get("DSH_STATEFUL_STEPS", "30"))
+MAX_SEGMENT = 60.0  # the plugin's default max_segment_seconds
+START_WALL = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
+SCHEDULE_SOURCE = {"kind": "plugin", "plugin": "schedule"}
+MAX_SESSIONS = 5
+#: Error-level log events a crash legitimately produces (the abandoned host's final flush).
+TOLERATED_ERRORS = frozenset({"host.final_flush_failed"})
+
+
+# -- the system under test's surroundings ------------------------------------------------------
+class BatchRecordingStore(MemoryBackend):
+    """The one store that survives restarts; it remembers every committed append batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
+
+    async def append(
+        self,
+        session_id: str,
+        start: int,
+        events: Sequence[Event],
+        header: SessionHeader | None = None,
+    ) -> None:
+        await super().append(session_id, start, events, header)
+        self.batches[session_id].append((start, start + len(events)))
+
+
+class ProcessStorage:
+    """One host process's handle on the shared store. ``crashed`` cuts the process off: every
+    later read or write raises and never reaches the store; ``close`` still releases it (the
+    OS drops a dead process's handles)."""
+
+    def __init__(self, inner: BatchRecordingStore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.crashed = False
+
+    def _alive(self) -> None:
+        if self.crashed:
+            raise StorageError("the process that held this storage handle crashed")
+
+    async def open(self) -> None:
+        await self.inner.open()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        self._alive()
+        return await self.inner.load(session_id)
+
+    async def list_sessions(self) -> Sequence[StoredSummary]:
+        self._alive()
+        return await self.inner.list_sessions()
+
+    async def append(
+        self,
+        session_id: str,
+        start: int,
+        events: Sequence[Event],
+        header: SessionHeader | None = None,
+    ) -> None:
+        self._alive()
+        await self.inner.append(session_id, start, events, header)
+
+
+@dataclass
+class RecordingFlush(FlushControl):
+    """:class:`FlushControl` that also records each flush's outcome per Session id."""
+
+    outcomes: list[tuple[str, bool]] = field(default_factory=list)
+
+    async def __call__(self, session) -> bool | None:
+        try:
+            result = await super().__call__(session)
+        except BaseException:
+            self.outcomes.append((session.id, False))
+            raise
+        self.outcomes.append((session.id, result is True))
+        return result
+
+
+@dataclass(frozen=True)
+class Presentation:
+    step: int
+    session_id: str
+    schedule_id: str
+    occurrence_at: str
+    prompt: str
+    source: JSONValue
+
+
+class RecordingModel:
+    """The scripted model, recording every reminder turn it is asked to run."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.inner = ScriptedModel()
+        self.presentations: list[Presentation] = []
+        self.step = 0
+
+    async def run_turn(self, turn: Turn) -> None:
+        parsed = parse_reminder_framing(turn.message.text)
+        if parsed is not None:
+            schedule_id, occurrence_at, prompt = parsed
+            self.presentations.append(
+                Presentation(
+                    self.step,
+                    turn.agent.session.id,
+                    schedule_id,
+                    occurrence_at,
+                    prompt,
+                    turn.message.source,
+                )
+            )
+        await self.inner.run_turn(turn)
+
+
+@dataclass
+class Generation:
+    """One host boot."""
+
+    host: Host
+    clock: ManualClock
+    flush: RecordingFlush
+    faulty: FaultInjectingBackend
+    handle: ProcessStorage
+
+    @property
+    def plugin(self):
+        return self.host.plugins.pm.get_plugin("schedule")
+
+    def agent(self, session_id: str) -> LiveAgent:
+        agent = self.host.agents.for_session(session_id)
+        assert agent is not None, f"session {session_id} has no live root Agent"
+        return agent
+
+
+# -- the reference model -----------------------------------------------------------------------
+@dataclass
+class Rec:
+    id: str
+    prompt: str
+    after: int
+    at: str
+    #: The create answered a view, or a later list / dispatch / storage read proved it exists.
+    confirmed: bool
+    deleted_step: int | None = None  # the delete answered deleted: true (or proved durable)
+    maybe_deleted_step: int | None = None  # the delete answered persistence_uncertain
+    order: int = 0
+
+    @property
+    def target(self) -> int:
+        return parse_instant(self.at)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.id, self.prompt, self.at)
+
+    def view(self, now_ms: int) -> dict[str, JSONValue]:
+        return {
+            "id": self.id,
+            "kind": "after",
+            "prompt": self.prompt,
+            "afterSeconds": self.after,
+            "scheduledAt": self.at,
+            "state": "overdue" if now_ms >= self.target else "scheduled",
+            "deliveryMode": "session-local",
+        }
+
+    def receipt(self) -> dict[str, JSONValue]:
+        return {
+            "scheduleId": self.id,
+            "prompt": self.prompt,
+            "occurrenceAt": self.at,
+            "deliveryMode": "session-local",
+        }
+
+
+@dataclass
+class SessionModel:
+    sid: str
+    parent: str | None
+    recs: dict[str, Rec] = field(default_factory=dict)
+    #: Loop time since which the owner is known to be driving (all flushes succeeded since its
+    #: last trigger); ``None`` when a flush of this Session failed since.
+    armed_at: float | None = None
+    #: Loop time at which each active record was first seen due.
+    due_since: dict[str, float] = field(default_factory=dict)
+
+
+def uncertain(operation: str, schedule_id: str | None = None) -> dict[str, JSONValue]:
+    value: dict[str, JSONValue] = {
+        "code": "persistence_uncertain",
+        "message": MESSAGES["persistence_uncertain"],
+        "operation": operation,
+    }
+    if schedule_id is not None:
+        value["id"] = schedule_id
+    return value
+
+
+@dataclass
+class LogFacts:
+    dispatches: dict[str, Event]
+    followups: Counter[str]
+    reminder_turns: Counter[tuple[str, str, str]]  # (id, prompt, at) of reminder user/messages
+
+
+def log_facts(events: Sequence[Event], owned: int) -> LogFacts:
+    """What the owned suffix says about dispatches, follow-ups and reminder turns."""
+    facts = LogFacts({}, Counter(), Counter())
+    for event in events[owned:]:
+        data = event.data
+        if event.type == SCHEDULE_CHANGE and data["operation"] == "dispatch":
+            assert data["id"] not in facts.dispatches, f"{data['id']} dispatched twice"
+            facts.dispatches[data["id"]] = event
+        elif event.type == "agent/followup" and data["source"] == SCHEDULE_SOURCE:
+            parsed = parse_reminder_framing(data["text"])
+            assert parsed is not None, data
+            facts.followups[parsed[0]] += 1
+            assert event.seq + 1 < len(events), f"follow-up {event.seq} has no dispatch after it"
+            following = events[event.seq + 1]
+            assert following.type == SCHEDULE_CHANGE, event
+            assert following.data == {"version": 1, "operation": "dispatch", "id": parsed[0]}
+        elif event.type == "user/message" and data.get("source") == SCHEDULE_SOURCE:
+            parsed = parse_reminder_framing(data["text"])
+            assert parsed is not None, data
+            schedule_id, occurrence_at, prompt = parsed
+            facts.reminder_turns[(schedule_id, prompt, occurrence_at)] += 1
+    return facts
+
+
+def check_stored_pairs(stored: StoredSession, batches: Sequence[tuple[int, int]]) -> None:
+    """Every durable schedule follow-up has its dispatch right after it in the same stored
+    batch, and every durable dispatch its follow-up right before it."""
+    events = stored.events
+    owned = stored.header.owned_from
+
+    def same_batch(first: int, second: int) -> bool:
+        return any(start <= first and second < end for start, end in batches)
+
+    for event in events[owned:]:
+        if event.type == "agent/followup" and event.data["source"] == SCHEDULE_SOURCE:
+            parsed = parse_reminder_framing(event.data["text"])
+            assert parsed is not None
+            assert event.seq + 1 < len(events), f"stored follow-up {event.seq} lost its dispatch"
+            following = events[event.seq + 1]
+            assert following.type == SCHEDULE_CHANGE
+            assert following.data == {"version": 1, "operation": "dispatch", "id": parsed[0]}
+            assert same_batch(event.seq, event.seq + 1), (event.seq, batches)
+        elif event.type == SCHEDULE_CHANGE and event.data["operation"] == "dispatch":
+            before = events[event.seq - 1]
+            assert before.seq >= owned, f"stored dispatch {event.seq} has no follow-up before it"
+            assert before.type == "agent/followup", f"stored dispatch {event.seq} unpaired"
+            parsed = parse_reminder_framing(before.data["text"])
+            assert parsed is not None
+            assert parsed[0] == event.data["id"]
+            assert same_batch(event.seq - 1, event.seq), (event.seq, batches)
+
+
+def valid_boundaries(events: Sequence[Event]) -> list[int]:
+    """Fork boundaries outside any open turn."""
+    depth, valid = 0, [0]
+    for index, event in enumerate(events):
+        if event.type == "turn/start":
+            depth += 1
+        elif event.type == "turn/end":
+            depth = max(0, depth - 1)
+        if depth == 0:
+            valid.append(index + 1)
+    return valid
+
+
+prompts = st.text(
+    alphabet=st.sampled_from(list('ab Z\n\t"\\:{}é日')) | st.characters(codec="utf-8"),
+    max_size=12,
+)
+indexes = st.integers(min_value=0, max_value=2**16)
+
+
+# -- the machine ---------------------------------------------------------------------------------
+class ScheduleMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.exit_stack = contextlib.ExitStack()
+        self.logs = self.exit_stack.enter_context(capture_logs())
+        self.log_mark = 0
+        self.store = BatchRecordingStore()
+        self.model = RecordingModel()
+        self.gen: Generation | None = None
+        self.sessions: dict[str, SessionModel] = {}
+        #: Every record any Session ever created: (session id, id, prompt, scheduledAt).
+        self.ever: set[tuple[str, str, str, str]] = set()
+        #: Extra presentations a key may get: reminder turns a crash lost before they were durable.
+        self.allowance: Counter[tuple[str, str, str, str]] = Counter()
+        self.step = 0
+        self.counter = 0
+        self.broken = False  # a step raised: teardown only cleans up
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _run(self, action: Callable[[], Awaitable[None]]) -> None:
+        self.step += 1
+        self.model.step = self.step
+        self.broken = True
+        self.loop.run_until_complete(self._step(action))
+        self.broken = False
+
+    async def _step(self, action: Callable[[], Awaitable[None]]) -> None:
+        gen = self.gen
+        mark = len(gen.flush.outcomes) if gen is not None else 0
+        await action()
+        await self._settle()
+        if self.gen is not gen:
+            mark = 0
+        self._update_health(mark)
+
+    async def _settle(self) -> None:
+        """Bounded wait until no task but this one is left and every Agent is idle."""
+        me = asyncio.current_task()
+        await wait_until(lambda: all(task is me for task in asyncio.all_tasks()), timeout=10)
+        assert self.gen is not None
+        for agent in self.gen.host.agents.all():
+            assert agent.phase == "idle", agent
+            assert not agent.inbox, agent
+
+    def _update_health(self, mark: int) -> None:
+        assert self.gen is not None
+        outcomes: defaultdict[str, list[bool]] = defaultdict(list)
+        for session_id, ok in self.gen.flush.outcomes[mark:]:
+            outcomes[session_id].append(ok)
+        for session_id, oks in outcomes.items():
+            sm = self.sessions.get(session_id)
+            if sm is not None:
+                sm.armed_at = self.gen.clock.loop_time if all(oks) else None
+
+    async def _boot(self) -> None:
+        wall = self.gen.clock.now_ms() if self.gen is not None else START_WALL
+        clock = ManualClock(wall)
+        handle = ProcessStorage(self.store)
+        faulty = FaultInjectingBackend(handle)
+        host = Host(backend=faulty, clock=clock, model=self.model)
+        await host.start()
+        # Put a controllable flush listener in front of the coordinator's (as harness.py does).
+        host.persistence._unsubscribe[2]()
+        flush = RecordingFlush(delegate=host.persistence._on_flush)
+        host.sessions.add_flush_listener(flush)
+        host.load_plugin("schedule")
+        self.gen = Generation(host, clock, flush, faulty, handle)
+
+    def _pick(self, index: int) -> SessionModel:
+        models = list(self.sessions.values())
+        return models[index % len(models)]
+
+    def _adopt_new(self, known: set[str], parent: str | None) -> LiveAgent:
+        assert self.gen is not None
+        (session,) = [s for s in self.gen.host.sessions.live() if s.id not in known]
+        self.sessions[session.id] = SessionModel(session.id, parent)
+        return self.gen.agent(session.id)
+
+    def _live_dispatches(self, sm: SessionModel) -> dict[str, Event]:
+        assert self.gen is not None
+        session = self.gen.agent(sm.sid).session
+        return log_facts(session.events, session.header.owned_from).dispatches
+
+    def _new_prompt(self, raw: str) -> str:
+        self.counter += 1
+        return f"{raw} #{self.counter}"
+
+    async def _resume_all(self) -> None:
+        assert self.gen is not None
+        for sm in self.sessions.values():
+            sm.armed_at = None
+            sm.due_since.clear()
+            agent = await self.gen.host.resume_session(sm.sid)
+            assert agent.session.id == sm.sid
+
+    def _allow_lost_turns(
+        self, sid: str, live: Sequence[Event], stored: Sequence[Event], owned: int
+    ) -> None:
+        lost = log_facts(live, owned).reminder_turns - log_facts(stored, owned).reminder_turns
+        for (schedule_id, prompt, at), count in lost.items():
+            self.allowance[(sid, schedule_id, prompt, at)] += count
+
+    # -- rules ----------------------------------------------------------------------------------
+    @initialize(
+        first=st.lists(st.tuples(prompts, st.integers(1, 10_000)), max_size=3),
+    )
+    def boot(self, first: list[tuple[str, int]]) -> None:
+        """The first host with one Session and up to three reminders in it."""
+
+        async def action() -> None:
+            await self._boot()
+            assert self.gen is not None
+            agent = await self.gen.host.create_session()
+            self.sessions[agent.session.id] = SessionModel(agent.session.id, None)
+
+        self._run(action)
+        for raw, after in first:
+            self._create(0, raw, after)
+
+    @precondition(lambda self: len(self.sessions) < MAX_SESSIONS)
+    @rule()
+    def new_session(self) -> None:
+        async def action() -> None:
+            assert self.gen is not None
+            known = {s.id for s in self.gen.host.sessions.live()}
+            # A failing header flush raises; the Session is live all the same.
+            with contextlib.suppress(OSError, StorageError):
+                await self.gen.host.create_session()
+            self._adopt_new(known, None)
+
+        self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, raw=prompts, after=st.integers(1, 10_000))
+    def create(self, index: int, raw: str, after: int) -> None:
+        self._create(index, raw, after)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, raw=prompts, after=st.integers(1, 120))
+    def create_soon(self, index: int, raw: str, after: int) -> None:
+        self._create(index, raw, after)
+
+    def _create(self, index: int, raw: str, after: int) -> None:
+        sm = self._pick(index)
+        prompt_in = self._new_prompt(raw)
+
+        async def action() -> None:
+            assert self.gen is not None
+            expected_id = allocate_id(set(sm.recs), len(sm.recs))
+            now = self.gen.clock.now_ms()
+            value = await self.gen.agent(sm.sid).execute_tool(
+                "schedule_create", {"prompt": prompt_in, "after_seconds": after}
+            )
+            if value == uncertain("create"):
+                return  # the preflight failed: nothing was appended (a later list proves it)
+            rec = Rec(
+                id=expected_id,
+                prompt=prompt_in.strip(),
+                after=after,
+                at=format_instant(now + after * 1000),
+                confirmed=value != uncertain("create", expected_id),
+                order=self.counter,
+            )
+            if rec.confirmed:
+                assert value == rec.view(now), (value, rec)
+                assert value["state"] == "scheduled"
+            sm.recs[rec.id] = rec
+            self.ever.add((sm.sid, *rec.key))
+
+        self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, which=indexes)
+    def delete(self, index: int, which: int) -> None:
+        sm = self._pick(index)
+        candidates = [*sm.recs, "schedule-999", "custom"]
+        target = candidates[which % len(candidates)]
+
+        async def action() -> None:
+            assert self.gen is not None
+            value = await self.gen.agent(sm.sid).execute_tool("schedule_delete", {"id": target})
+            rec = sm.recs.get(target)
+            dispatched = target in self._live_dispatches(sm)
+            if value == {"id": target, "deleted": True}:
+                assert rec is not None, value
+                assert rec.deleted_step is None, value
+                assert not dispatched, value
+                rec.deleted_step, rec.maybe_deleted_step = self.step, None
+                rec.confirmed = True
+            elif value == {"id": target, "deleted": False, "code": "schedule_not_found"}:
+                if rec is None or rec.deleted_step is not None:
+                    return
+                if dispatched:
+                    rec.confirmed, rec.maybe_deleted_step = True, None
+                else:
+                    # Not active and not dispatched: only an earlier uncertain delete explains it.
+                    assert rec.maybe_deleted_step is not None, f"{target} was lost"
+                    rec.deleted_step, rec.maybe_deleted_step = rec.maybe_deleted_step, None
+                    rec.confirmed = True
+            else:
+                assert value == uncertain("delete", target), value
+                if rec is not None and rec.deleted_step is None and not dispatched:
+                    rec.maybe_deleted_step = rec.maybe_deleted_step or self.step
+
+        self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes)
+    def list_reminders(self, index: int) -> None:
+        sm = self._pick(index)
+
+        async def action() -> None:
+            assert self.gen is not None
+            value = await self.gen.agent(sm.sid).execute_tool("schedule_list", {})
+            if value == uncertain("list"):
+                return
+            assert isinstance(value, list), value
+            now = self.gen.clock.now_ms()
+            dispatches = self._live_dispatches(sm)
+            listed: dict[str, Rec] = {}
+            for item in value:
+                rec = sm.recs.get(item["id"])
+                assert rec is not None, f"listed a record nobody created: {item}"
+                assert rec.deleted_step is None, f"listed a deleted record: {item}"
+                assert item == rec.view(now), (item, rec)
+                assert rec.id not in dispatches
+                listed[rec.id] = rec
+            orders = [rec.order for rec in listed.values()]
+            assert orders == sorted(orders), "not in creation order"
+            for rec in sm.recs.values():
+                if rec.id in listed or rec.id in dispatches:
+                    rec.confirmed, rec.maybe_deleted_step = True, None
+                elif rec.deleted_step is None:
+                    assert rec.maybe_deleted_step is not None, f"{rec.id} was lost: {value}"
+                    rec.deleted_step, rec.maybe_deleted_step = rec.maybe_deleted_step, None
+                    rec.confirmed = True
+
+        self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(
+        index=indexes, text=st.sampled_from(["list reminders", "hello"]), seconds=st.integers(0, 90)
+    )
+    def chat(self, index: int, text: str, seconds: int) -> None:
+        """A user turn (busy Agent) while the clock may move under it."""
+        sm = self._pick(index)
+
+        async def action() -> None:
+            assert self.gen is not None
+            self.gen.agent(sm.sid).send(text)
+            if seconds:
+                self.gen.clock.advance(seconds)
+
+        self._run(action)
+
+    @rule(
+        failure=st.one_of(
+            st.tuples(
+                st.just("flush"),
+                st.lists(st.sampled_from(["ok", "raise", "false"]), min_size=1, max_size=4).filter(
+                    lambda modes: any(mode != "ok" for mode in modes)
+                ),
+            ),
+            st.tuples(st.sampled_from(["append", "after_commit"]), st.integers(1, 3)),
+        )
+    )
+    def inject_failure(self, failure: tuple[str, list[str] | int]) -> None:
+        """The next flushes fail (raise, or answer without acknowledging: preflight or barrier,
+        whoever flushes next), or the next storage writes fail (before or after committing)."""
+        kind, what = failure
+
+        async def action() -> None:
+            assert self.gen is not None
+            if kind == "flush":
+                assert isinstance(what, list)
+                self.gen.flush.once.extend(what)
+            elif kind == "append":
+                assert isinstance(what, int)
+                self.gen.faulty.plan.fail_appends += what
+            else:
+                assert isinstance(what, int)
+                self.gen.faulty.plan.fail_after_commit += what
+
+        self._run(action)
+
+    @rule(
+        move=st.one_of(
+            st.tuples(
+                st.just("advance"), st.sampled_from([1, 59, 60, 61]) | st.integers(1, 12_000)
+            ),
+            st.tuples(st.just("rollback"), st.integers(1, 3_600)),
+            st.tuples(st.just("suspend"), st.integers(1, 86_400)),
+        )
+    )
+    def clock(self, move: tuple[str, int]) -> None:
+        """Real time passes (loop + wall), the wall clock is set back up to an hour, or the
+        machine sleeps up to a day (the wall clock jumps, loop timers stall)."""
+        kind, seconds = move
+
+        async def action() -> None:
+            assert self.gen is not None
+            clock = self.gen.clock
+            if kind == "advance":
+                clock.advance(seconds)
+            elif kind == "rollback":
+                clock.set_wall(clock.now_ms() - seconds * 1000)
+            else:
+                clock.suspend(seconds)
+
+        self._run(action)
+
+    @precondition(lambda self: 0 < len(self.sessions) < MAX_SESSIONS)
+    @rule(index=indexes, boundary=st.none() | indexes)
+    def fork(self, index: int, boundary: int | None) -> None:
+        parent = self._pick(index)
+
+        async def action() -> None:
+            assert self.gen is not None
+            host = self.gen.host
+            events = self.gen.agent(parent.sid).session.events
+            if boundary is not None:
+                valid = valid_boundaries(events)
+                at: int | None = valid[boundary % len(valid)]
+            else:
+                at = None
+            known = {s.id for s in host.sessions.live()}
+            # A failing first flush of the child raises; the child is live all the same.
+            with contextlib.suppress(OSError, StorageError):
+                await host.fork_session(parent.sid, at)
+            child = self._adopt_new(known, parent.sid)
+            assert child.session.header.parent_session == parent.sid
+            owned = child.session.header.owned_from
+            assert fold(child.session.events, owned).active == ()
+            assert self.gen.plugin.folds.of(child.session).active == ()
+            value = await child.execute_tool("schedule_list", {})
+            assert value == [] or value == uncertain("list"), value
+
+        self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(
+        kind=st.sampled_from(
+            ["graceful", "crash", "crash_in_create", "crash_in_create_barrier", "crash_in_dispatch"]
+        ),
+        raw=prompts,
+        index=indexes,
+    )
+    def restart(self, kind: str, raw: str, index: int) -> None:
+        if kind == "graceful":
+            self._graceful_restart()
+        else:
+            self._crash_restart(kind, raw, index)
+
+    def _graceful_restart(self) -> None:
+        """Close the host (final flushes on healthy storage), boot a new one, resume all."""
+
+        async def action() -> None:
+            gen = self.gen
+            assert gen is not None
+            # A graceful shutdown runs on healthy storage: its final flush commits everything.
+            gen.flush.once.clear()
+            gen.faulty.plan = FaultPlan()
+            live = {sid: gen.agent(sid).session for sid in self.sessions}
+            await gen.host.close()
+            await self._boot()
+            assert self.gen is not None
+            for sid, session in live.items():
+                stored = await self.gen.host.inspect(sid)
+                assert stored is not None, sid
+                assert stored.events == tuple(session.events), "graceful close lost events"
+                self._allow_lost_turns(sid, session.events, stored.events, stored.header.owned_from)
+            await self._resume_all()
+
+        self._run(action)
+
+    def _crash_restart(self, kind: str, raw: str, index: int) -> None:
+        """Abandon the host without its final flush. ``crash`` dies at a settled point;
+        ``crash_in_create`` / ``crash_in_create_barrier`` die while a create waits in its
+        preflight / barrier flush; ``crash_in_dispatch`` dies after a reminder was dispatched
+        and its turn ran, while every flush since (barrier, turn checkpoint) still hangs."""
+
+        async def action() -> None:
+            gen = self.gen
+            assert gen is not None
+            sm = self._pick(index)
+            task = None
+            if kind in ("crash_in_create", "crash_in_create_barrier"):
+                task = await self._create_in_flight(gen, sm, raw, kind == "crash_in_create_barrier")
+            elif kind == "crash_in_dispatch":
+                await self._dispatch_in_flight(gen, sm)
+            gen.handle.crashed = True  # from here on nothing this host does reaches storage
+            if task is not None:
+                task.cancel()  # the process died: the tool call never answers
+                await asyncio.gather(task, return_exceptions=True)
+            gen.flush.gate.set()  # flushes still hanging now fail against the dead handle
+            live = {sid: gen.agent(sid).session for sid in self.sessions}
+            await gen.host.close()  # disposes Agents and owners; its final flushes fail
+            await self._boot()
+            assert self.gen is not None
+            await self._resync_after_crash({sid: tuple(s.events) for sid, s in live.items()})
+            await self._resume_all()
+
+        self._run(action)
+
+    async def _create_in_flight(
+        self, gen: Generation, sm: SessionModel, raw: str, at_barrier: bool
+    ) -> asyncio.Task[JSONValue]:
+        gen.flush.once[:] = ["ok", "gate"] if at_barrier else ["gate"]
+        gen.faulty.plan = FaultPlan()
+        before = gen.flush.count
+        task = asyncio.get_running_loop().create_task(
+            gen.agent(sm.sid).execute_tool(
+                "schedule_create", {"prompt": self._new_prompt(raw), "after_seconds": 5}
+            )
+        )
+        await wait_until(lambda: gen.flush.count >= before + 1 + at_barrier)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not task.done()
+        return task
+
+    async def _dispatch_in_flight(self, gen: Generation, sm: SessionModel) -> None:
+        session = gen.agent(sm.sid).session
+        active = fold(session.events, session.header.owned_from).active
+        if not active:
+            return  # nothing to dispatch: an ordinary crash
+        dispatched = len(log_facts(session.events, session.header.owned_from).dispatches)
+        target = min(parse_instant(record.scheduled_at) for record in active)
+        gen.flush.once[:] = ["ok"] + ["gate"] * 32  # the owner's preflight passes, then all hang
+        gen.faulty.plan = FaultPlan()
+        gen.clock.suspend(max(0, target - gen.clock.now_ms()) / 1000)
+        gen.clock.advance(MAX_SEGMENT)  # the owner's segment timer fires: it is due
+
+        def dispatched_more() -> bool:
+            facts = log_facts(session.events, session.header.owned_from)
+            return len(facts.dispatches) > dispatched
+
+        # Another Session's owner may take the one passing flush: then nothing is dispatched.
+        with contextlib.suppress(TimeoutError):
+            await wait_until(dispatched_more, timeout=0.5)
+        for _ in range(50):
+            await asyncio.sleep(0)  # let the reminder turn run up to its (hanging) checkpoint
+
+    async def _resync_after_crash(self, live_logs: dict[str, tuple[Event, ...]]) -> None:
+        """Only what the crashed host had acknowledged survives: check the acknowledged part,
+        and settle every uncertain answer against what storage holds."""
+        assert self.gen is not None
+        for sid, sm in list(self.sessions.items()):
+            live = live_logs[sid]
+            stored = await self.gen.host.inspect(sid)
+            if stored is None:
+                assert not any(rec.confirmed for rec in sm.recs.values()), (
+                    f"session {sid} acknowledged reminders but never reached storage"
+                )
+                del self.sessions[sid]
+                self._allow_lost_turns(sid, live, (), 0)
+                continue
+            assert stored.events == live[: len(stored.events)], "storage is not a live prefix"
+            owned = stored.header.owned_from
+            creates: dict[str, dict] = {}
+            deletes: set[str] = set()
+            for event in stored.events[owned:]:
+                if event.type != SCHEDULE_CHANGE:
+                    continue
+                if event.data["operation"] == "create":
+                    creates[event.data["schedule"]["id"]] = event.data["schedule"]
+                elif event.data["operation"] == "delete":
+                    deletes.add(event.data["id"])
+            for rec in list(sm.recs.values()):
+                record = creates.get(rec.id)
+                durable = record is not None and (record["prompt"], record["scheduledAt"]) == (
+                    rec.prompt,
+                    rec.at,
+                )
+                if rec.confirmed:
+                    assert durable, f"acknowledged create {rec.key} lost in a crash"
+                elif durable:
+                    rec.confirmed = True
+                else:
+                    del sm.recs[rec.id]  # an uncertain create that never became durable
+                    continue
+                if rec.deleted_step is not None:
+                    assert rec.id in deletes, f"acknowledged delete of {rec.id} lost in a crash"
+                elif rec.maybe_deleted_step is not None:
+                    if rec.id in deletes:
+                        rec.deleted_step = rec.maybe_deleted_step
+                    rec.maybe_deleted_step = None
+            phantom = set(creates) - set(sm.recs)
+            assert not phantom, f"storage holds creates nobody was told about: {phantom}"
+            self._allow_lost_turns(sid, live, stored.events, owned)
+
+    # -- invariants -----------------------------------------------------------------------------
+    @invariant()
+    def reference_model_holds(self) -> None:
+        if self.gen is not None:
+            self.loop.run_until_complete(self._check())
+
+    async def _check(self) -> None:
+        gen = self.gen
+        assert gen is not None
+        host, plugin = gen.host, gen.plugin
+        now, loop_time = gen.clock.now_ms(), gen.clock.loop_time
+        # Every wait is a bounded segment (owner timers; the coordinator's batching window).
+        assert all(delay <= MAX_SEGMENT for delay in gen.clock.pending_delays())
+        for entry in self.logs[self.log_mark :]:
+            assert entry["event"] != "owner.faulted", entry
+            assert entry["log_level"] not in ("error", "critical") or (
+                entry["event"] in TOLERATED_ERRORS
+            ), entry
+        self.log_mark = len(self.logs)
+
+        for sm in self.sessions.values():
+            agent = gen.agent(sm.sid)
+            session = agent.session
+            assert host.sessions.get(sm.sid) is session
+            assert not plugin.owners[agent].faulted
+            events, owned = session.events, session.header.owned_from
+            reference = fold(events, owned)
+            assert plugin.folds.of(session).active == reference.active
+            active = {record.id: record for record in reference.active}
+            facts = log_facts(events, owned)
+            assert set(facts.followups) == set(facts.dispatches)
+            assert all(count == 1 for count in facts.followups.values()), facts.followups
+            assert all(count == 1 for count in facts.reminder_turns.values()), facts
+            # A Session's fold holds only its own records: a fork inherits no active work.
+            for record in reference.active:
+                rec = sm.recs.get(record.id)
+                assert rec is not None, f"{sm.sid} folds a record it never created: {record}"
+                assert (rec.prompt, rec.at) == (record.prompt, record.scheduled_at), record
+                assert rec.deleted_step is None, f"deleted {rec.id} is active again"
+            assert set(facts.dispatches) <= set(sm.recs), facts.dispatches
+            for rec in sm.recs.values():
+                dispatch = facts.dispatches.get(rec.id)
+                if dispatch is not None:
+                    assert dispatch.time >= rec.target, f"{rec.id} fired early"
+                    assert present_dispatch(events, dispatch.seq, owned) == rec.receipt()
+                    assert rec.deleted_step is None, f"deleted {rec.id} was dispatched"
+                elif rec.confirmed and rec.maybe_deleted_step is None and rec.deleted_step is None:
+                    assert rec.id in active, f"acknowledged {rec.key} was lost"
+            for event in events:
+                if event.type == SCHEDULE_CHANGE and event.data["operation"] == "dispatch":
+                    present_dispatch(events, event.seq, owned)  # inherited ones decode too
+            # Liveness: due while live, idle and healthy -> dispatched within one segment.
+            due = {
+                rid for rid, record in active.items() if parse_instant(record.scheduled_at) <= now
+            }
+            sm.due_since = {rid: sm.due_since.get(rid, loop_time) for rid in due}
+            if sm.armed_at is not None:
+                for rid, since in sm.due_since.items():
+                    assert loop_time < max(since, sm.armed_at) + MAX_SEGMENT, (
+                        f"{rid} due since loop {since} (healthy since {sm.armed_at}) "
+                        f"still undispatched at loop {loop_time}"
+                    )
+
+        counts: Counter[tuple[str, str, str, str]] = Counter()
+        for shown in self.model.presentations:
+            key = (shown.session_id, shown.schedule_id, shown.prompt, shown.occurrence_at)
+            assert shown.source == SCHEDULE_SOURCE
+            assert key in self.ever, f"presented a reminder its Session never created: {key}"
+            counts[key] += 1
+            sm = self.sessions.get(shown.session_id)
+            rec = sm.recs.get(shown.schedule_id) if sm is not None else None
+            if rec is not None and rec.key == key[1:] and rec.deleted_step is not None:
+                assert shown.step < rec.deleted_step, f"presented {key} after its delete"
+        for key, count in counts.items():
+            assert count <= 1 + self.allowance[key], f"{key} presented {count} times"
+
+        for summary in await self.store.list_sessions():
+            session_id = summary.header.id
+            stored = await self.store.load(session_id)
+            assert stored is not None
+            fold(stored.events, stored.header.owned_from)  # every stored log folds
+            check_stored_pairs(stored, self.store.batches[session_id])
+            live_session = host.sessions.get(session_id)
+            if live_session is not None:
+                assert tuple(live_session.events[: len(stored.events)]) == stored.events
+
+    def teardown(self) -> None:
+        try:
+            if self.gen is not None:
+                self.loop.run_until_complete(self._shutdown())
+        finally:
+            try:
+                self.loop.run_until_complete(self._cancel_leftovers())
+                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            finally:
+                self.loop.close()
+                self.exit_stack.close()
+
+    async def _shutdown(self) -> None:
+        assert self.gen is not None
+        self.gen.flush.once.clear()
+        self.gen.flush.gate.set()
+        self.gen.faulty.plan = FaultPlan()
+        await self.gen.host.close()
+        if not self.broken:
+            me = asyncio.current_task()
+            assert [task for task in asyncio.all_tasks() if task is not me] == []
+
+    async def _cancel_leftovers(self) -> None:
+        me = asyncio.current_task()
+        leftovers = [task for task in asyncio.all_tasks() if task is not me]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+def test_schedule_state_machine() -> None:
+    run_state_machine_as_test(
+        ScheduleMachine,
+        settings=settings(max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None),
+    )
