@@ -175,12 +175,7 @@ class LiveAgent:
 
     def on_idle(self, callback: Callable[[], None]) -> Callable[[], None]:
         self._idle_callbacks.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._idle_callbacks:
-                self._idle_callbacks.remove(callback)
-
-        return unsubscribe
+        return _Unsubscribe(self._idle_callbacks, callback)
 
     # -- input ----------------------------------------------------------------------------------
     def send(self, text: str) -> str:
@@ -354,6 +349,20 @@ class LiveAgent:
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
         self._registry._forget(self)  # noqa: SLF001 - registry and agents are one unit
+
+
+class _Unsubscribe:
+    """Idempotently removes one callback from a list (slotted: one per installed plugin)."""
+
+    __slots__ = ("_callback", "_callbacks")
+
+    def __init__(self, callbacks: list[Callable[[], None]], callback: Callable[[], None]) -> None:
+        self._callbacks = callbacks
+        self._callback = callback
+
+    def __call__(self) -> None:
+        if self._callback in self._callbacks:
+            self._callbacks.remove(self._callback)
 
 
 async def _close(plugin: str, disposable: Disposable, *, agent_id: str | None = None) -> None:

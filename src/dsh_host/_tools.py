@@ -30,18 +30,28 @@ class ToolLayer:
             raise ToolConflictError(f"tool {tool.name!r} is already registered in this layer")
         check_schema(tool.parameters)
         self._tools[tool.name] = tool
-
-        def dispose() -> None:
-            if self._tools.get(tool.name) is tool:
-                del self._tools[tool.name]
-
-        return dispose
+        return _Unregister(self._tools, tool)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
     def names(self) -> Sequence[str]:
         return tuple(self._tools)
+
+
+class _Unregister:
+    """The idempotent disposer of one registration (a slotted object: thousands are live)."""
+
+    __slots__ = ("_tool", "_tools")
+
+    def __init__(self, tools: dict[str, Tool], tool: Tool) -> None:
+        self._tools = tools
+        self._tool = tool
+
+    def __call__(self) -> None:
+        # Only this registration: a later one under the same name is left alone.
+        if self._tools.get(self._tool.name) is self._tool:
+            del self._tools[self._tool.name]
 
 
 def resolve(name: str, *layers: ToolLayer) -> Tool | None:

@@ -13,7 +13,7 @@ from typing import TypedDict
 from ._domain import *  # noqa: F403 - the domain API is part of the public API
 from ._domain import __all__ as _domain_all
 from ._plugin import ConfigError, SchedulePlugin
-from ._runtime import PLUGIN_NAME, FoldCache, ScheduleOwner
+from ._runtime import PLUGIN_NAME, Fifo, FoldCache, ScheduleOwner
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES, ScheduleTools
 
 
@@ -33,6 +33,7 @@ __all__ = [  # noqa: PLE0604 - extended from the domain module's own __all__
     "MESSAGES",
     "PLUGIN_NAME",
     "ConfigError",
+    "Fifo",
     "FoldCache",
     "ReminderView",
     "ScheduleOwner",

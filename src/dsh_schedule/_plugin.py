@@ -34,6 +34,38 @@ def _positive(config: Mapping[str, JSONValue], key: str, default: float) -> floa
     return value  # type: ignore[return-value]
 
 
+class _Installation:
+    """What one root Agent got (tools, idle subscription, owner) and its idempotent undo.
+
+    A slotted callable rather than a closure: one of these lives per installed Agent.
+    """
+
+    __slots__ = ("_done", "_undo", "agent", "owner", "plugin")
+
+    def __init__(
+        self,
+        plugin: SchedulePlugin,
+        agent: Agent,
+        owner: ScheduleOwner,
+        undo: tuple[Callable[[], None], ...],
+    ) -> None:
+        self.plugin = plugin
+        self.agent = agent
+        self.owner = owner
+        self._undo = undo
+        self._done = False
+
+    async def __call__(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        for step in reversed(self._undo):
+            step()
+        await self.owner.dispose()
+        self.plugin.owners.pop(self.agent, None)
+        self.plugin._cleanups.pop(self.agent, None)  # noqa: SLF001 - the plugin's own record
+
+
 class SchedulePlugin:
     """Entry point ``schedule`` in group ``dsh.plugins``.
 
@@ -49,7 +81,7 @@ class SchedulePlugin:
         self.max_segment = 60.0
         self.max_prompt = MAX_PROMPT_CHARS
         self.max_active = MAX_ACTIVE
-        self._cleanups: dict[Agent, Callable[[], Awaitable[None]]] = {}
+        self._cleanups: dict[Agent, _Installation] = {}
 
     @hookimpl
     def dsh_plugin_start(self, host: Host, config: Mapping[str, JSONValue]) -> Callable[[], object]:
@@ -77,25 +109,12 @@ class SchedulePlugin:
             return None
         owner = ScheduleOwner(agent, host, self.folds, max_segment=self.max_segment)
         tools = ScheduleTools(owner, max_prompt=self.max_prompt, max_active=self.max_active)
-        untools = tools.register()
-        unsubscribe = agent.on_idle(owner.request_drive)
+        undo = (*tools.register(), agent.on_idle(owner.request_drive))
         self.owners[agent] = owner
-        done = False
-
-        async def cleanup() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            unsubscribe()
-            untools()
-            await owner.dispose()
-            self.owners.pop(agent, None)
-            self._cleanups.pop(agent, None)
-
-        self._cleanups[agent] = cleanup
+        installation = _Installation(self, agent, owner, undo)
+        self._cleanups[agent] = installation
         owner.start()
-        return cleanup
+        return installation
 
     @hookimpl
     def dsh_session_opened(

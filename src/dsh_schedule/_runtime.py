@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 
 import structlog
 
@@ -66,6 +67,59 @@ class FoldCache:
         return folded
 
 
+class Fifo:
+    """The Agent's schedule FIFO: first come, first served, and nothing allocated while idle.
+
+    (``asyncio.Lock`` keeps a deque for good after its first contention; thousands of idle
+    owners should not.) Ownership is handed straight to the next waiter on release, so a later
+    arrival can never overtake a queued one.
+    """
+
+    __slots__ = ("_busy", "_waiters")
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._waiters: deque[asyncio.Future[None]] | None = None
+
+    def locked(self) -> bool:
+        return self._busy
+
+    async def __aenter__(self) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        if self._waiters is None:
+            self._waiters = deque()
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # ownership was handed over as we were cancelled: pass it on
+            else:
+                self._forget(waiter)
+            raise
+
+    def _forget(self, waiter: asyncio.Future[None]) -> None:
+        waiters = self._waiters
+        if waiters is not None and waiter in waiters:
+            waiters.remove(waiter)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # still busy: ownership moves to that waiter
+                return
+        self._waiters = None
+        self._busy = False
+
+
 class ScheduleOwner:
     """The disposable live owner of one root Agent's reminders."""
 
@@ -92,8 +146,8 @@ class ScheduleOwner:
         self.folds = folds
         self.max_segment = max_segment
         #: The Agent's schedule FIFO: tools and the due transaction hold it from preflight
-        #: through barrier (asyncio.Lock wakes waiters in arrival order).
-        self.queue = asyncio.Lock()
+        #: through barrier.
+        self.queue = Fifo()
         self.stopping = False
         self.faulted = False
         self._requested = False
@@ -162,14 +216,12 @@ class ScheduleOwner:
 
     async def _drive_once(self) -> None:
         self._cancel_timer()
-        if self._gone() or not await self._checkpoint("preflight") or self._gone():
+        # Nothing is decided from the live fold until it is confirmed: arming a timer (or doing
+        # nothing) is not a decision, so the preflight runs only when a record is due, and the
+        # fold is read again after it.
+        if self._gone() or self._due() is None:
             return
-        try:
-            record = earliest(self.folds.of(self.agent.session).active)
-        except ScheduleLogError as exc:
-            self._fault("corrupt_log", exc)
-            return
-        if record is None or self._arm(record):
+        if not await self._checkpoint("preflight") or self._gone() or self._due() is None:
             return
         try:
             dispatched = await self.agent.run_maintenance(self._due_task)
@@ -185,18 +237,28 @@ class ScheduleOwner:
         if await self._checkpoint("barrier") and not self._gone():
             self._requested = True
 
+    def _due(self) -> AfterRecord | None:
+        """The earliest record when it is due now; otherwise arm its segment (or nothing).
+
+        A corrupt log faults the owner and answers ``None``.
+        """
+        try:
+            record = earliest(self.folds.of(self.agent.session).active)
+        except ScheduleLogError as exc:
+            self._fault("corrupt_log", exc)
+            return None
+        if record is None or self._arm(record):
+            return None
+        return record
+
     def _due_task(self) -> bool:
         """Runs synchronously inside the claimed maintenance phase."""
         if self._gone():
             return False
         session = self.agent.session
-        try:
-            record = earliest(self.folds.of(session).active)
-        except ScheduleLogError as exc:
-            self._fault("corrupt_log", exc)
+        record = self._due()  # a racing delete won, or the clock moved back: no dispatch
+        if record is None:
             return False
-        if record is None or self._arm(record):
-            return False  # a racing delete won, or the clock moved back
         try:
             self.agent.followup(reminder_framing(record), plugin=PLUGIN_NAME)
         except Exception as exc:

@@ -151,20 +151,20 @@ class ScheduleTools:
             ),
         )
 
-    def register(self) -> Callable[[], None]:
-        """Register all three in the Agent's own layer, or none (a later conflict rolls back)."""
+    def register(self) -> tuple[Callable[[], None], ...]:
+        """Register all three in the Agent's own layer, or none (a later conflict rolls back).
+
+        Returns the three disposers, in registration order.
+        """
         disposers: list[Callable[[], None]] = []
-
-        def dispose() -> None:
-            while disposers:
-                disposers.pop()()
-
         try:
-            disposers.extend(self.owner.agent.tools.register(tool) for tool in self.definitions())
+            for tool in self.definitions():
+                disposers.append(self.owner.agent.tools.register(tool))  # noqa: PERF401
         except ToolConflictError:
-            dispose()
+            for dispose in reversed(disposers):
+                dispose()
             raise
-        return dispose
+        return tuple(disposers)
 
     # -- shared steps -----------------------------------------------------------------------------
     def _owns(self, call: ToolCall) -> bool:

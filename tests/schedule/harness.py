@@ -74,6 +74,11 @@ class Harness:
         owner = self.owner(agent) if agent in self.plugin.owners else None
         await wait_until(lambda: agent.phase == "idle" and (owner is None or owner._run is None))
 
+    def segments(self, agent) -> list[float]:
+        """The remaining loop-time delay of the owner's armed timer (empty when none)."""
+        timer = self.owner(agent)._timer
+        return [] if timer is None or timer.cancelled else [timer.deadline - self.clock.loop_time]
+
     def changes(self, agent) -> list[dict]:
         return [e.data for e in agent.session.events if e.type == "schedule/change"]
 
