@@ -1,12 +1,19 @@
-"""Helpers shared by the benchmark scripts: table printing, JSON results, machine facts."""
+"""Helpers shared by the benchmark scripts: table printing, JSON results, machine facts,
+percentiles, quiet logs, and the APScheduler baseline (engine with the same SQLite settings
+as ours, and the job every baseline job runs)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
 import os
 import platform
 import sqlite3
 import sys
+import threading
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +31,10 @@ def print_table(title: str, header: list[str], rows: list[list[Any]]) -> None:
 
 
 def emit(result: dict[str, Any]) -> Path:
+    """Write ``results/<name>.json``, stamped with the run id (set by run.py) and the time."""
     RESULTS.mkdir(exist_ok=True)
+    result.setdefault("run", os.environ.get("DSH_BENCH_RUN"))
+    result.setdefault("finished_at", dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     path = RESULTS / f"{result['name']}.json"
     path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     return path
@@ -46,3 +56,145 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "sqlite": sqlite3.sqlite_version,
     }
+
+
+# -- numbers -------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) with linear interpolation between closest ranks."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+    """min / p50 / p90 / p99 / max / mean of ``seconds``, in milliseconds rounded to 0.01."""
+    ms = [s * 1000 for s in seconds]
+    if not ms:
+        return {"n": 0, "p50_ms": math.nan, "p99_ms": math.nan, "max_ms": math.nan}
+    return {
+        "n": len(ms),
+        "min_ms": round(min(ms), 2),
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p90_ms": round(percentile(ms, 90), 2),
+        "p99_ms": round(percentile(ms, 99), 2),
+        "max_ms": round(max(ms), 2),
+        "mean_ms": round(sum(ms) / len(ms), 2),
+    }
+
+
+def ratio(numerator: float, denominator: float, digits: int = 2) -> float | None:
+    if denominator == 0 or math.isnan(numerator) or math.isnan(denominator):
+        return None
+    return round(numerator / denominator, digits)
+
+
+def target(text: str, measured: str, met: bool, gap: str = "") -> dict[str, Any]:
+    """One checked target: what was asked, what was measured, and the gap when missed."""
+    return {"target": text, "measured": measured, "met": bool(met), "gap": "" if met else gap}
+
+
+def report(result: dict[str, Any]) -> None:
+    """Print every table and target of a result (the console half of a benchmark)."""
+    for table in result.get("tables", []):
+        print_table(table["title"], table["header"], table["rows"])
+    for name, value in result.get("ratios", {}).items():
+        print(f"  ratio {name} = {value}")
+    for item in result.get("targets", []):
+        verdict = "met" if item["met"] else f"NOT met ({item['gap']})"
+        print(f"  target: {item['target']}: {item['measured']} -> {verdict}")
+
+
+def markdown_table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    lines.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def quiet_logs() -> None:
+    """Host logs at warning level (as ``dsh sessions`` does): per-event info lines would cost
+    both sides time; APScheduler's stdlib logging stays at its default (warning) too."""
+    from dsh_host import _logging
+
+    _logging.configure(json=True, level="warning")
+
+
+# -- the APScheduler baseline ------------------------------------------------------------------
+
+#: The SQLAlchemy engine the baseline jobs commit through (set by :func:`aps_engine`).
+APS_ENGINE: Any = None
+#: The ``fired`` table the baseline jobs insert into.
+APS_FIRED: Any = None
+#: job number -> time.time() right after the job's own COMMIT returned.
+APS_DONE: dict[int, float] = {}
+APS_LOCK = threading.Lock()
+
+
+def aps_engine(path: Path) -> Any:
+    """A SQLAlchemy engine on ``path`` with WAL and ``synchronous=FULL`` on every connection
+    (the same settings as our SQLiteBackend), plus the ``fired`` table the jobs write."""
+    global APS_ENGINE, APS_FIRED
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"sqlite:///{path}")
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.close()
+
+    metadata = sa.MetaData()
+    fired = sa.Table(
+        "fired",
+        metadata,
+        sa.Column("job", sa.Integer, primary_key=True),
+        sa.Column("at", sa.Float, nullable=False),
+    )
+    metadata.create_all(engine)
+    with engine.connect() as conn:
+        mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+        sync = conn.exec_driver_sql("PRAGMA synchronous").scalar()
+    assert str(mode).lower() == "wal" and sync == 2, (mode, sync)  # 2 = FULL
+    APS_ENGINE, APS_FIRED = engine, fired
+    APS_DONE.clear()
+    return engine
+
+
+def aps_job(job_no: int) -> None:
+    """A baseline job: insert and commit one row, then note when the commit returned."""
+    with APS_ENGINE.begin() as conn:
+        conn.execute(APS_FIRED.insert().values(job=job_no, at=time.time()))
+    done = time.time()
+    with APS_LOCK:
+        APS_DONE[job_no] = done
+
+
+def aps_scheduler(engine: Any) -> Any:
+    """An AsyncIOScheduler (not started) whose one job store is SQLAlchemy on ``engine``.
+
+    Jobs are never dropped for lateness (``misfire_grace_time=None``), so a late job shows up
+    as lateness instead of silently disappearing.
+    """
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+    return AsyncIOScheduler(
+        jobstores={"default": SQLAlchemyJobStore(engine=engine)},
+        job_defaults={"misfire_grace_time": None, "coalesce": False},
+        timezone=dt.UTC,
+    )
+
+
+def utc(epoch_seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(epoch_seconds, dt.UTC)
