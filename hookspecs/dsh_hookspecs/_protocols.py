@@ -68,6 +68,10 @@ class Clock(Protocol):
         """Wall-clock UTC now, epoch milliseconds."""
         ...
 
+    def time(self) -> float:
+        """Wall-clock UTC now, epoch seconds with sub-millisecond precision (for arming waits)."""
+        ...
+
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         """Run ``callback`` on the loop after ``delay`` seconds of loop time."""
         ...

@@ -390,6 +390,7 @@ class AgentRegistry:
         self.global_tools = global_tools
         self.model = model
         self._agents: dict[str, LiveAgent] = {}
+        self._roots_by_session: dict[str, LiveAgent] = {}
 
     def get(self, agent_id: str) -> LiveAgent | None:
         return self._agents.get(agent_id)
@@ -401,15 +402,15 @@ class AgentRegistry:
         return tuple(self._agents.values())
 
     def for_session(self, session_id: str) -> LiveAgent | None:
-        for agent in self._agents.values():
-            if agent.parent is None and agent.session.id == session_id:
-                return agent
-        return None
+        """The live root Agent of that Session, if any."""
+        return self._roots_by_session.get(session_id)
 
     def create(self, session: LiveSession, *, parent: LiveAgent | None = None) -> LiveAgent:
         """Construct and publish an Agent; plugins see it through ``dsh_agent_published``."""
         agent = LiveAgent(registry=self, session=session, parent=parent, model=self.model)
         self._agents[agent.id] = agent
+        if parent is None:
+            self._roots_by_session.setdefault(session.id, agent)
         for plugin, disposable in self.plugins.agent_published(agent):
             agent.add_disposable(plugin, disposable)
         agent.restore_inbox()
@@ -426,6 +427,8 @@ class AgentRegistry:
     def _forget(self, agent: LiveAgent) -> None:
         if self._agents.get(agent.id) is agent:
             del self._agents[agent.id]
+        if self._roots_by_session.get(agent.session.id) is agent:
+            del self._roots_by_session[agent.session.id]
 
 
 def _new_id() -> str:

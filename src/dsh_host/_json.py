@@ -72,31 +72,53 @@ def dumps(value: JSONValue) -> str:
         raise JSONError(str(exc)) from None
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def canonical(value: object, _depth: int = 0) -> JSONValue:
     """Return a fresh copy of ``value`` in stored form, or raise :class:`JSONError`.
 
-    Tuples become lists; dict keys must be ``str``; floats must be finite.
+    Tuples become lists; dict keys must be ``str``; floats must be finite; subclasses of the
+    JSON types (an ``IntEnum``, a ``str`` subclass) become the plain type.
     """
+    kind = type(value)
+    if kind in _PLAIN:
+        return value  # type: ignore[return-value]
     if _depth > 200:
         raise JSONError("value nested too deeply")
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        return int(value)
+    if kind is dict:
+        out: dict[str, JSONValue] = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            name = key if type(key) is str else _plain_key(key)
+            # Scalars are copied inline: this runs for every appended event.
+            out[name] = item if type(item) in _PLAIN else canonical(item, _depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        return [
+            item if type(item) in _PLAIN else canonical(item, _depth + 1)
+            for item in value  # type: ignore[attr-defined]
+        ]
     if isinstance(value, float):
         if not math.isfinite(value):
             raise JSONError("non-finite number is not allowed")
-        return value
+        return float(value)
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, str):
+        return str(value)
     if isinstance(value, dict):
-        out: dict[str, JSONValue] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise JSONError(f"object key {key!r} is not a string")
-            out[key] = canonical(item, _depth + 1)
-        return out
+        return canonical(dict(value), _depth)
     if isinstance(value, list | tuple):
-        return [canonical(item, _depth + 1) for item in value]
-    raise JSONError(f"{type(value).__name__} is not a JSON value")
+        return canonical(list(value), _depth)
+    raise JSONError(f"{kind.__name__} is not a JSON value")
+
+
+def _plain_key(key: object) -> str:
+    if isinstance(key, str):
+        return str(key)
+    raise JSONError(f"object key {key!r} is not a string")
 
 
 def identical(a: JSONValue, b: JSONValue) -> bool:

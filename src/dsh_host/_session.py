@@ -311,14 +311,20 @@ class SessionStore:
         listeners = list(self._flush_listeners)
         if not listeners:
             return False
-        results = await asyncio.gather(
-            *(_call_listener(listener, session) for listener in listeners),
-            return_exceptions=True,
-        )
-        for result in results:
-            if isinstance(result, BaseException):
-                raise result
-        if not any(result is True for result in results):
+        if len(listeners) == 1:
+            # The common case (just the persistence coordinator): nothing else to settle, so
+            # await it directly instead of paying for a task per flush.
+            durable = await listeners[0](session) is True
+        else:
+            results = await asyncio.gather(
+                *(_call_listener(listener, session) for listener in listeners),
+                return_exceptions=True,
+            )
+            for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+            durable = any(result is True for result in results)
+        if not durable:
             return False
         self._publish_flushed(session, through_seq)
         return True

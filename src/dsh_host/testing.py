@@ -42,6 +42,9 @@ class ManualClock:
     def now_ms(self) -> int:
         return self._wall_ms
 
+    def time(self) -> float:
+        return self._wall_ms / 1000
+
     def call_later(self, delay: float, callback: Callable[[], None]) -> _ManualTimer:
         timer = _ManualTimer(self._loop_time + max(0.0, delay), callback)
         heapq.heappush(self._heap, (timer.deadline, next(self._counter), timer))

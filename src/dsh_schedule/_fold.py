@@ -14,7 +14,7 @@ Transition rules (any violation makes the log corrupt):
 Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
 """
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Final, NoReturn
 
 import attrs
@@ -128,11 +128,16 @@ class IncrementalFold:
     the first :meth:`apply`.
     """
 
-    __slots__ = ("_active", "_error", "_position", "_seen")
+    __slots__ = ("_active", "_checked", "_error", "_position", "_retired")
 
     def __init__(self, seed_length: int) -> None:
         self._active: dict[str, AfterRecord] = {}
-        self._seen: set[str] = set()
+        # Ids that were created and are no longer active; allocated on the first retirement so
+        # that a fresh fold (one per idle Session) holds a single dict.
+        self._retired: set[str] | None = None
+        # The last candidate that check() accepted, with its decoded change: apply() reuses it
+        # when that very event object was appended (the usual validate-then-append path).
+        self._checked: tuple[Event, ScheduleChange] | None = None
         self._error: ScheduleLogError | None = None
         if type(seed_length) is int and seed_length >= 0:
             self._position = seed_length
@@ -177,20 +182,36 @@ class IncrementalFold:
                     "(or lie before seedLength); a Session log is append-only"
                 )
             )
-        active, seen = self._active, self._seen
+        checked, self._checked = self._checked, None
+        active, seen = self._active, self._seen_view()
         for index in range(self._position, end):
             event = events[index]
             if event.type != SCHEDULE_CHANGE:
                 continue
-            try:
-                change = decode_change(event.data, seq=event.seq)
-            except ScheduleLogError as exc:
-                self._fail(exc)
+            if checked is not None and checked[0] is event:
+                change = checked[1]
+            else:
+                try:
+                    change = decode_change(event.data, seq=event.seq)
+                except ScheduleLogError as exc:
+                    self._fail(exc)
             problem = _violation(change, active, seen)
             if problem is not None:
                 self._fail(_at(event.seq, problem))
-            _transition(change, active, seen)
+            if isinstance(change, Create):
+                active[change.record.id] = change.record
+            else:
+                del active[change.id]
+                if self._retired is None:
+                    self._retired = set()
+                    seen = self._seen_view()
+                self._retired.add(change.id)
         self._position = end
+
+    def _seen_view(self) -> Collection[str]:
+        """Every id created so far: the active ones and the retired ones."""
+        retired = self._retired
+        return self._active if retired is None else _SeenIds(self._active, retired)
 
     def check(self, candidate: Event) -> None:
         """Raise :class:`ScheduleLogError` if appending ``candidate`` would corrupt the stream.
@@ -209,9 +230,10 @@ class IncrementalFold:
         if candidate.type != SCHEDULE_CHANGE:
             return
         change = decode_change(candidate.data, seq=candidate.seq)
-        problem = _violation(change, self._active, self._seen)
+        problem = _violation(change, self._active, self._seen_view())
         if problem is not None:
             raise _at(candidate.seq, problem)
+        self._checked = (candidate, change)
 
     @property
     def active(self) -> tuple[AfterRecord, ...]:
@@ -228,27 +250,49 @@ class IncrementalFold:
     def seen_ids(self) -> frozenset[str]:
         """Every id created in the owned suffix so far."""
         self._ensure_sound()
-        return frozenset(self._seen)
+        return frozenset(self._seen_view())
 
     @property
     def created_count(self) -> int:
         """How many creates the owned suffix holds so far."""
         self._ensure_sound()
-        return len(self._seen)
+        return len(self._seen_view())
 
     def next_id(self) -> str:
         """:func:`allocate_id` for the current state, without copying the seen ids."""
         self._ensure_sound()
-        return allocate_id(self._seen, len(self._seen))
+        seen = self._seen_view()
+        return allocate_id(seen, len(seen))
 
     def result(self) -> FoldResult:
         """A frozen snapshot, equal to ``fold(log[:position], seed_length)``."""
         self._ensure_sound()
+        seen = self._seen_view()
         return FoldResult(
             active=tuple(self._active.values()),
-            seen_ids=frozenset(self._seen),
-            created_count=len(self._seen),
+            seen_ids=frozenset(seen),
+            created_count=len(seen),
         )
+
+
+class _SeenIds(Collection[str]):
+    """The union of the active ids and the retired ids, without copying either."""
+
+    __slots__ = ("_active", "_retired")
+
+    def __init__(self, active: Mapping[str, AfterRecord], retired: set[str]) -> None:
+        self._active = active
+        self._retired = retired
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._active or item in self._retired
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._retired)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._active
+        yield from self._retired
 
 
 def allocate_id(seen_ids: Collection[str], created_count: int) -> str:

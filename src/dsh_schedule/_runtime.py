@@ -161,14 +161,35 @@ class ScheduleOwner:
         self.request_drive()
 
     def request_drive(self) -> None:
-        """Recompute from the durable fold soon (coalesced with a run already in flight)."""
+        """Recompute from the fold: when nothing is due, (re-)arm at once and stop there (no
+        task, no flush); otherwise drive in the FIFO (coalesced with a run already in flight)."""
         if self.stopping or self.faulted:
+            return
+        if self._run is not None:
+            self._cancel_timer()
+            self._requested = True  # the run in flight goes round once more
+            return
+        if self._quiet():
+            self._requested = False
             return
         self._cancel_timer()
         self._requested = True
-        if self._run is None:
-            self._run = asyncio.get_running_loop().create_task(self._run_requested())
-            self._run.add_done_callback(self._run_settled)
+        self._run = asyncio.get_running_loop().create_task(self._run_requested())
+        self._run.add_done_callback(self._run_settled)
+
+    def _quiet(self) -> bool:
+        """Nothing is due: the earliest record's segment is armed, or nothing is active.
+
+        A fold that cannot be read is never quiet: the full drive reports it.
+        """
+        try:
+            record = earliest(self.folds.of(self.agent.session).active)
+        except Exception:
+            return False
+        if record is None:
+            self._cancel_timer()
+            return True
+        return self._arm(record)
 
     def _run_settled(self, task: asyncio.Task[None]) -> None:
         self._run = None
@@ -187,17 +208,9 @@ class ScheduleOwner:
                 await self._drive_once()
 
     def _on_timer(self) -> None:
+        # A segment boundary whose record is still in the future only re-arms (see
+        # request_drive): an idle owner costs one callback per segment.
         self._timer = None
-        if self.stopping or self.faulted:
-            return
-        # A segment boundary whose record is still in the future only re-arms: this keeps an
-        # idle owner at one callback per segment (no task, no flush).
-        try:
-            record = earliest(self.folds.of(self.agent.session).active)
-            if record is not None and self._arm(record):
-                return
-        except Exception:  # noqa: S110 - the full drive below reports it properly
-            pass
         self.request_drive()
 
     # -- the drive --------------------------------------------------------------------------------
@@ -280,12 +293,13 @@ class ScheduleOwner:
 
     def _arm(self, record: AfterRecord) -> bool:
         """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due."""
-        remaining_ms = parse_instant(record.scheduled_at) - self.host.clock.now_ms()
-        if remaining_ms <= 0:
+        # Sub-millisecond wall time: a wait armed from a floored millisecond would fire up to
+        # 1 ms late.
+        remaining = parse_instant(record.scheduled_at) / 1000 - self.host.clock.time()
+        if remaining <= 0:
             return False
         self._cancel_timer()
-        delay = min(remaining_ms / 1000, self.max_segment)
-        self._timer = self.host.clock.call_later(delay, self._on_timer)
+        self._timer = self.host.clock.call_later(min(remaining, self.max_segment), self._on_timer)
         return True
 
     async def _checkpoint(self, step: str) -> bool:

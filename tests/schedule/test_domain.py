@@ -846,3 +846,27 @@ def test_presentation_rejects_an_invalid_seq(seq):
 def test_presentation_rejects_an_invalid_seed_length(seed_length):
     with pytest.raises(ScheduleLogError, match="seedLength"):
         present_dispatch(log(create(), dispatch("schedule-1")), 1, seed_length)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_incremental_fold_refuses_reuse_of_an_id_retired_in_the_same_apply(chunked):
+    def change(seq, data):
+        return Event(seq=seq, type="schedule/change", time=seq, data=data)
+
+    record = {
+        "id": "schedule-1",
+        "kind": "after",
+        "prompt": "p",
+        "afterSeconds": 5,
+        "scheduledAt": "2026-08-05T12:00:05.000Z",
+    }
+    log = [
+        change(0, {"version": 1, "operation": "create", "schedule": record}),
+        change(1, {"version": 1, "operation": "dispatch", "id": "schedule-1"}),
+        change(2, {"version": 1, "operation": "create", "schedule": record}),
+    ]
+    folded = IncrementalFold(0)
+    if chunked:
+        folded.apply(log[:2])
+    with pytest.raises(ScheduleLogError, match="was reused"):
+        folded.apply(log)

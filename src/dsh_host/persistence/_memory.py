@@ -67,12 +67,16 @@ def encode_append(
         raise ValueError(f"start must be a non-negative integer, got {start!r}")
     data_json: list[str] = []
     for offset, event in enumerate(events):
-        if event.seq != start + offset:
+        if type(event.seq) is not int or event.seq != start + offset:
             raise ValueError(
                 f"event seqs must run from {start} contiguously; "
                 f"position {offset} has seq {event.seq!r}"
             )
-        _records.event_from_json({**event.to_json(), "data": None})
+        # The envelope rules of _records.event_from_json, checked in place (hot path).
+        if type(event.type) is not str or not event.type:
+            raise _records.RecordError("event.type must be a non-empty string")
+        if type(event.time) is not int:
+            raise _records.RecordError("event.time must be an integer")
         _check_int64(event.seq, "event.seq")
         _check_int64(event.time, "event.time")
         data_json.append(_storable_text(event.data, f"data of event {event.seq}"))
