@@ -76,12 +76,12 @@ async def measure() -> list[dict[str, Any]]:
             agent = await build(host, size)
             owner = plugin.owners[agent]
             call = ToolCall(call_id="bench", name="schedule_list", arguments={}, agent=agent)
-            incremental = ScheduleTools(owner)
+            incremental = plugin.tools
             await time_calls(incremental, call, 5)  # warm the fold cache
             inc_us = await time_calls(incremental, call, 300)
             saved = owner.folds
             owner.folds = FullRefold()  # type: ignore[assignment]
-            full_us = await time_calls(ScheduleTools(owner), call, 30 if size >= 100_000 else 100)
+            full_us = await time_calls(plugin.tools, call, 30 if size >= 100_000 else 100)
             owner.folds = saved
             rows.append(
                 {

@@ -81,6 +81,7 @@ class SchedulePlugin:
         self.max_segment = 60.0
         self.max_prompt = MAX_PROMPT_CHARS
         self.max_active = MAX_ACTIVE
+        self.tools = ScheduleTools(self.owners)
         self._cleanups: dict[Agent, _Installation] = {}
 
     @hookimpl
@@ -91,6 +92,9 @@ class SchedulePlugin:
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
         self.max_prompt = int(_positive(config, "max_prompt_chars", MAX_PROMPT_CHARS))
         self.max_active = int(_positive(config, "max_active", MAX_ACTIVE))
+        self.tools = ScheduleTools(
+            self.owners, max_prompt=self.max_prompt, max_active=self.max_active
+        )
         self.host = host
         return self.stop
 
@@ -108,8 +112,7 @@ class SchedulePlugin:
         if host.agents.get(agent.id) is not agent:
             return None
         owner = ScheduleOwner(agent, host, self.folds, max_segment=self.max_segment)
-        tools = ScheduleTools(owner, max_prompt=self.max_prompt, max_active=self.max_active)
-        undo = (*tools.register(), agent.on_idle(owner.request_drive))
+        undo = (*self.tools.register(agent), agent.on_idle(owner.request_drive))
         self.owners[agent] = owner
         installation = _Installation(self, agent, owner, undo)
         self._cleanups[agent] = installation

@@ -9,12 +9,12 @@ list 1, delete 2, delete of an unknown or finished id 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Final
 
 import structlog
 
-from dsh_hookspecs import JSONValue, Tool, ToolCall, ToolConflictError
+from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
 from ._codec import (
     MAX_AFTER_SECONDS,
@@ -111,23 +111,28 @@ DELETE_PARAMETERS: Final = {
 
 
 class ScheduleTools:
-    """The three tools bound to one root Agent and its owner."""
+    """The three tools, shared by every root Agent the plugin installed.
 
-    __slots__ = ("max_active", "max_prompt", "owner")
+    One set of :class:`~dsh_hookspecs.Tool` objects is registered in each installed Agent's
+    own layer; a call acts only for the Agent that makes it, through that Agent's owner. A call
+    from an Agent without an installed owner (a child, an Agent published before the plugin
+    loaded, a disposed one) is refused with ``internal_error``: it never reaches another
+    Agent's Session.
+    """
+
+    __slots__ = ("_definitions", "max_active", "max_prompt", "owners")
 
     def __init__(
         self,
-        owner: ScheduleOwner,
+        owners: Mapping[Agent, ScheduleOwner],
         *,
         max_prompt: int = MAX_PROMPT_CHARS,
         max_active: int = MAX_ACTIVE,
     ) -> None:
-        self.owner = owner
+        self.owners = owners
         self.max_prompt = max_prompt
         self.max_active = max_active
-
-    def definitions(self) -> tuple[Tool, ...]:
-        return (
+        self._definitions = (
             Tool(
                 name="schedule_create",
                 title="Create reminder",
@@ -151,15 +156,15 @@ class ScheduleTools:
             ),
         )
 
-    def register(self) -> tuple[Callable[[], None], ...]:
-        """Register all three in the Agent's own layer, or none (a later conflict rolls back).
+    def register(self, agent: Agent) -> tuple[Callable[[], None], ...]:
+        """Register all three in ``agent``'s own layer, or none (a later conflict rolls back).
 
         Returns the three disposers, in registration order.
         """
         disposers: list[Callable[[], None]] = []
         try:
-            for tool in self.definitions():
-                disposers.append(self.owner.agent.tools.register(tool))  # noqa: PERF401
+            for tool in self._definitions:
+                disposers.append(agent.tools.register(tool))  # noqa: PERF401
         except ToolConflictError:
             for dispose in reversed(disposers):
                 dispose()
@@ -167,32 +172,35 @@ class ScheduleTools:
         return tuple(disposers)
 
     # -- shared steps -----------------------------------------------------------------------------
-    def _owns(self, call: ToolCall) -> bool:
-        return call.agent is self.owner.agent
+    def _owner(self, call: ToolCall) -> ScheduleOwner | None:
+        """The calling Agent's own owner, or ``None`` when the plugin did not install it."""
+        owner = self.owners.get(call.agent)
+        return owner if owner is not None and owner.agent is call.agent else None
 
-    async def _preflight(self) -> bool:
+    @staticmethod
+    async def _preflight(owner: ScheduleOwner) -> bool:
         """The preflight/barrier flush: only a literal ``True`` counts."""
         try:
-            return await self.owner.host.sessions.flush(self.owner.agent.session) is True
+            return await owner.host.sessions.flush(owner.agent.session) is True
         except Exception as exc:
-            log.warning("tools.flush_failed", agent_id=self.owner.agent.id, error=repr(exc))
+            log.warning("tools.flush_failed", agent_id=owner.agent.id, error=repr(exc))
             return False
 
-    def _notify(self) -> None:
+    @staticmethod
+    def _notify(owner: ScheduleOwner) -> None:
         try:
-            self.owner.request_drive()
+            owner.request_drive()
         except Exception:
-            log.exception("tools.notify_failed", agent_id=self.owner.agent.id)
+            log.exception("tools.notify_failed", agent_id=owner.agent.id)
 
-    def _fold(self) -> IncrementalFold:
-        return self.owner.folds.of(self.owner.agent.session)
-
-    def _now(self) -> int:
-        return self.owner.host.clock.now_ms()
+    @staticmethod
+    def _fold(owner: ScheduleOwner) -> IncrementalFold:
+        return owner.folds.of(owner.agent.session)
 
     # -- the tools --------------------------------------------------------------------------------
     async def create(self, call: ToolCall) -> JSONValue:
-        if not self._owns(call):
+        owner = self._owner(call)
+        if owner is None:
             return error("internal_error")
         arguments = call.arguments
         if set(arguments) - {"prompt", "after_seconds"}:
@@ -206,19 +214,19 @@ class ScheduleTools:
         after_seconds = arguments.get("after_seconds")
         if type(after_seconds) is not int or not 0 < after_seconds <= MAX_AFTER_SECONDS:
             return error("invalid_rule")
-        async with self.owner.queue:
-            return await self._create(prompt, after_seconds)
+        async with owner.queue:
+            return await self._create(owner, prompt, after_seconds)
 
-    async def _create(self, prompt: str, after_seconds: int) -> JSONValue:
-        if not await self._preflight():
+    async def _create(self, owner: ScheduleOwner, prompt: str, after_seconds: int) -> JSONValue:
+        if not await self._preflight(owner):
             return uncertain("create")
-        self._notify()
+        self._notify(owner)
         try:
-            folded = self._fold()
+            folded = self._fold(owner)
             if len(folded.active) >= self.max_active:
                 return error("too_many_active")
             schedule_id = folded.next_id()
-            target = self._now() + after_seconds * 1000
+            target = owner.host.clock.now_ms() + after_seconds * 1000
             if target > MAX_INSTANT_MS:
                 return error("time_out_of_range")
             record = AfterRecord(
@@ -228,36 +236,37 @@ class ScheduleTools:
                 after_seconds=after_seconds,
                 scheduled_at=format_instant(target),
             )
-            self.owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
+            owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
         except ScheduleLogError:
             return error("corrupt_schedule_log")
         except Exception:
-            log.exception("tools.create_failed", agent_id=self.owner.agent.id)
+            log.exception("tools.create_failed", agent_id=owner.agent.id)
             return error("internal_error")
-        if not await self._preflight():
+        if not await self._preflight(owner):
             return uncertain("create", schedule_id)
-        self._notify()
+        self._notify(owner)
         try:
-            return record_view(record, self._now())
+            return record_view(record, owner.host.clock.now_ms())
         except Exception:
-            log.exception("tools.create_failed", agent_id=self.owner.agent.id)
+            log.exception("tools.create_failed", agent_id=owner.agent.id)
             return error("internal_error")
 
     async def list(self, call: ToolCall) -> JSONValue:
-        if not self._owns(call):
+        owner = self._owner(call)
+        if owner is None:
             return error("internal_error")
-        async with self.owner.queue:
-            if not await self._preflight():
+        async with owner.queue:
+            if not await self._preflight(owner):
                 return uncertain("list")
-            self._notify()
+            self._notify(owner)
             try:
-                active = self._fold().active
-                now = self._now()
+                active = self._fold(owner).active
+                now = owner.host.clock.now_ms()
                 return [record_view(record, now) for record in active]
             except ScheduleLogError:
                 return error("corrupt_schedule_log")
             except Exception:
-                log.exception("tools.list_failed", agent_id=self.owner.agent.id)
+                log.exception("tools.list_failed", agent_id=owner.agent.id)
                 return error("internal_error")
 
     async def delete(self, call: ToolCall) -> JSONValue:
@@ -268,25 +277,26 @@ class ScheduleTools:
             or schedule_id != schedule_id.strip()
         ):
             return error("invalid_rule", message_key="invalid_delete_id")
-        if not self._owns(call):
+        owner = self._owner(call)
+        if owner is None:
             return error("internal_error")
-        async with self.owner.queue:
-            return await self._delete(schedule_id)
+        async with owner.queue:
+            return await self._delete(owner, schedule_id)
 
-    async def _delete(self, schedule_id: str) -> JSONValue:
-        if not await self._preflight():
+    async def _delete(self, owner: ScheduleOwner, schedule_id: str) -> JSONValue:
+        if not await self._preflight(owner):
             return uncertain("delete", schedule_id)
-        self._notify()
+        self._notify(owner)
         try:
-            if self._fold().get(schedule_id) is None:
+            if self._fold(owner).get(schedule_id) is None:
                 return {"id": schedule_id, "deleted": False, "code": "schedule_not_found"}
-            self.owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Delete(id=schedule_id)))
+            owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Delete(id=schedule_id)))
         except ScheduleLogError:
             return error("corrupt_schedule_log")
         except Exception:
-            log.exception("tools.delete_failed", agent_id=self.owner.agent.id)
+            log.exception("tools.delete_failed", agent_id=owner.agent.id)
             return error("internal_error")
-        if not await self._preflight():
+        if not await self._preflight(owner):
             return uncertain("delete", schedule_id)
-        self._notify()
+        self._notify(owner)
         return {"id": schedule_id, "deleted": True}

@@ -9,7 +9,7 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Tool, ToolCall, ToolConflictError, hookimpl
 from dsh_host.testing import wait_until
-from dsh_schedule import MAX_AFTER_SECONDS, MAX_INSTANT_MS, MESSAGES, ScheduleOwner, ScheduleTools
+from dsh_schedule import MAX_AFTER_SECONDS, MAX_INSTANT_MS, MESSAGES, ScheduleOwner
 
 from .harness import START
 
@@ -40,7 +40,6 @@ async def test_three_agent_scoped_tools_are_installed_and_disposed_together(h):
 
 async def test_registration_rolls_back_on_a_later_name_conflict(h):
     agent = await h.agent()
-    owner = h.owner(agent)
     await agent.dispose()  # frees the agent's layer
 
     async def other(call):
@@ -48,8 +47,17 @@ async def test_registration_rolls_back_on_a_later_name_conflict(h):
 
     agent.tools.register(Tool(name="schedule_delete", description="", parameters={}, handler=other))
     with pytest.raises(ToolConflictError):
-        ScheduleTools(owner).register()
+        h.plugin.tools.register(agent)
     assert agent.tools.names() == ("schedule_delete",)
+
+
+async def test_one_set_of_tool_objects_serves_every_agent(h):
+    one, two = await h.agent(), await h.agent()
+    assert one.tools.get("schedule_list") is two.tools.get("schedule_list")
+    await h.call(one, "schedule_create", {"prompt": "one", "after_seconds": 99})
+    await h.call(two, "schedule_create", {"prompt": "two", "after_seconds": 99})
+    assert [v["prompt"] for v in await h.call(one, "schedule_list", {})] == ["one"]
+    assert [v["prompt"] for v in await h.call(two, "schedule_list", {})] == ["two"]
 
 
 @pytest.mark.parametrize(
@@ -174,7 +182,7 @@ class FailingClock:
 async def test_clock_failure_during_list_is_an_internal_error(h):
     agent = await h.agent()
     await h.settle(agent)
-    tools = ScheduleTools(h.owner(agent))
+    tools = h.plugin.tools
     h.host.clock = FailingClock(h.clock, {1})
     value = await tools.list(ToolCall(call_id="c", name="schedule_list", arguments={}, agent=agent))
     assert value == {"code": "internal_error", "message": MESSAGES["internal_error"]}
@@ -184,9 +192,8 @@ async def test_clock_failure_during_list_is_an_internal_error(h):
 @pytest.mark.parametrize("fail_on", [{1}, {2}])
 async def test_clock_failure_is_an_internal_error(h, fail_on):
     agent = await h.agent()
-    owner = h.owner(agent)
     await h.settle(agent)
-    tools = ScheduleTools(owner)
+    tools = h.plugin.tools
     h.host.clock = FailingClock(h.clock, fail_on)
     value = await tools.create(
         ToolCall(
@@ -210,7 +217,8 @@ class BrokenOwner(ScheduleOwner):
 async def test_owner_notification_failure_is_contained(h):
     agent = await h.agent()
     await h.settle(agent)
-    tools = ScheduleTools(BrokenOwner(agent, h.host, h.plugin.folds))
+    tools = h.plugin.tools
+    h.plugin.owners[agent] = BrokenOwner(agent, h.host, h.plugin.folds)
     call = ToolCall(
         call_id="c",
         name="schedule_create",
@@ -330,19 +338,26 @@ async def test_append_failures_are_internal_errors(h):
     assert delete == {"code": "internal_error", "message": MESSAGES["internal_error"]}
 
 
-async def test_cross_owner_calls_are_refused(h):
+async def test_calls_from_agents_without_an_installed_owner_are_refused(h):
     one = await h.agent()
-    two = await h.agent()
+    child = h.host.agents.create_child(one)  # children never get an owner
+    gone = await h.agent()
+    await gone.dispose()
+    impostor = await h.agent()
+    h.plugin.owners[impostor] = h.owner(one)  # an owner that belongs to another Agent
     await h.settle(one)
-    tools = ScheduleTools(h.owner(one))
-    for handler, arguments in (
-        (tools.create, {"prompt": "p", "after_seconds": 9}),
-        (tools.list, {}),
-        (tools.delete, {"id": "schedule-1"}),
-    ):
-        value = await handler(ToolCall(call_id="c", name="x", arguments=arguments, agent=two))
-        assert value == {"code": "internal_error", "message": MESSAGES["internal_error"]}
+    tools = h.plugin.tools
+    for caller in (child, gone, impostor):
+        for handler, arguments in (
+            (tools.create, {"prompt": "p", "after_seconds": 9}),
+            (tools.list, {}),
+            (tools.delete, {"id": "schedule-1"}),
+        ):
+            call = ToolCall(call_id="c", name="x", arguments=arguments, agent=caller)
+            value = await handler(call)
+            assert value == {"code": "internal_error", "message": MESSAGES["internal_error"]}
     assert h.changes(one) == []
+    assert [e.type for e in child.session.events if e.type == "schedule/change"] == []
 
 
 async def test_too_many_active_is_decided_after_the_preflight_from_the_fold(h):
