@@ -198,3 +198,13 @@ def aps_scheduler(engine: Any) -> Any:
 
 def utc(epoch_seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(epoch_seconds, dt.UTC)
+
+
+def publish(result: dict[str, Any]) -> dict[str, Any]:
+    """Print a benchmark's tables, targets and notes, write its JSON, and return it."""
+    print(f"\n{result['title']}")
+    report(result)
+    for note in result.get("notes", ()):
+        print(f"  note: {note}")
+    emit(result)
+    return result

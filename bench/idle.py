@@ -44,7 +44,7 @@ from dsh_schedule import ScheduleOwner, parse_instant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import emit, ratio, report, target
+from _common import publish, ratio, target
 
 AGENTS = 10_000
 DAY = 86_400
@@ -426,12 +426,7 @@ def main() -> dict[str, Any]:
         ],
         "met": wake_ok and mem_ok and nothing_else,
     }
-    print(f"\n{result['title']}")
-    report(result)
-    for note in result["notes"]:
-        print(f"  note: {note}")
-    emit(result)
-    return result
+    return publish(result)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from dsh_schedule import parse_instant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import emit, latency_summary, ratio, report, target
+from _common import latency_summary, publish, ratio, target
 
 AGENTS = 100
 PER_AGENT = 10
@@ -337,12 +337,7 @@ def main() -> dict[str, Any]:
         ],
         "met": p50_ok and p99_ok and mine["complete"] and theirs["complete"],
     }
-    print(f"\n{result['title']}")
-    report(result)
-    for note in result["notes"]:
-        print(f"  note: {note}")
-    emit(result)
-    return result
+    return publish(result)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from dsh_schedule import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import emit, latency_summary, ratio, report, target
+from _common import latency_summary, publish, ratio, target
 
 SESSIONS = 1_000
 EVENTS = 1_000
@@ -457,12 +457,7 @@ def main() -> dict[str, Any]:
         ],
         "met": met,
     }
-    print(f"\n{result['title']}")
-    report(result)
-    for note in result["notes"]:
-        print(f"  note: {note}")
-    emit(result)
-    return result
+    return publish(result)
 
 
 if __name__ == "__main__":

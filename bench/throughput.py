@@ -35,7 +35,7 @@ from dsh_host.persistence import SQLiteBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import emit, latency_summary, ratio, report, target
+from _common import latency_summary, publish, ratio, target
 
 SESSIONS = 100
 PER_SESSION = 20
@@ -234,12 +234,7 @@ def main() -> dict[str, Any]:
         ],
         "met": met,
     }
-    print(f"\n{result['title']}")
-    report(result)
-    for note in result["notes"]:
-        print(f"  note: {note}")
-    emit(result)
-    return result
+    return publish(result)
 
 
 if __name__ == "__main__":

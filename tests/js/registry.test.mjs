@@ -4,70 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { RendererRegistry, renderFallback } from "../../src/dsh_host/web/static/registry.js";
-
-// ------------------------------------------------------------------ stand-in DOM
-
-class FakeNode {
-  constructor(nodeType) {
-    this.nodeType = nodeType;
-    this.childNodes = [];
-  }
-
-  appendChild(child) {
-    this.childNodes.push(child);
-    return child;
-  }
-
-  get textContent() {
-    return this.childNodes.map((child) => child.textContent).join("");
-  }
-
-  set textContent(value) {
-    const text = String(value);
-    this.childNodes = text === "" ? [] : [new FakeText(text)];
-  }
-}
-
-class FakeText extends FakeNode {
-  constructor(data) {
-    super(3);
-    this.data = data;
-  }
-
-  get textContent() {
-    return this.data;
-  }
-}
-
-class FakeElement extends FakeNode {
-  constructor(tag) {
-    super(1);
-    this.tagName = tag.toUpperCase();
-    this.attributes = new Map();
-    this.className = "";
-  }
-
-  setAttribute(name, value) {
-    this.attributes.set(name, String(value));
-  }
-
-  getAttribute(name) {
-    return this.attributes.has(name) ? this.attributes.get(name) : null;
-  }
-
-  get children() {
-    return this.childNodes.filter((child) => child.nodeType === 1);
-  }
-
-  set innerHTML(_value) {
-    throw new Error("innerHTML must never be used");
-  }
-}
-
-const fakeDocument = {
-  createElement: (tag) => new FakeElement(tag),
-  createTextNode: (text) => new FakeText(String(text)),
-};
+import { fakeDocument } from "./fake-dom.mjs";
 
 // ------------------------------------------------------------------ tests
 

@@ -5,23 +5,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { jsonEqual, SessionWindow } from "../../src/dsh_host/web/static/session-window.js";
+import { deferred, settle } from "./async-helpers.mjs";
 
 // ------------------------------------------------------------------ helpers
 
-function deferred() {
-  let resolve;
-  let reject;
-  const promise = new Promise((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
-/** Let every pending promise continuation run (microtasks only). */
-async function settle() {
-  for (let i = 0; i < 50; i += 1) await Promise.resolve();
-}
 
 function ev(seq, text = `m${seq}`) {
   return { seq, type: "user/message", time: 1_000 + seq, data: { text } };

@@ -9,6 +9,7 @@ import {
   parseSSE,
   SSEParser,
 } from "../../src/dsh_host/web/static/sse.js";
+import { deferred, settle } from "./async-helpers.mjs";
 
 const encoder = new TextEncoder();
 
@@ -119,19 +120,7 @@ describe("parseSSE", () => {
 
 // ------------------------------------------------------------------ fake fetch
 
-function deferred() {
-  let resolve;
-  let reject;
-  const promise = new Promise((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
-async function settle() {
-  for (let i = 0; i < 50; i += 1) await Promise.resolve();
-}
 
 /** A body whose cancel() does NOT settle pending reads (a worst-case stream). */
 function controllableBody() {
