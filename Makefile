@@ -41,8 +41,18 @@ test: lint typecheck pytest
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# The long reliability run: 200 SIGKILLs of real `dsh serve` processes, the fault, clock and
+# bad-input suites at full size; docs/reliability.md is rendered from the figures even when a
+# test failed (it then says so), and make fails with pytest's status.
+CHAOS_RESULTS := build/reliability
 chaos: $(STAMP)
-	$(BIN)/python -m pytest tests/chaos -m chaos --chaos-kills=200 -p no:cacheprovider
+	rm -rf $(CHAOS_RESULTS)
+	DSH_CHAOS_KILLS=$${DSH_CHAOS_KILLS:-200} DSH_RELIABILITY_RESULTS=$(CHAOS_RESULTS) \
+		$(BIN)/python -m pytest tests/chaos tests/reliability -m chaos -p no:cacheprovider; \
+	status=$$?; \
+	$(BIN)/python -m tests.chaos.report $(CHAOS_RESULTS) docs/reliability.md --status $$status \
+		|| status=1; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) .coverage .coverage.* .mypy_cache .ruff_cache .pytest_cache build dist
