@@ -134,10 +134,20 @@ class Agent(Protocol):
         """Resolve when the Agent is next fully idle (following replacement work)."""
         ...
 
-    def followup(self, text: str, *, plugin: str) -> str:
+    def followup(
+        self,
+        text: str,
+        *,
+        plugin: str,
+        with_events: Sequence[tuple[str, JSONValue]] = (),
+    ) -> str:
         """Queue a user-role message that opens its own later turn; return its message id.
 
-        Synchronously appends ``agent/followup`` to the log. It never steers a running turn.
+        Synchronously appends ``agent/followup`` to the log, and ``with_events`` (``(type,
+        data)`` pairs) right after it, all or nothing: every candidate is validated before any
+        of them counts as appended, so they reach storage in one batch or not at all, and the
+        message is queued only once they are in the log. It never steers a running turn.
+        Raises :class:`~dsh_hookspecs.EventRejectedError` (nothing appended, nothing queued).
         """
         ...
 

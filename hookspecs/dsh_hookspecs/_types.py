@@ -47,13 +47,14 @@ class AgentDisposedError(DshError):
 class EventRejectedError(DshError):
     """A candidate event was refused before it entered the log.
 
-    ``plugin`` names the plugin whose ``dsh_event_validate`` raised; ``__cause__`` holds its
-    exception.
+    ``plugin`` names the plugin whose ``dsh_event_validate`` raised and ``event`` is the refused
+    candidate (``None`` when unknown); ``__cause__`` holds the plugin's exception.
     """
 
-    def __init__(self, message: str, *, plugin: str) -> None:
+    def __init__(self, message: str, *, plugin: str, event: Event | None = None) -> None:
         super().__init__(message)
         self.plugin = plugin
+        self.event = event
 
 
 class SessionNotLiveError(DshError):

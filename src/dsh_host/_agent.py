@@ -161,15 +161,25 @@ class LiveAgent:
             self._idle_waiters.append(waiter)
             await waiter
 
-    def followup(self, text: str, *, plugin: str) -> str:
+    def followup(
+        self,
+        text: str,
+        *,
+        plugin: str,
+        with_events: Sequence[tuple[str, JSONValue]] = (),
+    ) -> str:
         self._check_live()
         message = InboxMessage(
             message_id=_new_id(), text=text, source={"kind": "plugin", "plugin": plugin}
         )
-        self._session.append(
-            "agent/followup",
-            {"messageId": message.message_id, "text": text, "source": message.source},
-        )
+        record: JSONValue = {
+            "messageId": message.message_id,
+            "text": text,
+            "source": message.source,
+        }
+        # One synchronous, all-or-nothing step: the follow-up's record and the events that
+        # belong to it reach storage in one batch or not at all; queued only once in the log.
+        self._session.append_all([("agent/followup", record), *with_events])
         self._enqueue(message)
         return message.message_id
 
@@ -294,8 +304,18 @@ class LiveAgent:
     ) -> JSONValue:
         """Run one tool call through the pipeline, recording ``tool/call`` and ``tool/result``."""
         call_id = call_id or _new_id()
-        self._session.append("tool/call", {"callId": call_id, "name": name, "arguments": arguments})
-        value = await self._invoke(call_id, name, arguments)
+        try:
+            arguments = _json.canonical(arguments)
+        except _json.JSONError as exc:
+            # Unstorable arguments (a lone surrogate, nesting beyond 200 levels, ...) are
+            # recorded as null and answered with a value, never an exception.
+            self._session.append("tool/call", {"callId": call_id, "name": name, "arguments": None})
+            value: JSONValue = {"code": "invalid_arguments", "message": f"$ {exc}"}
+        else:
+            self._session.append(
+                "tool/call", {"callId": call_id, "name": name, "arguments": arguments}
+            )
+            value = await self._invoke(call_id, name, arguments)
         self._session.append("tool/result", {"callId": call_id, "name": name, "value": value})
         return value
 

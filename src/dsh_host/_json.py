@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from dsh_hookspecs import JSONValue
@@ -43,6 +44,7 @@ _DECODER = json.JSONDecoder(
     parse_constant=_reject_constant,
     parse_float=_finite_float,
 )
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -55,12 +57,16 @@ def loads(text: str | bytes) -> JSONValue:
             raise JSONError(f"not UTF-8: {exc}") from None
     try:
         value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError as exc:
+    except JSONError:
+        raise
+    except ValueError as exc:  # JSONDecodeError, and an integer literal of over 4300 digits
         raise JSONError(str(exc)) from None
     except RecursionError:
         raise JSONError("document nested too deeply") from None
     if text[end:].strip():
         raise JSONError("trailing data after the JSON document")
+    if _SURROGATE_ESCAPE.search(text):
+        canonical(value)  # an escaped lone surrogate parses, but is not valid Unicode
     return value  # type: ignore[no-any-return]
 
 
@@ -72,32 +78,59 @@ def dumps(value: JSONValue) -> str:
         raise JSONError(str(exc)) from None
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})
+# An integer of more digits than this cannot be written back out (CPython's int/str limit is
+# 4300 digits), so the host refuses it on the way in rather than fail later in storage.
+_INT_BOUND = 10**4000
+_NONE = type(None)
+
+
+def _text(value: str) -> str:
+    """``value`` as a plain ``str`` that UTF-8 can encode (no lone surrogates), or refuse it."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise JSONError("string holds a lone surrogate and is not valid Unicode") from None
+    return value if type(value) is str else str(value)
+
+
+def _integer(value: int) -> int:
+    if not -_INT_BOUND < value < _INT_BOUND:
+        raise JSONError("integer has too many digits to be stored")
+    return value if type(value) is int else int(value)
 
 
 def canonical(value: object, _depth: int = 0) -> JSONValue:
     """Return a fresh copy of ``value`` in stored form, or raise :class:`JSONError`.
 
-    Tuples become lists; dict keys must be ``str``; floats must be finite; subclasses of the
-    JSON types (an ``IntEnum``, a ``str`` subclass) become the plain type.
+    Tuples become lists; dict keys must be ``str``; floats must be finite; strings must be
+    valid Unicode (UTF-8 encodable); integers must be writable (at most 4000 digits);
+    subclasses of the JSON types (an ``IntEnum``, a ``str`` subclass) become the plain type.
+    Whatever this accepts, storage can encode.
     """
     kind = type(value)
-    if kind in _PLAIN:
+    if kind is str:
+        assert isinstance(value, str)
+        return value if value.isascii() else _text(value)
+    if kind is bool or kind is _NONE:
         return value  # type: ignore[return-value]
+    if kind is int:
+        return _integer(value)  # type: ignore[arg-type]
     if _depth > 200:
         raise JSONError("value nested too deeply")
     if kind is dict:
         out: dict[str, JSONValue] = {}
         for key, item in value.items():  # type: ignore[attr-defined]
-            name = key if type(key) is str else _plain_key(key)
-            # Scalars are copied inline: this runs for every appended event.
-            out[name] = item if type(item) in _PLAIN else canonical(item, _depth + 1)
+            name = key if type(key) is str and key.isascii() else _key(key)
+            # ASCII strings, booleans and null are copied inline: this runs for every event.
+            kind = type(item)
+            if (kind is str and item.isascii()) or kind is bool or kind is _NONE:
+                out[name] = item
+            else:
+                out[name] = canonical(item, _depth + 1)
         return out
     if kind is list or kind is tuple:
-        return [
-            item if type(item) in _PLAIN else canonical(item, _depth + 1)
-            for item in value  # type: ignore[attr-defined]
-        ]
+        return [canonical(item, _depth + 1) for item in value]  # type: ignore[attr-defined]
     if isinstance(value, float):
         if not math.isfinite(value):
             raise JSONError("non-finite number is not allowed")
@@ -105,9 +138,9 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
-        return int(value)
+        return _integer(value)
     if isinstance(value, str):
-        return str(value)
+        return _text(value)
     if isinstance(value, dict):
         return canonical(dict(value), _depth)
     if isinstance(value, list | tuple):
@@ -115,9 +148,9 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
     raise JSONError(f"{kind.__name__} is not a JSON value")
 
 
-def _plain_key(key: object) -> str:
+def _key(key: object) -> str:
     if isinstance(key, str):
-        return str(key)
+        return _text(key)
     raise JSONError(f"object key {key!r} is not a string")
 
 

@@ -168,6 +168,7 @@ class PluginManager(SessionHooks):
                 raise EventRejectedError(
                     f"{event.type} event rejected by plugin {impl.plugin_name!r}: {exc}",
                     plugin=impl.plugin_name,
+                    event=event,
                 ) from exc
 
     def session_opened(self, session: LiveSession, reason: OpenReason) -> None:

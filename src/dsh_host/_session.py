@@ -136,6 +136,36 @@ class LiveSession:
         self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit
         return event
 
+    def append_all(self, items: Sequence[tuple[str, JSONValue]]) -> list[Event]:
+        """Append several events in one synchronous step, all or nothing.
+
+        Each candidate is validated with the earlier ones already in the log (as they will be);
+        if any is refused, the earlier ones are taken back before anything else sees them (no
+        append observer, no persistence, no stream) and the refusal is raised. Validators must
+        therefore read the log only when called, never keep a count of it on their own.
+        """
+        if not self.attached:
+            raise SessionNotLiveError(f"session {self.id} is detached")
+        now = self._store.clock.now_ms()
+        start = len(self._events)
+        candidates = []
+        for offset, (kind, data) in enumerate(items):
+            if kind.__class__ is not str or not kind:
+                raise ValueError("event type must be a non-empty string")
+            candidates.append(
+                Event(seq=start + offset, type=kind, time=now, data=_json.canonical(data))
+            )
+        try:
+            for event in candidates:
+                self._store.hooks.event_validate(self, event)
+                self._events.append(event)
+        except BaseException:
+            del self._events[start:]
+            raise
+        for event in candidates:
+            self._store._notify_append(self, event)  # noqa: SLF001
+        return candidates
+
 
 class SessionStore:
     """Creates, forks, resumes, detaches and flushes live Sessions."""

@@ -31,6 +31,7 @@ from dsh_hookspecs import (
     Agent,
     AgentBusyError,
     AgentDisposedError,
+    EventRejectedError,
     Host,
     Session,
     TimerHandle,
@@ -58,9 +59,13 @@ class FoldCache:
         )
 
     def of(self, session: Session) -> IncrementalFold:
-        """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt."""
+        """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt.
+
+        A log shorter than what was folded (the host took back an all-or-nothing append whose
+        later event was refused) is a doubt: the fold is rebuilt from ``seedLength``.
+        """
         folded = self._folds.get(session)
-        if folded is None:
+        if folded is None or len(session.events) < folded.position:
             folded = IncrementalFold(session.header.owned_from)
             self._folds[session] = folded
         folded.apply(session.events)
@@ -268,28 +273,36 @@ class ScheduleOwner:
         """Runs synchronously inside the claimed maintenance phase."""
         if self._gone():
             return False
-        session = self.agent.session
         record = self._due()  # a racing delete won, or the clock moved back: no dispatch
         if record is None:
             return False
+        dispatch = (SCHEDULE_CHANGE, encode_change(Dispatch(id=record.id)))
         try:
-            self.agent.followup(reminder_framing(record), plugin=PLUGIN_NAME)
-        except Exception as exc:
-            log.warning(
-                "owner.enqueue_failed",
-                agent_id=self.agent.id,
-                schedule_id=record.id,
-                error=repr(exc),
-            )
+            # The follow-up and its dispatch enter the log in one all-or-nothing step: never a
+            # durable follow-up without its dispatch, nor the reverse.
+            frame = reminder_framing(record)
+            self.agent.followup(frame, plugin=PLUGIN_NAME, with_events=(dispatch,))
+        except EventRejectedError as exc:
+            if exc.event is not None and exc.event.type == SCHEDULE_CHANGE:
+                # The dispatch itself was refused: this owner stops for good (nothing was
+                # appended or queued; the record stays active for a later life of the Agent).
+                self._fault("append_failed", exc, schedule_id=record.id)
+                return False
+            self._enqueue_failed(record, exc)
             return False
-        try:
-            session.append(SCHEDULE_CHANGE, encode_change(Dispatch(id=record.id)))
         except Exception as exc:
-            # The follow-up may already be queued: retrying could deliver it twice.
-            self._fault("append_failed", exc, schedule_id=record.id)
+            self._enqueue_failed(record, exc)
             return False
         log.info("owner.dispatched", agent_id=self.agent.id, schedule_id=record.id)
         return True
+
+    def _enqueue_failed(self, record: AfterRecord, error: BaseException) -> None:
+        log.warning(
+            "owner.enqueue_failed",
+            agent_id=self.agent.id,
+            schedule_id=record.id,
+            error=repr(error),
+        )
 
     def _arm(self, record: AfterRecord) -> bool:
         """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due."""

@@ -48,8 +48,8 @@ small size (10 kills, fewer examples) and leaves this file alone.
 
 {summary}
 
-Outside the domain these runs cover, building the harness found defects in `src/` that it does
-not paper over; they are listed under [Findings](#findings-in-src).
+Building the harness found four defects in `src/`; they are fixed and listed under
+[Findings](#findings-in-src).
 
 ## 1. Crash matrix
 
@@ -167,39 +167,28 @@ a legitimate change) and changes no Session, live or stored.
 
 ## Findings in src
 
-Found while building the harness; reported, not fixed here. The harness does not work around
-them: its generated inputs simply stay inside strict JSON as the host parses it.
+Found while building the harness, then fixed in `src/` (each with a regression test); the
+harness never worked around them.
 
-1. **A 5xx from client input.** Any JSON body holding an integer literal of more than 4300
-   digits is answered `500 internal_error` (`POST /api/sessions`, `/messages`, `/fork`, ...):
-   Python's integer-parsing limit raises a plain `ValueError` that `dsh_host._json.loads` does
-   not turn into `JSONError`, so the Web host's `invalid_json` handler misses it. Repro:
-
-   ```sh
-   python3 -c 'print("{{\\"x\\": 1" + "0" * 4300 + "}}")' |
-     curl -X POST -H 'Content-Type: application/json' --data-binary @- \\
-       http://127.0.0.1:8765/api/sessions
-   ```
-
-2. **One message can wedge a Session's persistence.** A lone UTF-16 surrogate escape
-   (`{{"text": "hello \\ud800"}}`, or the same escape in `/tool` arguments or a prompt) is
-   accepted into the live log, but storage refuses to encode it, so every later flush of that
-   Session fails: the tools answer `persistence_uncertain` for good, `POST .../flush` and
-   `GET .../history` answer 500, a confirmed reminder falling due is not delivered until the
-   process restarts, and everything appended after the bad event is lost at the restart. Tool
-   arguments holding an integer too large to encode (`10**5000` from a model adapter) do the
-   same. Root cause: `LiveSession.append` (`_json.canonical`) accepts values that the storage
-   encoder (`_storable_text`) refuses.
-3. **A tool call can raise instead of answering.** Arguments nested more than 200 levels deep
-   make `LiveAgent.execute_tool` raise `JSONError` (recording `tool/call` fails) instead of
-   answering a closed code; over HTTP the turn ends with `outcome: error`.
-4. **A rejected dispatch append delivers the reminder twice.** If the dispatch append fails
-   after the follow-up was appended (for instance another plugin's `dsh_event_validate` refuses
-   it), the owner faults as designed, but the follow-up is then committed without its dispatch
-   (contrary to DESIGN.md: "recovery never leaves a durable follow-up without its dispatch");
-   after a restart the record is still active and is delivered a second time (two follow-ups,
-   two reminder turns). Upstream calls this "visible duplicate preferred over loss"; the
-   existing unit test pins only the in-process half.
+1. **A 5xx from client input** (fixed). A JSON body holding an integer literal of more than
+   4300 digits was answered `500`: Python's integer-parsing limit raised a plain `ValueError`
+   that `dsh_host._json.loads` did not turn into `JSONError`. It is now `400 invalid_json`
+   (`tests/web/test_http.py::test_message_bodies_are_strict`).
+2. **One message could wedge a Session's persistence** (fixed). A lone UTF-16 surrogate escape
+   (`{{"text": "hello \\ud800"}}`), or an integer too large to write back out, was accepted into
+   the live log but refused by the storage encoder, so every later flush of that Session failed.
+   `_json.loads` and `_json.canonical` (every append) now refuse exactly what storage cannot
+   encode (`tests/host/test_session.py`).
+3. **A tool call could raise instead of answering** (fixed). Arguments nested more than 200
+   levels deep made `LiveAgent.execute_tool` raise; unstorable arguments are now recorded as
+   `null` and answered `invalid_arguments` (`tests/host/test_tools.py`).
+4. **A rejected dispatch append delivered the reminder twice** (fixed). When another plugin
+   refused the dispatch after the follow-up was appended, the follow-up was committed without
+   its dispatch and delivered again after a restart. `Agent.followup(..., with_events=...)` now
+   appends the follow-up and its dispatch in one all-or-nothing step (`LiveSession.append_all`):
+   a refusal takes both back, the owner faults as designed, and a later life of the Session
+   delivers the reminder once (`tests/reliability/test_faults.py`,
+   `tests/schedule/test_runtime.py`).
 
 ## Timings
 

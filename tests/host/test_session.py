@@ -147,3 +147,62 @@ def test_a_refused_end_seed_leaves_no_half_open_session():
     with pytest.raises(EventRejectedError):
         store.fork(parent)
     assert [s.id for s in store.live()] == [parent.id]
+
+
+def test_append_all_is_all_or_nothing_and_validators_see_earlier_candidates():
+    seen: list[tuple[int, int]] = []
+
+    class Second(SessionHooks):
+        def event_validate(self, session, event):
+            seen.append((event.seq, len(session.events)))
+            if event.type == "refuse/me":
+                raise EventRejectedError("no", plugin="test", event=event)
+
+    store = SessionStore(hooks=Second())
+    session = store.create()
+    notified: list[int] = []
+    store.add_append_observer(lambda s, e: notified.append(e.seq))
+    session.append("a/b", {})
+    with pytest.raises(EventRejectedError) as info:
+        session.append_all([("x/y", {"n": 1}), ("refuse/me", {})])
+    assert info.value.event.type == "refuse/me"
+    assert [e.type for e in session.events] == ["a/b"]  # the first candidate was taken back
+    assert notified == [0]  # and nobody was told about it
+    assert seen[-2:] == [(1, 1), (2, 2)]  # the second candidate saw the first in the log
+    events = session.append_all([("x/y", {}), ("z/w", {"k": "v"})])
+    assert [e.seq for e in events] == [1, 2]
+    assert notified == [0, 1, 2]
+    with pytest.raises(ValueError, match="non-empty"):
+        session.append_all([("x/y", {}), ("", {})])
+    with pytest.raises(JSONError):
+        session.append_all([("x/y", {"bad": float("nan")})])
+    assert len(session.events) == 3
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"s": "lone \ud800 surrogate"}, {"k\udfff": 1}, [10**4001], {"n": -(10**4001)}],
+)
+def test_values_storage_cannot_encode_are_refused_at_append(data):
+    session = SessionStore().create()
+    with pytest.raises(JSONError):
+        session.append("x/y", data)
+    assert len(session.events) == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"x": 1' + "0" * 4300 + "}", '["\\ud800"]', '{"\\udc00": 1}', "[" * 5000 + "]" * 5000],
+)
+def test_loads_refuses_what_the_host_could_not_store(text):
+    from dsh_host import _json
+
+    with pytest.raises(_json.JSONError):
+        _json.loads(text)
+
+
+def test_loads_accepts_escaped_surrogate_pairs_and_canonical_keeps_unicode():
+    from dsh_host import _json
+
+    assert _json.loads('["\\ud83d\\ude00", "caf\\u00e9"]') == ["\U0001f600", "café"]
+    assert _json.canonical({"é": ("ü", 1, True, None, 1.5)}) == {"é": ["ü", 1, True, None, 1.5]}

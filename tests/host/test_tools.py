@@ -138,3 +138,17 @@ async def test_a_raising_tool_body_is_contained(host):
         value = await agent.execute_tool(name, {})
         assert value["code"] == "tool_failed"
         assert "secret" not in value["message"]
+
+
+async def test_unstorable_arguments_are_a_value_not_an_exception(host):
+    agent = await host.create_session()
+    agent.tools.register(echo_tool(schema={"type": "object"}))
+    deep: object = "leaf"
+    for _ in range(300):
+        deep = [deep]
+    for arguments in ({"x": deep}, {"s": "lone \ud800"}, {"n": 10**5000}):
+        value = await agent.execute_tool("echo", arguments)
+        assert value["code"] == "invalid_arguments"
+    calls = [e.data for e in agent.session.events if e.type == "tool/call"]
+    assert [c["arguments"] for c in calls] == [None, None, None]
+    assert await host.sessions.flush(agent.session) is True  # the log stays storable

@@ -15,8 +15,9 @@ tools' arguments and the HTTP API. ``make chaos`` runs ten times the examples.
   and changes no Session, live or stored.
 
 The generated JSON is what strict JSON text can carry into the host (hypothesis' default text
-excludes lone surrogates; integers stay far below Python's 4300-digit parsing limit): the
-reliability report lists the inputs outside that domain that break the host.
+excludes lone surrogates; integers stay far below Python's 4300-digit parsing limit); the
+inputs outside that domain are refused at the door (``tests/web/test_http.py``,
+``tests/host/test_session.py``).
 """
 
 from __future__ import annotations

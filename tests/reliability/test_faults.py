@@ -325,3 +325,45 @@ async def test_enospc_fails_a_whole_group_commit_and_every_session_recovers(
     for agent in agents:
         found = await rig.audit(agent, ["schedule-1"])
     _tally(tally, rig, found)
+
+
+class RejectDispatchOnce:
+    """A plugin refusing the next ``schedule/change`` dispatch (the dispatch append step)."""
+
+    def __init__(self) -> None:
+        self.armed = True
+
+    @hookimpl
+    def dsh_event_validate(self, session: object, event: object) -> None:
+        data = getattr(event, "data", None)
+        if self.armed and isinstance(data, dict) and data.get("operation") == "dispatch":
+            self.armed = False
+            raise RuntimeError("injected: the dispatch append fails")
+
+
+async def test_a_refused_dispatch_append_leaves_neither_event_and_a_resume_delivers_once(
+    rig: Rig, tally: Counter[str]
+) -> None:
+    agent = await rig.h.agent()
+    first = await rig.create(agent, "first", 5)
+    rejecter = RejectDispatchOnce()
+    rig.host.load_plugin("reject-dispatch", factory=lambda: rejecter)
+    rig.injected["dispatch append rejected"] += 1
+    rig.clock.advance(5)
+    await rig.h.settle(agent)
+    assert rig.h.owner(agent).faulted  # the owner stops, as designed ...
+    assert rig.h.followups(agent) == []  # ... and the follow-up went back with its dispatch
+    assert rig.h.dispatches(agent) == []
+    listed = await rig.call(agent, "schedule_list", {})
+    assert [(view["id"], view["state"]) for view in listed] == [(first, "overdue")]
+    stored = await rig.host.inspect(agent.session.id)
+    assert stored is not None
+    assert not [e for e in stored.events if e.type == "agent/followup"]
+    # A later life of the Session (a new owner) delivers it exactly once.
+    session_id = agent.session.id
+    await rig.host.close_session(session_id)
+    resumed = await rig.host.resume_session(session_id)
+    await wait_until(lambda: rig.h.dispatches(resumed) == [first])
+    found = await rig.audit(resumed, [first])
+    await rig.reboot_delivers_nothing_new(resumed)
+    _tally(tally, rig, found)

@@ -102,9 +102,9 @@ async def test_due_path_order(h):
         finally:
             order.append("release")
 
-    def followup(text, *, plugin):
+    def followup(text, *, plugin, with_events=()):
         order.append("followup")
-        return real_followup(text, plugin=plugin)
+        return real_followup(text, plugin=plugin, with_events=with_events)
 
     agent.run_maintenance = claim
     agent.followup = followup
@@ -175,7 +175,7 @@ async def test_no_dispatch_when_followup_throws_and_the_record_stays(h):
     await create(h, agent, 5)
     real_followup = agent.followup
 
-    def broken(text, *, plugin):
+    def broken(text, *, plugin, with_events=()):
         raise RuntimeError("inbox full")
 
     agent.followup = broken
@@ -197,10 +197,11 @@ class RejectDispatch:
             raise RuntimeError("append refused")
 
 
-async def test_an_append_failure_after_the_followup_faults_the_owner(h):
+async def test_a_refused_dispatch_append_faults_the_owner_and_leaves_no_followup(h):
     agent = await h.agent()
     await create(h, agent, 5)
     h.host.load_plugin("reject", factory=RejectDispatch)
+    before = len(agent.session.events)
     with capture_logs() as logs:
         await advance(h, agent, 5)
     owner = h.owner(agent)
@@ -208,8 +209,13 @@ async def test_an_append_failure_after_the_followup_faults_the_owner(h):
     faulted = log_events(logs, "owner.faulted")
     assert faulted[0]["reason"] == "append_failed"
     assert faulted[0]["schedule_id"] == "schedule-1"
-    # The follow-up was queued (visible duplicate preferred over loss); no retry follows.
-    assert len(h.followups(agent)) == 1
+    # All or nothing: the follow-up was taken back with its dispatch and never queued, so no
+    # durable follow-up exists without its dispatch (and nothing can be delivered twice).
+    assert h.followups(agent) == []
+    assert len(agent.session.events) == before
+    assert agent.inbox == ()
+    stored = await h.host.inspect(agent.session.id)
+    assert not [e for e in stored.events if e.type == "agent/followup"]
     await h.host.unload_plugin("reject")
     await advance(h, agent, 120)
     await h.call(agent, "schedule_list", {})
@@ -504,3 +510,42 @@ async def test_owner_respects_a_configured_segment():
         assert h.segments(agent) == [5.0]
     finally:
         await h.host.close()
+
+
+class RejectFollowup:
+    @hookimpl
+    def dsh_event_validate(self, session, event):
+        if event.type == "agent/followup":
+            raise RuntimeError("no follow-ups today")
+
+
+async def test_a_refused_followup_keeps_the_record_and_the_owner(h):
+    agent = await h.agent()
+    await create(h, agent, 5)
+    h.host.load_plugin("reject", factory=RejectFollowup)
+    with capture_logs() as logs:
+        await advance(h, agent, 5)
+    assert log_events(logs, "owner.enqueue_failed")[0]["schedule_id"] == "schedule-1"
+    assert not h.owner(agent).faulted
+    assert h.dispatches(agent) == []
+    await h.host.unload_plugin("reject")
+    await h.call(agent, "schedule_list", {})  # the next trigger delivers it
+    await wait_until(lambda: h.dispatches(agent) == ["schedule-1"])
+
+
+async def test_a_dispatch_refused_after_the_schedule_check_leaves_a_sound_fold(h):
+    # Reload so the refusing plugin validates AFTER the Schedule plugin (pluggy calls the last
+    # registered first): the fold has then already seen the tentative follow-up.
+    await h.host.unload_plugin("schedule")
+    h.host.load_plugin("reject", factory=RejectDispatch)
+    h.host.load_plugin("schedule")
+    fresh = await h.agent()
+    await create(h, fresh, 5)
+    await advance(h, fresh, 5)
+    assert h.owner(fresh).faulted
+    assert h.followups(fresh) == []
+    listed = await h.call(fresh, "schedule_list", {})  # the fold was rebuilt, not corrupted
+    assert [v["id"] for v in listed] == ["schedule-1"]
+    await h.host.unload_plugin("reject")
+    created = await h.call(fresh, "schedule_create", {"prompt": "again", "after_seconds": 60})
+    assert created["id"] == "schedule-2"

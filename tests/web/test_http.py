@@ -258,6 +258,8 @@ async def test_unknown_sessions_are_404_everywhere(web_host: Host, client: httpx
         (b'{"text": NaN}', "invalid_json"),
         (b'{"text": Infinity}', "invalid_json"),
         (b'{"text": "a"} {}', "invalid_json"),
+        (b'{"text": "lone \\ud800 surrogate"}', "invalid_json"),  # storage could not encode it
+        (b'{"text": "a", "n": 1' + b"0" * 4300 + b"}", "invalid_json"),  # past the int limit
         (b"\xff\xfe", "invalid_json"),
         (b"", "invalid_json"),
         (b"[]", "invalid_body"),
