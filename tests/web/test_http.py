@@ -10,12 +10,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend
-from dsh_host.testing import FaultInjectingBackend, ManualClock
+from dsh_host.testing import FaultInjectingBackend
 from dsh_host.web import ERROR_CODES, MAX_BODY_BYTES, WebConfigError, WebServer
 
 from .support import WAIT, FlushGate, Renderers, append, serve
@@ -577,53 +576,8 @@ def _snapshot(host: Host, backend: MemoryBackend) -> object:
     return live, stored, len(host.agents.all())
 
 
-def test_arbitrary_requests_get_4xx_and_change_no_session():
-    with asyncio.Runner() as runner:
-        backend = MemoryBackend()
-        host = Host(backend=FaultInjectingBackend(backend), clock=ManualClock())
-        runner.run(host.start())
-        server = WebServer(host, port=0)
-        url = runner.run(server.start())
-        client = httpx.AsyncClient(base_url=url, timeout=WAIT)
-        known = runner.run(host.create_session()).session.id
-        cold = runner.run(host.create_session()).session.id
-        runner.run(host.close_session(cold))
-
-        @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-        @given(
-            method=st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]),
-            segments=st.lists(_SEGMENTS, max_size=5),
-            body=_BODIES,
-            query=_QUERIES,
-            headers=_HEADERS,
-        )
-        def check(method, segments, body, query, headers):
-            assume(not _valid(method, segments, body, query, headers))
-            assume(not _streams(method, segments, query, headers))
-            path = "/" + "/".join(segments).replace("{known}", known).replace("{unknown}", "0" * 32)
-            path = path.replace("{cold}", cold)
-            before = _snapshot(host, backend)
-
-            async def send() -> httpx.Response:
-                return await client.request(
-                    method, path, content=body, params=query, headers=headers
-                )
-
-            response = runner.run(send())
-            assert response.status_code < 500, (method, path, body, response.text)
-            if method not in {"GET", "HEAD"}:
-                assert 400 <= response.status_code < 500, (method, path, response.status_code)
-            if response.status_code >= 400 and method != "HEAD":
-                error = response.json()["error"]
-                assert ERROR_CODES[error["code"]] == response.status_code
-            assert _snapshot(host, backend) == before
-
-        try:
-            check()
-        finally:
-            runner.run(client.aclose())
-            runner.run(server.stop())
-            runner.run(host.close())
+# The arbitrary-request fuzz over these strategies lives in tests/reliability/test_bad_input.py
+# (test_any_request_is_answered_below_500_and_changes_nothing), with the Schedule plugins loaded.
 
 
 async def test_an_event_a_plugin_refuses_is_409_not_500(web_host: Host, client: httpx.AsyncClient):
