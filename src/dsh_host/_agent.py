@@ -304,19 +304,20 @@ class LiveAgent:
     ) -> JSONValue:
         """Run one tool call through the pipeline, recording ``tool/call`` and ``tool/result``."""
         call_id = call_id or _new_id()
+        session = self._session
         try:
-            arguments = _json.canonical(arguments)
+            call = _json.canonical({"callId": call_id, "name": name, "arguments": arguments})
         except _json.JSONError as exc:
             # Unstorable arguments (a lone surrogate, nesting beyond 200 levels, ...) are
             # recorded as null and answered with a value, never an exception.
-            self._session.append("tool/call", {"callId": call_id, "name": name, "arguments": None})
+            session.append("tool/call", {"callId": call_id, "name": name, "arguments": None})
             value: JSONValue = {"code": "invalid_arguments", "message": f"$ {exc}"}
         else:
-            self._session.append(
-                "tool/call", {"callId": call_id, "name": name, "arguments": arguments}
-            )
-            value = await self._invoke(call_id, name, arguments)
-        self._session.append("tool/result", {"callId": call_id, "name": name, "value": value})
+            assert isinstance(call, dict)
+            session.append_canonical("tool/call", call)
+            value = await self._invoke(call_id, name, call["arguments"])
+        # The value is canonical already (_invoke copies what a tool returns): not copied again.
+        session.append_canonical("tool/result", {"callId": call_id, "name": name, "value": value})
         return value
 
     async def _invoke(self, call_id: str, name: str, arguments: JSONValue) -> JSONValue:

@@ -122,15 +122,13 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
         out: dict[str, JSONValue] = {}
         for key, item in value.items():  # type: ignore[attr-defined]
             name = key if type(key) is str and key.isascii() else _key(key)
-            # ASCII strings, booleans and null are copied inline: this runs for every event.
-            kind = type(item)
-            if (kind is str and item.isascii()) or kind is bool or kind is _NONE:
-                out[name] = item
-            else:
-                out[name] = canonical(item, _depth + 1)
+            out[name] = item if _plain(item) else canonical(item, _depth + 1)
         return out
     if kind is list or kind is tuple:
-        return [canonical(item, _depth + 1) for item in value]  # type: ignore[attr-defined]
+        return [
+            item if _plain(item) else canonical(item, _depth + 1)
+            for item in value  # type: ignore[attr-defined]
+        ]
     if isinstance(value, float):
         if not math.isfinite(value):
             raise JSONError("non-finite number is not allowed")
@@ -146,6 +144,16 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
     if isinstance(value, list | tuple):
         return canonical(list(value), _depth)
     raise JSONError(f"{kind.__name__} is not a JSON value")
+
+
+def _plain(item: object) -> bool:
+    """Already canonical and immutable: kept as is (this runs for every value of every event)."""
+    kind = type(item)
+    if kind is str:
+        return item.isascii()  # type: ignore[attr-defined, no-any-return]
+    if kind is int:
+        return -_INT_BOUND < item < _INT_BOUND  # type: ignore[operator]
+    return kind is bool or kind is _NONE
 
 
 def _key(key: object) -> str:

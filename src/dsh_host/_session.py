@@ -121,16 +121,19 @@ class LiveSession:
         return self._view
 
     def append(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
+        return self.append_canonical(type, _json.canonical(data))
+
+    def append_canonical(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
+        """:meth:`append` for data the host has just built with :func:`_json.canonical`.
+
+        Host-internal: ``data`` must be a fresh canonical value nobody else holds (it is not
+        copied again). Plugins use :meth:`append`.
+        """
         if not self.attached:
             raise SessionNotLiveError(f"session {self.id} is detached")
         if type.__class__ is not str or not type:
             raise ValueError("event type must be a non-empty string")
-        event = Event(
-            seq=len(self._events),
-            type=type,
-            time=self._store.clock.now_ms(),
-            data=_json.canonical(data),
-        )
+        event = Event(seq=len(self._events), type=type, time=self._store.clock.now_ms(), data=data)
         self._store.hooks.event_validate(self, event)
         self._events.append(event)
         self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit

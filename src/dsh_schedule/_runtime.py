@@ -129,6 +129,7 @@ class ScheduleOwner:
     """The disposable live owner of one root Agent's reminders."""
 
     __slots__ = (
+        "_armed_for",
         "_dispose_task",
         "_idle_wait",
         "_requested",
@@ -157,6 +158,8 @@ class ScheduleOwner:
         self.faulted = False
         self._requested = False
         self._timer: TimerHandle | None = None
+        #: The target (epoch ms) the armed timer was computed for.
+        self._armed_for: int | None = None
         self._run: asyncio.Task[None] | None = None
         self._idle_wait: asyncio.Task[None] | None = None
         self._dispose_task: asyncio.Task[None] | None = None
@@ -194,7 +197,7 @@ class ScheduleOwner:
         if record is None:
             self._cancel_timer()
             return True
-        return self._arm(record)
+        return self._arm(record, keep=True)
 
     def _run_settled(self, task: asyncio.Task[None]) -> None:
         self._run = None
@@ -304,15 +307,24 @@ class ScheduleOwner:
             error=repr(error),
         )
 
-    def _arm(self, record: AfterRecord) -> bool:
-        """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due."""
+    def _arm(self, record: AfterRecord, *, keep: bool = False) -> bool:
+        """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due.
+
+        With ``keep``, a timer already armed for this very target stays (every tool call
+        re-drives the owner; re-arming each time would only churn the loop's timer heap). It
+        fires within one segment whatever the wall clock did, and re-reads it then.
+        """
+        target = parse_instant(record.scheduled_at)
         # Sub-millisecond wall time: a wait armed from a floored millisecond would fire up to
         # 1 ms late.
-        remaining = parse_instant(record.scheduled_at) / 1000 - self.host.clock.time()
+        remaining = target / 1000 - self.host.clock.time()
         if remaining <= 0:
             return False
+        if keep and self._timer is not None and self._armed_for == target:
+            return True
         self._cancel_timer()
         self._timer = self.host.clock.call_later(min(remaining, self.max_segment), self._on_timer)
+        self._armed_for = target
         return True
 
     async def _checkpoint(self, step: str) -> bool:
@@ -355,6 +367,7 @@ class ScheduleOwner:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._armed_for = None
 
     # -- disposal ---------------------------------------------------------------------------------
     async def dispose(self) -> None:
