@@ -30,6 +30,8 @@ from dsh_schedule import (
     present_dispatch,
 )
 
+from .test_tools import view
+
 START_WALL = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
 SCHEDULE_SOURCE = {"kind": "plugin", "plugin": "schedule"}
 PENDING_PROMPT = "Check the deployment log"
@@ -93,18 +95,6 @@ async def boot(data: Path, wall_ms: int) -> Boot:
     await host.start()
     host.load_plugin("schedule")
     return Boot(host, clock, model)
-
-
-def view(schedule_id: str, prompt: str, after: int, at: str, state: str) -> dict[str, JSONValue]:
-    return {
-        "id": schedule_id,
-        "kind": "after",
-        "prompt": prompt,
-        "afterSeconds": after,
-        "scheduledAt": at,
-        "state": state,
-        "deliveryMode": "session-local",
-    }
 
 
 def dispatches(events: Sequence[Event]) -> list[Event]:
