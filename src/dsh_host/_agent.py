@@ -34,7 +34,7 @@ from dsh_hookspecs import (
 )
 
 from . import _json
-from ._session import LiveSession, SessionStore
+from ._session import LiveSession, Remover, SessionStore
 from ._tools import ToolLayer, resolve, validate
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class LiveAgent:
 
     def on_idle(self, callback: Callable[[], None]) -> Callable[[], None]:
         self._idle_callbacks.append(callback)
-        return _Unsubscribe(self._idle_callbacks, callback)
+        return Remover(self._idle_callbacks, callback)
 
     # -- input ----------------------------------------------------------------------------------
     def send(self, text: str) -> str:
@@ -370,20 +370,6 @@ class LiveAgent:
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
         self._registry._forget(self)  # noqa: SLF001 - registry and agents are one unit
-
-
-class _Unsubscribe:
-    """Idempotently removes one callback from a list (slotted: one per installed plugin)."""
-
-    __slots__ = ("_callback", "_callbacks")
-
-    def __init__(self, callbacks: list[Callable[[], None]], callback: Callable[[], None]) -> None:
-        self._callbacks = callbacks
-        self._callback = callback
-
-    def __call__(self) -> None:
-        if self._callback in self._callbacks:
-            self._callbacks.remove(self._callback)
 
 
 async def _close(plugin: str, disposable: Disposable, *, agent_id: str | None = None) -> None:

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import sqlite3
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -14,18 +13,21 @@ from pathlib import Path
 
 import structlog
 
-from . import _json, _logging, _records
+from . import _json, _logging
 from ._host import Host
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
-from .persistence import DataDirLockedError, SQLiteBackend, StorageError, StoredSummary
+from .persistence import (
+    DataDirLockedError,
+    SQLiteBackend,
+    StorageError,
+    list_sessions_read_only,
+)
 from .web import WebServer, is_loopback
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_DATA = ".dsh-data"
-#: The database file SQLiteBackend keeps in the data folder (its default ``filename``).
-SQLITE_FILENAME = "dsh.sqlite3"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,7 +75,7 @@ async def _sessions(args: argparse.Namespace) -> int:
     except DataDirLockedError:
         # A running `dsh serve` holds the folder: read the committed state without the lock.
         try:
-            summaries = await asyncio.to_thread(_read_only_sessions, Path(args.data))
+            summaries = await asyncio.to_thread(list_sessions_read_only, args.data)
         except StorageError as exc:
             print(f"dsh: {exc}", file=sys.stderr)
             return 1
@@ -97,41 +99,6 @@ async def _sessions(args: argparse.Namespace) -> int:
     if not summaries and not args.json:
         print("no sessions")
     return 0
-
-
-def _read_only_sessions(data_dir: Path) -> list[StoredSummary]:
-    """List a store another process holds, through a read-only SQLite connection.
-
-    Safe beside the writer: SQLite's WAL mode lets a reader see the last committed transaction
-    while the writer continues, and ``mode=ro`` can never write (nor "repair") the file. The
-    integrity checks of a full open are the holder's business; undecodable rows are refused.
-    """
-    path = (data_dir / SQLITE_FILENAME).absolute()
-    if not path.is_file():
-        return []
-    try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise StorageError(f"cannot open {path} read-only: {exc}") from exc
-    try:
-        conn.execute("PRAGMA busy_timeout = 5000")
-        rows = conn.execute(
-            "SELECT id, header, length FROM sessions ORDER BY created_at, id"
-        ).fetchall()
-    except sqlite3.Error as exc:
-        raise StorageError(f"cannot read {path}: {exc}") from exc
-    finally:
-        conn.close()
-    out: list[StoredSummary] = []
-    for session_id, text, length in rows:
-        try:
-            if not isinstance(text, str) or type(length) is not int or length < 0:
-                raise _records.RecordError("unexpected column types")
-            header = _records.header_from_json(_json.loads(text))
-        except ValueError as exc:
-            raise StorageError(f"{path}: session {session_id!r} is unreadable: {exc}") from exc
-        out.append(StoredSummary(header=header, length=length))
-    return out
 
 
 async def _serve(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from ._clock import SystemClock
 from ._models import make_model
 from ._overlay import Overlay
 from ._plugins import PluginManager
-from ._session import LiveSession, SessionStore
+from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
 from .persistence._backend import Backend, StoredSession
 from .persistence._coordinator import Coordinator
@@ -137,8 +137,14 @@ class Host:
         return agent
 
     async def fork_session(self, session_id: str, boundary: int | None = None) -> LiveAgent:
-        """Fork a Session (resuming it first when cold); the child gets its own root Agent."""
-        parent = await self.resume_session(session_id)
+        """Fork a Session (resuming it first when cold); the child gets its own root Agent.
+
+        A cold parent's boundary is checked against its stored log before it is resumed, so a
+        refused fork (:class:`ForkBoundaryError`) leaves it cold.
+        """
+        parent = await self._resume(
+            session_id, check=lambda events: check_fork_boundary(events, boundary)
+        )
         child = self.sessions.fork(parent.session, boundary)
         agent = self.agents.create(child)
         await self.sessions.flush(child)
@@ -149,7 +155,10 @@ class Host:
 
         Raises :class:`KeyError` when no such Session exists.
         """
-        session = await self.sessions.resume(session_id)
+        return await self._resume(session_id)
+
+    async def _resume(self, session_id: str, *, check: StoredCheck | None = None) -> LiveAgent:
+        session = await self.sessions.resume(session_id, check=check)
         return self.agents.for_session(session_id) or self.agents.create(session)
 
     async def close_session(self, session_id: str) -> None:

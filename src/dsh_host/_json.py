@@ -108,14 +108,9 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
     subclasses of the JSON types (an ``IntEnum``, a ``str`` subclass) become the plain type.
     Whatever this accepts, storage can encode.
     """
-    kind = type(value)
-    if kind is str:
-        assert isinstance(value, str)
-        return value if value.isascii() else _text(value)
-    if kind is bool or kind is _NONE:
+    if _plain(value):
         return value  # type: ignore[return-value]
-    if kind is int:
-        return _integer(value)  # type: ignore[arg-type]
+    kind = type(value)
     if _depth > 200:
         raise JSONError("value nested too deeply")
     if kind is dict:
@@ -133,8 +128,6 @@ def canonical(value: object, _depth: int = 0) -> JSONValue:
         if not math.isfinite(value):
             raise JSONError("non-finite number is not allowed")
         return float(value)
-    if isinstance(value, bool):
-        return bool(value)
     if isinstance(value, int):
         return _integer(value)
     if isinstance(value, str):

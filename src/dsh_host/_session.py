@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Literal, TypeVar, overload
+from typing import Generic, Literal, TypeVar, overload
 
 import structlog
 
@@ -42,6 +42,8 @@ FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
 FlushedObserver = Callable[["LiveSession", int], None]
 AppendObserver = Callable[["LiveSession", Event], None]
 OpenObserver = Callable[["LiveSession", OpenReason, int], None]
+#: Runs on a stored log before it is resumed; raises to keep the Session cold.
+StoredCheck = Callable[[Sequence[Event]], object]
 
 
 class SessionHooks:
@@ -59,6 +61,26 @@ class SessionHooks:
 
 class ForkBoundaryError(ValueError):
     """A fork boundary outside ``[0, len(events)]`` or inside an open turn."""
+
+
+def check_fork_boundary(events: Sequence[Event], boundary: int | None) -> int:
+    """The fork boundary of ``events`` (``None``: all of them), or :class:`ForkBoundaryError`.
+
+    A boundary must be an integer in ``[0, len(events)]`` that is not inside an open turn.
+    """
+    if boundary is None:
+        boundary = len(events)
+    if type(boundary) is not int or not 0 <= boundary <= len(events):
+        raise ForkBoundaryError(f"fork boundary must be an integer in [0, {len(events)}]")
+    depth = 0
+    for event in events[:boundary]:
+        if event.type == "turn/start":
+            depth += 1
+        elif event.type == "turn/end":
+            depth = max(0, depth - 1)
+    if depth > 0:
+        raise ForkBoundaryError(f"fork boundary {boundary} is inside an open turn")
+    return boundary
 
 
 class _EventsView(Sequence[Event]):
@@ -129,15 +151,7 @@ class LiveSession:
         Host-internal: ``data`` must be a fresh canonical value nobody else holds (it is not
         copied again). Plugins use :meth:`append`.
         """
-        if not self.attached:
-            raise SessionNotLiveError(f"session {self.id} is detached")
-        if type.__class__ is not str or not type:
-            raise ValueError("event type must be a non-empty string")
-        event = Event(seq=len(self._events), type=type, time=self._store.clock.now_ms(), data=data)
-        self._store.hooks.event_validate(self, event)
-        self._events.append(event)
-        self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit
-        return event
+        return self._admit(((type, data),), copy=False)[0]
 
     def append_all(self, items: Sequence[tuple[str, JSONValue]]) -> list[Event]:
         """Append several events in one synchronous step, all or nothing.
@@ -147,17 +161,26 @@ class LiveSession:
         append observer, no persistence, no stream) and the refusal is raised. Validators must
         therefore read the log only when called, never keep a count of it on their own.
         """
+        return self._admit(items, copy=True)
+
+    def _admit(self, items: Sequence[tuple[str, JSONValue]], *, copy: bool) -> list[Event]:
+        """Validate and append ``items`` all or nothing, then tell the append observers.
+
+        ``copy``: canonicalize each ``data`` first (else it is a fresh canonical value already).
+        """
         if not self.attached:
             raise SessionNotLiveError(f"session {self.id} is detached")
-        now = self._store.clock.now_ms()
-        start = len(self._events)
-        candidates = []
-        for offset, (kind, data) in enumerate(items):
+        checked: list[tuple[str, JSONValue]] = []
+        for kind, data in items:
             if kind.__class__ is not str or not kind:
                 raise ValueError("event type must be a non-empty string")
-            candidates.append(
-                Event(seq=start + offset, type=kind, time=now, data=_json.canonical(data))
-            )
+            checked.append((kind, _json.canonical(data) if copy else data))
+        now = self._store.clock.now_ms()
+        start = len(self._events)
+        candidates = [
+            Event(seq=start + offset, type=kind, time=now, data=data)
+            for offset, (kind, data) in enumerate(checked)
+        ]
         try:
             for event in candidates:
                 self._store.hooks.event_validate(self, event)
@@ -166,7 +189,7 @@ class LiveSession:
             del self._events[start:]
             raise
         for event in candidates:
-            self._store._notify_append(self, event)  # noqa: SLF001
+            self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit
         return candidates
 
 
@@ -194,25 +217,25 @@ class SessionStore:
     # -- subscriptions (host-internal) --------------------------------------------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
         self._flush_listeners.append(listener)
-        return _remover(self._flush_listeners, listener)
+        return Remover(self._flush_listeners, listener)
 
     def add_flushed_observer(self, observer: FlushedObserver) -> Callable[[], None]:
         self._flushed_observers.append(observer)
-        return _remover(self._flushed_observers, observer)
+        return Remover(self._flushed_observers, observer)
 
     def add_append_observer(self, observer: AppendObserver) -> Callable[[], None]:
         self._append_observers.append(observer)
-        return _remover(self._append_observers, observer)
+        return Remover(self._append_observers, observer)
 
     def add_open_observer(self, observer: OpenObserver) -> Callable[[], None]:
         """``observer(session, reason, stored_length)``; ``stored_length`` is what storage held
         when a resumed Session was loaded (0 for created/forked Sessions)."""
         self._open_observers.append(observer)
-        return _remover(self._open_observers, observer)
+        return Remover(self._open_observers, observer)
 
     def add_detach_observer(self, observer: Callable[[LiveSession], None]) -> Callable[[], None]:
         self._detach_observers.append(observer)
-        return _remover(self._detach_observers, observer)
+        return Remover(self._detach_observers, observer)
 
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
         self._loader = loader
@@ -251,12 +274,7 @@ class SessionStore:
         if not self.is_live(source):
             raise SessionNotLiveError(f"session {source.id} is not live")
         events = source.events
-        if boundary is None:
-            boundary = len(events)
-        if type(boundary) is not int or not 0 <= boundary <= len(events):
-            raise ForkBoundaryError(f"fork boundary must be an integer in [0, {len(events)}]")
-        if _open_turn(events, boundary):
-            raise ForkBoundaryError(f"fork boundary {boundary} is inside an open turn")
+        boundary = check_fork_boundary(events, boundary)
         header = SessionHeader(
             version=HEADER_VERSION,
             id=_new_id(),
@@ -267,11 +285,15 @@ class SessionStore:
         )
         return self._open(header, tuple(events[:boundary]), "forked", 0)
 
-    async def resume(self, session_id: str) -> LiveSession:
+    async def resume(self, session_id: str, *, check: StoredCheck | None = None) -> LiveSession:
         """The live Session of ``session_id``, loading it from storage when it is cold.
 
         Idempotent: a live Session is returned as is; concurrent resumes share one load.
         Raises :class:`KeyError` when storage has no such Session.
+
+        ``check(stored_events)`` runs on a Session this call loads, before it is opened: what it
+        raises is raised here and the Session stays cold. Such a load is not shared (a refusal
+        concerns this caller only); a Session already live or being resumed is not checked.
         """
         live = self._live.get(session_id)
         if live is not None:
@@ -281,6 +303,8 @@ class SessionStore:
             return await asyncio.shield(pending)
         if self._loader is None:
             raise KeyError(session_id)
+        if check is not None:
+            return await self._load(session_id, check)
         future: asyncio.Future[LiveSession] = asyncio.get_running_loop().create_future()
         self._resuming[session_id] = future
         try:
@@ -295,14 +319,16 @@ class SessionStore:
         finally:
             del self._resuming[session_id]
 
-    async def _load(self, session_id: str) -> LiveSession:
+    async def _load(self, session_id: str, check: StoredCheck | None = None) -> LiveSession:
         assert self._loader is not None
         stored = await self._loader(session_id)
         if stored is None:
             raise KeyError(session_id)
-        live = self._live.get(session_id)  # a concurrent create may have won meanwhile
+        live = self._live.get(session_id)  # a concurrent create or resume may have won meanwhile
         if live is not None:
             return live
+        if check is not None:
+            check(stored.events)
         return self._open(stored.header, stored.events, "resumed", len(stored.events))
 
     def detach(self, session: LiveSession) -> None:
@@ -384,23 +410,19 @@ async def _call_listener(listener: FlushListener, session: LiveSession) -> bool 
     return await listener(session)
 
 
-def _remover(items: list[_T], item: _T) -> Callable[[], None]:
-    def remove() -> None:
-        if item in items:
-            items.remove(item)
+class Remover(Generic[_T]):
+    """Calling it removes ``item`` from ``items`` if it is still there (what ``add_*`` return)."""
 
-    return remove
+    __slots__ = ("_item", "_items")
+
+    def __init__(self, items: list[_T], item: _T) -> None:
+        self._items = items
+        self._item = item
+
+    def __call__(self) -> None:
+        if self._item in self._items:
+            self._items.remove(self._item)
 
 
 def _new_id() -> str:
     return uuid.uuid4().hex
-
-
-def _open_turn(events: Sequence[Event], boundary: int) -> bool:
-    depth = 0
-    for event in events[:boundary]:
-        if event.type == "turn/start":
-            depth += 1
-        elif event.type == "turn/end":
-            depth = max(0, depth - 1)
-    return depth > 0

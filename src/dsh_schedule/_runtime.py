@@ -242,7 +242,7 @@ class ScheduleOwner:
         # fold is read again after it.
         if self._gone() or self._due() is None:
             return
-        if not await self._checkpoint("preflight") or self._gone() or self._due() is None:
+        if not await self.checkpoint("preflight") or self._gone() or self._due() is None:
             return
         try:
             dispatched = await self.agent.run_maintenance(self._due_task)
@@ -255,7 +255,7 @@ class ScheduleOwner:
             return
         # The phase is released: the parked follow-up now starts its own turn. Only now wait
         # for the dispatch barrier.
-        if await self._checkpoint("barrier") and not self._gone():
+        if await self.checkpoint("barrier") and not self._gone():
             self._requested = True
 
     def _due(self) -> AfterRecord | None:
@@ -327,9 +327,10 @@ class ScheduleOwner:
         self._armed_for = target
         return True
 
-    async def _checkpoint(self, step: str) -> bool:
-        """A preflight or barrier flush; only a literal ``True`` counts (``owner.flush_failed``
-        is logged otherwise, with ``step``)."""
+    async def checkpoint(self, step: str) -> bool:
+        """A preflight or barrier flush of the Agent's Session, for the owner and the tools;
+        only a literal ``True`` counts (``owner.flush_failed`` is logged otherwise, with
+        ``step``)."""
         try:
             durable = await self.host.sessions.flush(self.agent.session)
         except Exception as exc:

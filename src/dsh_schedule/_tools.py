@@ -178,20 +178,16 @@ class ScheduleTools:
         return owner if owner is not None and owner.agent is call.agent else None
 
     @staticmethod
-    async def _preflight(owner: ScheduleOwner) -> bool:
-        """The preflight/barrier flush: only a literal ``True`` counts."""
-        try:
-            return await owner.host.sessions.flush(owner.agent.session) is True
-        except Exception as exc:
-            log.warning("tools.flush_failed", agent_id=owner.agent.id, error=repr(exc))
+    async def _checkpoint(owner: ScheduleOwner, operation: str) -> bool:
+        """A preflight or barrier (only a literal ``True`` counts); a confirmed one re-drives
+        the owner, since the fold it decides from is now on disk."""
+        if not await owner.checkpoint(operation):
             return False
-
-    @staticmethod
-    def _notify(owner: ScheduleOwner) -> None:
         try:
             owner.request_drive()
         except Exception:
             log.exception("tools.notify_failed", agent_id=owner.agent.id)
+        return True
 
     @staticmethod
     def _fold(owner: ScheduleOwner) -> IncrementalFold:
@@ -218,9 +214,8 @@ class ScheduleTools:
             return await self._create(owner, prompt, after_seconds)
 
     async def _create(self, owner: ScheduleOwner, prompt: str, after_seconds: int) -> JSONValue:
-        if not await self._preflight(owner):
+        if not await self._checkpoint(owner, "create"):
             return uncertain("create")
-        self._notify(owner)
         try:
             folded = self._fold(owner)
             if len(folded.active) >= self.max_active:
@@ -242,9 +237,8 @@ class ScheduleTools:
         except Exception:
             log.exception("tools.create_failed", agent_id=owner.agent.id)
             return error("internal_error")
-        if not await self._preflight(owner):
+        if not await self._checkpoint(owner, "create"):
             return uncertain("create", schedule_id)
-        self._notify(owner)
         try:
             return record_view(record, owner.host.clock.now_ms())
         except Exception:
@@ -256,9 +250,8 @@ class ScheduleTools:
         if owner is None:
             return error("internal_error")
         async with owner.queue:
-            if not await self._preflight(owner):
+            if not await self._checkpoint(owner, "list"):
                 return uncertain("list")
-            self._notify(owner)
             try:
                 active = self._fold(owner).active
                 now = owner.host.clock.now_ms()
@@ -284,9 +277,8 @@ class ScheduleTools:
             return await self._delete(owner, schedule_id)
 
     async def _delete(self, owner: ScheduleOwner, schedule_id: str) -> JSONValue:
-        if not await self._preflight(owner):
+        if not await self._checkpoint(owner, "delete"):
             return uncertain("delete", schedule_id)
-        self._notify(owner)
         try:
             if self._fold(owner).get(schedule_id) is None:
                 return {"id": schedule_id, "deleted": False, "code": "schedule_not_found"}
@@ -296,7 +288,6 @@ class ScheduleTools:
         except Exception:
             log.exception("tools.delete_failed", agent_id=owner.agent.id)
             return error("internal_error")
-        if not await self._preflight(owner):
+        if not await self._checkpoint(owner, "delete"):
             return uncertain("delete", schedule_id)
-        self._notify(owner)
         return {"id": schedule_id, "deleted": True}

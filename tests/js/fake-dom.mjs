@@ -1,31 +1,36 @@
-// A tiny stand-in for the DOM, enough for renderers that build nodes with createElement and
-// text nodes only. Setting innerHTML throws: renderers must never parse strings as HTML.
+// A small stand-in for the DOM: renderers build nodes with createElement and text nodes only
+// (setting innerHTML throws: nothing may parse a string as HTML), and fake-browser.mjs boots
+// the whole app on the same classes.
 
 export class FakeNode {
   constructor(nodeType) {
     this.nodeType = nodeType;
-    this.childNodes = [];
+    this.parentNode = null;
   }
 
-  appendChild(child) {
-    this.childNodes.push(child);
-    return child;
+  get nextSibling() {
+    const siblings = this.parentNode?.childNodes ?? [];
+    return siblings[siblings.indexOf(this) + 1] ?? null;
   }
 
-  get textContent() {
-    return this.childNodes.map((child) => child.textContent).join("");
+  remove() {
+    if (this.parentNode === null) return;
+    const siblings = this.parentNode.childNodes;
+    siblings.splice(siblings.indexOf(this), 1);
+    this.parentNode = null;
   }
 
-  set textContent(value) {
-    const text = String(value);
-    this.childNodes = text === "" ? [] : [new FakeText(text)];
+  replaceWith(node) {
+    const parent = this.parentNode;
+    parent.insertBefore(node, this);
+    this.remove();
   }
 }
 
 export class FakeText extends FakeNode {
   constructor(data) {
     super(3);
-    this.data = data;
+    this.data = String(data);
   }
 
   get textContent() {
@@ -33,14 +38,119 @@ export class FakeText extends FakeNode {
   }
 }
 
+class ClassList {
+  constructor(element) {
+    this.element = element;
+  }
+
+  get values() {
+    return this.element.className.split(/\s+/).filter(Boolean);
+  }
+
+  contains(name) {
+    return this.values.includes(name);
+  }
+
+  add(name) {
+    if (!this.contains(name)) this.element.className = [...this.values, name].join(" ");
+  }
+
+  remove(name) {
+    this.element.className = this.values.filter((v) => v !== name).join(" ");
+  }
+
+  toggle(name, force = !this.contains(name)) {
+    if (force) this.add(name);
+    else this.remove(name);
+    return force;
+  }
+}
+
 export class FakeElement extends FakeNode {
   constructor(tag) {
     super(1);
     this.tagName = tag.toUpperCase();
+    this.childNodes = [];
     this.attributes = new Map();
+    this.listeners = new Map();
     this.className = "";
+    this.classList = new ClassList(this);
+    this.style = { setProperty() {} };
+    this.hidden = false;
+    this.disabled = false;
+    this.open = false;
+    this.value = "";
+    this.scrollTop = 0;
+    this.scrollHeight = 0;
+    this.clientHeight = 0;
   }
 
+  // ---- tree
+  _adopt(nodes) {
+    return nodes.map((node) => {
+      const child = typeof node === "string" ? new FakeText(node) : node;
+      child.remove();
+      child.parentNode = this;
+      return child;
+    });
+  }
+
+  appendChild(child) {
+    this.childNodes.push(...this._adopt([child]));
+    return child;
+  }
+
+  insertBefore(child, reference) {
+    if (reference === null || reference === undefined) return this.appendChild(child);
+    const [adopted] = this._adopt([child]);
+    this.childNodes.splice(this.childNodes.indexOf(reference), 0, adopted);
+    return child;
+  }
+
+  prepend(...nodes) {
+    this.childNodes.unshift(...this._adopt(nodes));
+  }
+
+  replaceChildren(...nodes) {
+    for (const child of this.childNodes) child.parentNode = null;
+    this.childNodes = [];
+    this.childNodes.push(...this._adopt(nodes));
+  }
+
+  get children() {
+    return this.childNodes.filter((child) => child.nodeType === 1);
+  }
+
+  get childElementCount() {
+    return this.children.length;
+  }
+
+  get firstChild() {
+    return this.childNodes[0] ?? null;
+  }
+
+  get lastElementChild() {
+    return this.children.at(-1) ?? null;
+  }
+
+  get previousElementSibling() {
+    const siblings = this.parentNode?.children ?? [];
+    return siblings[siblings.indexOf(this) - 1] ?? null;
+  }
+
+  get textContent() {
+    return this.childNodes.map((child) => child.textContent).join("");
+  }
+
+  set textContent(value) {
+    this.replaceChildren(...(value === "" ? [] : [new FakeText(value)]));
+  }
+
+  set innerHTML(_value) {
+    throw new Error("innerHTML must never be used");
+  }
+
+  // ---- attributes
   setAttribute(name, value) {
     this.attributes.set(name, String(value));
   }
@@ -53,29 +163,56 @@ export class FakeElement extends FakeNode {
     return this.attributes.has(name);
   }
 
-  get children() {
-    return this.childNodes.filter((child) => child.nodeType === 1);
+  // ---- events
+  addEventListener(type, listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(listener);
   }
 
+  dispatch(type, init = {}) {
+    const event = { type, target: this, preventDefault() {}, ...init };
+    for (const listener of this.listeners.get(type) ?? []) listener(event);
+  }
+
+  /** Like a user's click: a disabled button does not fire. */
+  click() {
+    if (!this.disabled) this.dispatch("click");
+  }
+
+  focus() {}
+
+  // ---- queries
+  *descendants() {
+    for (const child of this.children) {
+      yield child;
+      yield* child.descendants();
+    }
+  }
+
+  querySelectorAll(selector) {
+    const match = /^([a-z]+)?(?:\[([\w-]+)(?:="([^"]*)")?\])?$/i.exec(selector);
+    if (match === null) throw new Error(`fake DOM: unsupported selector ${selector}`);
+    const [, tag, attribute, value] = match;
+    return [...this.descendants()].filter(
+      (el) =>
+        (tag === undefined || el.tagName === tag.toUpperCase()) &&
+        (attribute === undefined ||
+          (el.hasAttribute(attribute) &&
+            (value === undefined || el.getAttribute(attribute) === value))),
+    );
+  }
+
+  querySelector(selector) {
+    return this.querySelectorAll(selector)[0] ?? null;
+  }
+
+  /** The first descendant with this tag name, depth first. */
   find(tag) {
-    for (const child of this.children) {
-      if (child.tagName === tag.toUpperCase()) return child;
-      const inner = child.find(tag);
-      if (inner) return inner;
-    }
-    return null;
+    return this.findAll(tag)[0] ?? null;
   }
 
-  findAll(tag, out = []) {
-    for (const child of this.children) {
-      if (child.tagName === tag.toUpperCase()) out.push(child);
-      child.findAll(tag, out);
-    }
-    return out;
-  }
-
-  set innerHTML(_value) {
-    throw new Error("innerHTML must never be used");
+  findAll(tag) {
+    return [...this.descendants()].filter((el) => el.tagName === tag.toUpperCase());
   }
 }
 

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
+import { registerMessages, t } from "../../src/dsh_host/web/static/i18n.js";
 import { RendererRegistry, renderFallback } from "../../src/dsh_host/web/static/registry.js";
 import { fakeDocument } from "./fake-dom.mjs";
 
@@ -90,5 +91,63 @@ describe("RendererRegistry", () => {
     const out = renderFallback(absent, { locale: "en", document: fakeDocument });
     assert.equal(out.children[1].textContent, "null");
     assert.equal(out.getAttribute("data-event-type"), "x");
+  });
+});
+
+describe("locale namespaces", () => {
+  const tables = {
+    en: { greeting: "Hello {name}", only: "English only" },
+    zh: { greeting: "你好 {name}" },
+  };
+
+  test("registered keys translate per locale, falling back to English, then to the key", () => {
+    const unregister = registerMessages("demo", tables);
+    try {
+      assert.equal(t("demo.greeting", { name: "A" }, "en"), "Hello A");
+      assert.equal(t("demo.greeting", { name: "A" }, "zh"), "你好 A");
+      assert.equal(t("demo.greeting", { name: "A" }, "zh-CN"), "你好 A");
+      assert.equal(t("demo.only", {}, "zh"), "English only");
+      assert.equal(t("demo.missing", {}, "zh"), "demo.missing");
+      assert.equal(t("event.title", { type: "x" }, "zh"), "事件：x", "host keys are unaffected");
+    } finally {
+      unregister();
+    }
+    assert.equal(t("demo.greeting", {}, "en"), "demo.greeting");
+  });
+
+  test("the newest registration wins; removing it uncovers the previous one", () => {
+    const first = registerMessages("stacked", { en: { a: "first" } });
+    const second = registerMessages("stacked", { en: { a: "second" } });
+    assert.equal(t("stacked.a", {}, "en"), "second");
+    second();
+    assert.equal(t("stacked.a", {}, "en"), "first");
+    second(); // idempotent
+    first();
+    assert.equal(t("stacked.a", {}, "en"), "stacked.a");
+  });
+
+  test("host namespaces and malformed registrations are refused", () => {
+    assert.throws(() => registerMessages("status", tables), /belongs to the host/);
+    assert.throws(() => registerMessages("a.b", tables), TypeError);
+    assert.throws(() => registerMessages("", tables), TypeError);
+    assert.throws(() => registerMessages("demo", { zh: {} }), TypeError);
+  });
+
+  test("renderers get a locale-bound t that reads registered namespaces", () => {
+    const registry = new RendererRegistry({ document: fakeDocument });
+    const unregister = registry.registerMessages("demo", tables);
+    registry.register("demo/event", ({ t: translate, locale, document: doc }) => {
+      const el = doc.createElement("p");
+      el.textContent = `${locale}|${translate("demo.greeting", { name: "B" })}`;
+      return el;
+    });
+    try {
+      const zh = registry.render(node("demo/event"), { locale: "zh-CN" });
+      assert.equal(zh.textContent, "zh|你好 B");
+      const en = registry.render(node("demo/event"), { locale: "en" });
+      assert.equal(en.textContent, "en|Hello B");
+    } finally {
+      unregister();
+    }
   });
 });

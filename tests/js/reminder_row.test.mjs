@@ -3,17 +3,25 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
+import { registerMessages, t } from "../../src/dsh_host/web/static/i18n.js";
 import { RendererRegistry } from "../../src/dsh_host/web/static/registry.js";
 import register, {
   formatDuration,
   formatLateness,
   LATE_THRESHOLD_MS,
   latenessMs,
+  messages,
+  NAMESPACE,
   reminderRowModel,
   renderReminderRow,
   validateReminderView,
 } from "../../src/dsh_schedule_ui/static/reminder-row.js";
 import { fakeDocument } from "./fake-dom.mjs";
+
+// The host registers the `schedule` namespace when the plugin loads; the pure helpers get the
+// locale-bound translator the registry would hand them.
+registerMessages(NAMESPACE, messages);
+const tr = (locale) => (key, params) => t(key, params, locale);
 
 // ------------------------------------------------------------------ fixtures
 
@@ -27,20 +35,9 @@ const VALID = {
 };
 const SECRET = "SECRET-PROMPT <script>alert(1)</script>";
 
+// A presented node as the transcript builds it: `time` is the dispatch event's record time.
 function presented(view, time = DUE_MS + 250) {
-  return {
-    kind: "presented-event",
-    seq: 7,
-    time,
-    eventType: "schedule/change",
-    event: {
-      seq: 7,
-      type: "schedule/change",
-      time,
-      data: { version: 1, operation: "dispatch", id: "schedule-1" },
-    },
-    view,
-  };
+  return { kind: "presented-event", seq: 7, time, eventType: "schedule/change", view };
 }
 
 const INCOMPATIBLE = [
@@ -77,10 +74,15 @@ describe("validation", () => {
     test(`incompatible sidecar: ${name}`, () => {
       assert.equal(validateReminderView(view), null);
       for (const locale of ["en", "zh"]) {
-        const model = reminderRowModel(presented(view), locale);
+        const model = reminderRowModel(presented(view), tr(locale));
         assert.equal(model.valid, false);
         assert.equal(JSON.stringify(model).includes("SECRET-PROMPT"), false);
-        const row = renderReminderRow({ node: presented(view), locale, document: fakeDocument });
+        const row = renderReminderRow({
+          node: presented(view),
+          locale,
+          t: tr(locale),
+          document: fakeDocument,
+        });
         assert.equal(row.tagName, "SECTION");
         assert.equal(row.getAttribute("role"), "note");
         assert.equal(row.hasAttribute("data-schedule-reminder"), true);
@@ -101,28 +103,28 @@ describe("validation", () => {
 describe("lateness", () => {
   test("threshold: more than 60 s only", () => {
     assert.equal(LATE_THRESHOLD_MS, 60_000);
-    assert.equal(formatLateness(0, "en"), null);
-    assert.equal(formatLateness(59_999, "en"), null);
-    assert.equal(formatLateness(60_000, "en"), null);
-    assert.equal(formatLateness(60_001, "en"), "delivered 1 min late");
-    assert.equal(formatLateness(60_001, "zh"), "延迟 1 分钟送达");
-    assert.equal(formatLateness(-5_000_000, "en"), null);
-    assert.equal(formatLateness(Number.NaN, "en"), null);
-    assert.equal(formatLateness(null, "en"), null);
+    assert.equal(formatLateness(0, tr("en")), null);
+    assert.equal(formatLateness(59_999, tr("en")), null);
+    assert.equal(formatLateness(60_000, tr("en")), null);
+    assert.equal(formatLateness(60_001, tr("en")), "delivered 1 min late");
+    assert.equal(formatLateness(60_001, tr("zh")), "延迟 1 分钟送达");
+    assert.equal(formatLateness(-5_000_000, tr("en")), null);
+    assert.equal(formatLateness(Number.NaN, tr("en")), null);
+    assert.equal(formatLateness(null, tr("en")), null);
   });
 
   test("whole units, floored: s / min / h / d and 秒 / 分钟 / 小时 / 天", () => {
     const h = 3_600_000;
-    assert.equal(formatLateness(2 * h, "en"), "delivered 2 h late");
-    assert.equal(formatLateness(2 * h, "zh"), "延迟 2 小时送达");
-    assert.equal(formatLateness(3 * h - 1, "en"), "delivered 2 h late");
-    assert.equal(formatLateness(59 * 60_000 + 59_999, "en"), "delivered 59 min late");
-    assert.equal(formatLateness(59 * 60_000, "zh"), "延迟 59 分钟送达");
-    assert.equal(formatLateness(24 * h, "en"), "delivered 1 d late");
-    assert.equal(formatLateness(50 * h, "zh"), "延迟 2 天送达");
-    assert.deepEqual(formatDuration(59_999, "en"), { amount: 59, unit: "s" });
-    assert.deepEqual(formatDuration(59_999, "zh"), { amount: 59, unit: "秒" });
-    assert.equal(formatLateness(2 * h, "zh-CN"), "延迟 2 小时送达");
+    assert.equal(formatLateness(2 * h, tr("en")), "delivered 2 h late");
+    assert.equal(formatLateness(2 * h, tr("zh")), "延迟 2 小时送达");
+    assert.equal(formatLateness(3 * h - 1, tr("en")), "delivered 2 h late");
+    assert.equal(formatLateness(59 * 60_000 + 59_999, tr("en")), "delivered 59 min late");
+    assert.equal(formatLateness(59 * 60_000, tr("zh")), "延迟 59 分钟送达");
+    assert.equal(formatLateness(24 * h, tr("en")), "delivered 1 d late");
+    assert.equal(formatLateness(50 * h, tr("zh")), "延迟 2 天送达");
+    assert.deepEqual(formatDuration(59_999, tr("en")), { amount: 59, unit: "s" });
+    assert.deepEqual(formatDuration(59_999, tr("zh")), { amount: 59, unit: "秒" });
+    assert.equal(formatLateness(2 * h, tr("zh-CN")), "延迟 2 小时送达");
   });
 
   test("latenessMs from the event time and the due instant", () => {
@@ -138,6 +140,7 @@ describe("row", () => {
     const row = renderReminderRow({
       node: presented({ ...VALID, prompt: SECRET }, time),
       locale: "en",
+      t: tr("en"),
       document: fakeDocument,
     });
     assert.equal(row.getAttribute("role"), "note");
@@ -169,6 +172,7 @@ describe("row", () => {
     const row = renderReminderRow({
       node: presented(VALID, DUE_MS + 60_000),
       locale: "zh",
+      t: tr("zh"),
       document: fakeDocument,
     });
     const [header, p, footer] = row.children;

@@ -3,18 +3,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import {
-  connectEvents,
-  newerEventId,
-  parseSSE,
-  SSEParser,
-} from "../../src/dsh_host/web/static/sse.js";
+import { connectEvents, newerEventId, SSEParser } from "../../src/dsh_host/web/static/sse.js";
 import { deferred, settle } from "./async-helpers.mjs";
 
 const encoder = new TextEncoder();
 
 function feedAll(chunks) {
-  const parser = parseSSE();
+  const parser = new SSEParser();
   const frames = [];
   for (const chunk of chunks) frames.push(...parser.feed(chunk));
   return { frames, parser };
@@ -41,7 +36,7 @@ const EXPECTED = [
   { id: "7", event: "message", data: "after id-only block" },
 ];
 
-describe("parseSSE", () => {
+describe("SSEParser", () => {
   test("parses a whole stream", () => {
     const { frames, parser } = feedAll([STREAM]);
     assert.deepEqual(frames, EXPECTED);

@@ -1,14 +1,9 @@
-// TranscriptAdapter: conversation nodes, presented-event nodes on replay and live append.
+// Window entries -> conversation nodes: presented-event nodes on replay and live append.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import {
-  isErrorValue,
-  nodeFor,
-  nodesFor,
-  TranscriptAdapter,
-} from "../../src/dsh_host/web/static/transcript.js";
+import { isErrorValue, nodeFor, nodesFor } from "../../src/dsh_host/web/static/transcript.js";
 
 const RECEIPT = {
   scheduleId: "schedule-1",
@@ -65,10 +60,9 @@ const events = {
 
 describe("nodes", () => {
   test("reset / replay materializes transcript and presented nodes", () => {
-    const adapter = new TranscriptAdapter();
     const entries = Object.values(events).map((event) => ({ event }));
     entries[7] = { event: events.dispatch, view: PRESENTED };
-    const nodes = adapter.reset(entries);
+    const nodes = nodesFor(entries);
     assert.deepEqual(
       nodes.map((n) => [n.seq, n.kind]),
       [
@@ -103,27 +97,30 @@ describe("nodes", () => {
       seq: 7,
       time: 17,
       eventType: "schedule/change",
-      event: events.dispatch,
       view: RECEIPT,
     });
     assert.deepEqual(nodes[5].source, { kind: "plugin", plugin: "schedule" });
-    assert.deepEqual(adapter.nodes, nodes);
     assert.deepEqual(nodesFor(entries), nodes);
+    assert.deepEqual(
+      entries.map(nodeFor).filter((n) => n !== null),
+      nodes,
+    );
   });
 
   test("live append: raw dispatch has no node; its late view yields a presented node", () => {
-    const adapter = new TranscriptAdapter();
-    adapter.reset([{ event: events.user }]);
-    assert.deepEqual(adapter.append({ event: events.dispatch }), []);
-    const added = adapter.append({ event: events.dispatch, view: PRESENTED });
+    // What the client shows: the replayed nodes plus those each appended entry produces.
+    const shown = nodesFor([{ event: events.user }]);
+    assert.deepEqual(nodesFor([{ event: events.dispatch }]), []);
+    const added = nodesFor([{ event: events.dispatch, view: PRESENTED }]);
     assert.equal(added.length, 1);
     assert.equal(added[0].kind, "presented-event");
     assert.equal(added[0].eventType, "schedule/change");
     assert.deepEqual(added[0].view, RECEIPT);
-    // The (event, view) calling form works as well.
-    assert.equal(adapter.append(events.assistant)[0].kind, "assistant");
+    shown.push(...added);
+    assert.equal(nodeFor({ event: events.assistant }).kind, "assistant");
+    shown.push(...nodesFor([{ event: events.assistant }]));
     assert.deepEqual(
-      adapter.nodes.map((n) => n.kind),
+      shown.map((n) => n.kind),
       ["user", "presented-event", "assistant"],
     );
   });

@@ -1,7 +1,8 @@
 """Durable storage of Session headers and event logs.
 
 :class:`Backend` is the interface; :class:`MemoryBackend` and :class:`SQLiteBackend` (the
-embedded default) implement it. :class:`DataDirLock` keeps one live dsh process per data folder.
+embedded default) implement it. :class:`DataDirLock` keeps one live dsh process per data folder;
+:func:`list_sessions_read_only` reads a store another process holds.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from ._backend import (
     StoredSession,
     StoredSummary,
 )
+from ._coordinator import check_stored_prefix
 from ._lock import DataDirLock
 from ._memory import MemoryBackend
-from ._sqlite import SQLiteBackend
+from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
     "Backend",
@@ -32,4 +34,6 @@ __all__ = [
     "StorageError",
     "StoredSession",
     "StoredSummary",
+    "check_stored_prefix",
+    "list_sessions_read_only",
 ]

@@ -11,6 +11,9 @@ Errors::
     ├── StorageCorruptError      the store on disk cannot be trusted (reported at open)
     ├── DataDirLockedError       the data folder is held by another live dsh process
     └── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
+
+Every backend runs the same request checks before touching its store (:func:`encode_append`)
+and decides conflicts with what is stored by the same rules (:func:`check_position`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from dsh_hookspecs import Event, SessionHeader
+from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_host import _json, _records
 
 
 class StorageError(Exception):
@@ -94,3 +98,100 @@ class Backend(Protocol):
         call returns, the write is durable to the backend's promise (SQLite: fsynced).
         """
         ...
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedAppend:
+    """An append request that passed :func:`encode_append`."""
+
+    #: The header in stored form (absent ``delegationDepth`` is 0), or ``None``.
+    header: SessionHeader | None
+    #: ``header`` as strict JSON text.
+    header_json: str | None
+    #: Each event's ``data`` as strict JSON text.
+    data_json: tuple[str, ...]
+
+
+def _storable_text(value: JSONValue, what: str) -> str:
+    text = _json.dumps(value)
+    if not text.isascii():  # ASCII is always valid UTF-8; only the rest can hold a lone surrogate
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _json.JSONError(f"{what} is not encodable as UTF-8: {exc.reason}") from None
+    return text
+
+
+def _check_int64(value: int, what: str) -> None:
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        raise _records.RecordError(f"{what} {value} does not fit in 64 bits")
+
+
+def encode_append(
+    session_id: str, start: int, events: Sequence[Event], header: SessionHeader | None
+) -> EncodedAppend:
+    """Check an append request's own shape and encode it as it is stored.
+
+    A malformed request is the caller's bug, not a storage outcome: it raises ``ValueError``
+    (a :class:`~dsh_host._records.RecordError` for a header or event that the strict codecs
+    would refuse on load, a :class:`~dsh_host._json.JSONError` for data that is not strict,
+    UTF-8-encodable JSON) and nothing is written. Conflicts with what is stored are decided by
+    :func:`check_position`.
+    """
+    if not session_id:
+        raise ValueError("session id must be a non-empty string")
+    if type(start) is not int or start < 0:
+        raise ValueError(f"start must be a non-negative integer, got {start!r}")
+    data_json: list[str] = []
+    for offset, event in enumerate(events):
+        if type(event.seq) is not int or event.seq != start + offset:
+            raise ValueError(
+                f"event seqs must run from {start} contiguously; "
+                f"position {offset} has seq {event.seq!r}"
+            )
+        # The envelope rules of _records.event_from_json, checked in place (hot path).
+        if type(event.type) is not str or not event.type:
+            raise _records.RecordError("event.type must be a non-empty string")
+        if type(event.time) is not int:
+            raise _records.RecordError("event.time must be an integer")
+        _check_int64(event.seq, "event.seq")
+        _check_int64(event.time, "event.time")
+        data_json.append(_storable_text(event.data, f"data of event {event.seq}"))
+    if header is None:
+        return EncodedAppend(header=None, header_json=None, data_json=tuple(data_json))
+    if header.id != session_id:
+        raise ValueError(f"header id {header.id!r} does not match session id {session_id!r}")
+    stored = _records.stored_header(header)
+    checked = _records.header_from_json(stored)
+    _check_int64(checked.created_at, "header.createdAt")
+    return EncodedAppend(
+        header=checked,
+        header_json=_storable_text(stored, "the header"),
+        data_json=tuple(data_json),
+    )
+
+
+def check_position(
+    session_id: str, start: int, stored_length: int | None, *, creating: bool
+) -> None:
+    """Raise :class:`StorageConflictError` unless an append at ``start`` fits what is stored.
+
+    ``stored_length`` is the stored event count, ``None`` for an absent Session; ``creating``
+    says whether the request carries a header (a create must start at 0 on an absent id).
+    """
+    if creating:
+        if start != 0:
+            raise StorageConflictError(
+                f"session {session_id} must be created at start 0, not {start}"
+            )
+        if stored_length is not None:
+            raise StorageConflictError(f"session {session_id} already exists")
+    elif stored_length is None:
+        raise StorageConflictError(f"session {session_id} does not exist")
+    elif stored_length != start:
+        raise StorageConflictError(
+            f"session {session_id} has {stored_length} stored events, append expected {start}"
+        )

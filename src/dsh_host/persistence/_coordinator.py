@@ -19,14 +19,17 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import structlog
 
-from dsh_hookspecs import Clock, TimerHandle
+from dsh_hookspecs import Clock, Session, TimerHandle
 
 from .._records import events_identical, headers_identical
-from .._session import LiveSession, OpenReason, SessionStore
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
+
+if TYPE_CHECKING:  # annotations only: _session imports this package
+    from .._session import LiveSession, OpenReason, SessionStore
 
 log = structlog.get_logger(__name__)
 
@@ -164,7 +167,7 @@ class Coordinator:
                 raise StorageError(f"session {session.id} lost its persisted log")
             state.cursor = 0
             return
-        _check_prefix(session, stored)
+        check_stored_prefix(session, stored)
         state.materialized = True
         state.cursor = len(stored.events)
         log.info(
@@ -192,7 +195,13 @@ class Coordinator:
         return await self.backend.load(session_id)
 
 
-def _check_prefix(session: LiveSession, stored: StoredSession) -> None:
+def check_stored_prefix(session: Session, stored: StoredSession) -> None:
+    """Raise :class:`PrefixDivergedError` unless ``stored`` is a prefix of the live ``session``.
+
+    The headers must be identical (an absent ``delegationDepth`` counts as 0), storage must not
+    hold more events than the live log, and every stored event must equal the live event at its
+    index.
+    """
     if not headers_identical(stored.header, session.header):
         raise PrefixDivergedError(
             f"session {session.id}: the stored header differs from the live Session; "
@@ -204,9 +213,9 @@ def _check_prefix(session: LiveSession, stored: StoredSession) -> None:
             f"session {session.id}: storage holds {len(stored.events)} events but the live "
             f"Session has {len(live)}; refusing to overwrite it"
         )
-    for stored_event in stored.events:
-        if not events_identical(stored_event, live[stored_event.seq]):
+    for index, stored_event in enumerate(stored.events):
+        if not events_identical(stored_event, live[index]):
             raise PrefixDivergedError(
-                f"session {session.id}: stored event {stored_event.seq} differs from the live "
+                f"session {session.id}: stored event {index} differs from the live "
                 "Session; refusing to overwrite it"
             )

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import structlog
 
@@ -42,9 +42,10 @@ from ._backend import (
     StorageError,
     StoredSession,
     StoredSummary,
+    check_position,
+    encode_append,
 )
 from ._lock import DataDirLock
-from ._memory import encode_append
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +53,9 @@ _T = TypeVar("_T")
 
 #: ``PRAGMA user_version`` of the schema below.
 SCHEMA_VERSION = 1
+
+#: The database file's name inside the data folder, unless a backend is given another.
+DEFAULT_FILENAME = "dsh.sqlite3"
 
 _SCHEMA = (
     (
@@ -77,6 +81,7 @@ _HEADER_SIZE = 100
 _WAL_HEADER_SIZE = 32
 _BUSY_TIMEOUT_MS = 5000
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_LIST_SQL = "SELECT id, header, length FROM sessions ORDER BY created_at, id"
 
 _SchemaRow = tuple[str, str, str, str | None]
 
@@ -102,6 +107,77 @@ def _expected_schema() -> list[_SchemaRow]:
 _EXPECTED_SCHEMA = _expected_schema()
 
 
+def _corrupt_error(path: Path, what: str) -> StorageCorruptError:
+    log.error("storage.corrupt", path=str(path), problem=what)
+    return StorageCorruptError(f"database file {path} is corrupt or truncated: {what}")
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that can never write (nor "repair") the file; raises ``sqlite3.Error``."""
+    # check_same_thread=False only so that any thread may close it.
+    conn = sqlite3.connect(
+        path.as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _decode_header(path: Path, session_id: str, text: object) -> SessionHeader:
+    try:
+        if not isinstance(text, str):
+            raise _records.RecordError("header column is not text")
+        header = _records.header_from_json(_json.loads(text))
+    except ValueError as exc:
+        raise _corrupt_error(
+            path, f"the stored header of session {session_id!r} is invalid: {exc}"
+        ) from exc
+    if header.id != session_id:
+        raise _corrupt_error(
+            path, f"the stored header of session {session_id!r} has id {header.id!r}"
+        )
+    return header
+
+
+def _summaries(path: Path, rows: list[Any]) -> list[StoredSummary]:
+    """Rows of ``_LIST_SQL`` decoded by the strict codecs; an undecodable row is corruption."""
+    out: list[StoredSummary] = []
+    for sid, text, length in rows:
+        if type(length) is not int or length < 0:
+            raise _corrupt_error(path, f"session {sid!r} records an invalid length {length!r}")
+        out.append(StoredSummary(header=_decode_header(path, sid, text), length=length))
+    return out
+
+
+def list_sessions_read_only(
+    data_dir: Path, filename: str = DEFAULT_FILENAME
+) -> list[StoredSummary]:
+    """List the Sessions of a store another process may hold, without its lock (blocking).
+
+    Safe beside the writer: SQLite's WAL mode lets a reader see the last committed transaction
+    while the writer continues, and the read-only connection can never write (nor "repair") the
+    file. The integrity checks of a full open are the holder's business; undecodable rows are
+    refused as by :meth:`SQLiteBackend.list_sessions`. An absent file lists nothing.
+    """
+    path = (Path(data_dir) / filename).absolute()
+    if not path.is_file():
+        return []
+    try:
+        conn = _connect_read_only(path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path} read-only: {exc}") from exc
+    try:
+        rows = conn.execute(_LIST_SQL).fetchall()
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from exc
+    finally:
+        conn.close()
+    return _summaries(path, rows)
+
+
 @dataclass(slots=True, eq=False)
 class _Request:
     """One queued append, already encoded."""
@@ -122,7 +198,7 @@ class SQLiteBackend:
 
     name = "sqlite"
 
-    def __init__(self, data_dir: Path, *, filename: str = "dsh.sqlite3") -> None:
+    def __init__(self, data_dir: Path, *, filename: str = DEFAULT_FILENAME) -> None:
         self._dir = Path(data_dir).absolute()
         self._path = self._dir / filename
         self._lock = DataDirLock(self._dir)
@@ -230,8 +306,7 @@ class SQLiteBackend:
     # -- integrity checks at open (never write) --------------------------------------------
 
     def _corrupt(self, what: str) -> StorageCorruptError:
-        log.error("storage.corrupt", path=str(self._path), problem=what)
-        return StorageCorruptError(f"database file {self._path} is corrupt or truncated: {what}")
+        return _corrupt_error(self._path, what)
 
     def _foreign(self, what: str) -> StorageCorruptError:
         log.error("storage.foreign_schema", path=str(self._path), problem=what)
@@ -275,6 +350,8 @@ class SQLiteBackend:
             # Pages may legitimately live only in the WAL until the next checkpoint; the
             # read-only open below replays the WAL and quick_check judges the result.
             return False
+        # Not left to quick_check: SQLite zero-fills a short read, so a cut inside the last page
+        # passes quick_check although bytes are lost (whole pages it reports as malformed).
         if size % page_size:
             raise self._corrupt(
                 f"its {size} bytes are not a whole number of {page_size}-byte pages"
@@ -290,13 +367,11 @@ class SQLiteBackend:
 
     def _check_database(self) -> bool:
         """Integrity and schema checks on a read-only connection; True for an empty database."""
-        uri = self._path.as_uri() + "?mode=ro"
         try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            conn = _connect_read_only(self._path)
         except sqlite3.Error as exc:
             raise self._mapped(exc, "open the database read-only") from exc
         try:
-            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
             if problems != ["ok"]:
                 raise self._corrupt("PRAGMA quick_check reported: " + "; ".join(problems))
@@ -393,19 +468,6 @@ class SQLiteBackend:
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self._call(self._list_sync)
 
-    def _decode_header(self, session_id: str, text: object) -> SessionHeader:
-        try:
-            if not isinstance(text, str):
-                raise _records.RecordError("header column is not text")
-            header = _records.header_from_json(_json.loads(text))
-        except ValueError as exc:
-            raise self._corrupt(
-                f"the stored header of session {session_id!r} is invalid: {exc}"
-            ) from exc
-        if header.id != session_id:
-            raise self._corrupt(f"the stored header of session {session_id!r} has id {header.id!r}")
-        return header
-
     def _load_sync(self, session_id: str) -> StoredSession | None:
         conn = self._connection()
         try:
@@ -420,7 +482,7 @@ class SQLiteBackend:
             ).fetchall()
         except sqlite3.Error as exc:
             raise self._mapped(exc, f"load session {session_id!r}") from exc
-        header = self._decode_header(session_id, row[0])
+        header = _decode_header(self._path, session_id, row[0])
         events: list[Event] = []
         for expected, (seq, etype, time, data) in enumerate(rows):
             if seq != expected:
@@ -445,17 +507,10 @@ class SQLiteBackend:
     def _list_sync(self) -> list[StoredSummary]:
         conn = self._connection()
         try:
-            rows = conn.execute(
-                "SELECT id, header, length FROM sessions ORDER BY created_at, id"
-            ).fetchall()
+            rows = conn.execute(_LIST_SQL).fetchall()
         except sqlite3.Error as exc:
             raise self._mapped(exc, "list sessions") from exc
-        out: list[StoredSummary] = []
-        for sid, text, length in rows:
-            if type(length) is not int or length < 0:
-                raise self._corrupt(f"session {sid!r} records an invalid length {length!r}")
-            out.append(StoredSummary(header=self._decode_header(sid, text), length=length))
-        return out
+        return _summaries(self._path, rows)
 
     # -- writes (group commit) -------------------------------------------------------------
 
@@ -588,28 +643,19 @@ class SQLiteBackend:
 
     def _apply(self, conn: sqlite3.Connection, request: _Request) -> None:
         sid, start = request.session_id, request.start
-        if request.header_json is not None:
-            if start != 0:
-                raise StorageConflictError(f"session {sid} must be created at start 0, not {start}")
-            cursor = conn.execute(
-                "INSERT INTO sessions (id, header, created_at, length) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (id) DO NOTHING",
+        # Inside the write transaction, so nothing changes between this read and the writes.
+        row = conn.execute("SELECT length FROM sessions WHERE id = ?", (sid,)).fetchone()
+        creating = request.header_json is not None
+        check_position(sid, start, None if row is None else row[0], creating=creating)
+        if creating:
+            conn.execute(
+                "INSERT INTO sessions (id, header, created_at, length) VALUES (?, ?, ?, ?)",
                 (sid, request.header_json, request.created_at, len(request.rows)),
             )
-            if cursor.rowcount != 1:
-                raise StorageConflictError(f"session {sid} already exists")
-        else:
-            row = conn.execute("SELECT length FROM sessions WHERE id = ?", (sid,)).fetchone()
-            if row is None:
-                raise StorageConflictError(f"session {sid} does not exist")
-            if row[0] != start:
-                raise StorageConflictError(
-                    f"session {sid} has {row[0]} stored events, append expected {start}"
-                )
-            if request.rows:
-                conn.execute(
-                    "UPDATE sessions SET length = ? WHERE id = ?", (start + len(request.rows), sid)
-                )
+        elif request.rows:
+            conn.execute(
+                "UPDATE sessions SET length = ? WHERE id = ?", (start + len(request.rows), sid)
+            )
         if request.rows:
             conn.executemany(
                 "INSERT INTO events (session_id, seq, type, time, data) VALUES (?, ?, ?, ?, ?)",

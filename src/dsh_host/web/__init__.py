@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ._app import MAX_BODY_BYTES, create_app
 from ._errors import ERROR_CODES
-from ._server import WebConfigError, WebServer, is_loopback
+from ._guard import is_loopback
+from ._server import WebConfigError, WebServer
 from ._sidecar import Frame, Sidecar, Subscription, SubscriptionClosedError
 
 __all__ = [

@@ -46,9 +46,9 @@ from .. import _json
 from .._agent import LiveAgent
 from .._host import Host
 from .._session import ForkBoundaryError
-from ..persistence import StorageError
-from ._errors import NO_STORE, ApiError, error_response, json_response
-from ._guard import Guard
+from ..persistence import StorageError, StoredSession
+from ._errors import ApiError, error_response, json_response
+from ._guard import RESPONSE_HEADERS, Guard
 from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
 from ._sidecar import Sidecar
 from ._stream import EventStream, Replay
@@ -202,11 +202,8 @@ class _Api:
         if "boundary" in body and type(boundary) is not int:
             raise ApiError("invalid_field", "boundary must be an integer")
         assert boundary is None or isinstance(boundary, int)
-        if self.host.sessions.get(session_id) is None:
-            # Check a cold parent against storage first: a refused fork must not resume it.
-            events = await self._stored_events(session_id)
-            _check_boundary(events, len(events) if boundary is None else boundary)
         try:
+            # A cold parent is checked against its stored log first and stays cold if refused.
             agent = await self.host.fork_session(session_id, boundary)
         except KeyError:
             raise ApiError("session_not_found", "no such session") from None
@@ -253,8 +250,8 @@ class _Api:
         if session is None:
             # A cold Session is its stored log: everything it has is durable already, and
             # flushing must not activate it.
-            events = await self._stored_events(session_id)
-            return json_response({"durable": True, "throughSeq": len(events)})
+            stored = await self._stored(session_id)
+            return json_response({"durable": True, "throughSeq": len(stored.events)})
         through_seq = len(session.events)  # what this flush covers (captured at entry)
         try:
             durable = await self.host.sessions.flush(session)
@@ -273,12 +270,12 @@ class _Api:
             max_messages = DEFAULT_MAX_MESSAGES
         elif not 1 <= max_messages <= MAX_MAX_MESSAGES:
             raise ApiError("invalid_query", f"maxMessages must be in [1, {MAX_MAX_MESSAGES}]")
-        try:
-            page = await history_page(self.host, session_id, before_seq, max_messages)
-        except _STORAGE_FAILURES as exc:
-            raise _storage_failed("history", exc) from None
-        if page is None:
-            raise ApiError("session_not_found", "no such session")
+        # A live Session proves its stored prefix itself (a failed inspection only costs views).
+        stored = None
+        if self.host.sessions.get(session_id) is None:
+            stored = await self._stored(session_id, "history")
+        page = await history_page(self.host, session_id, before_seq, max_messages, stored=stored)
+        assert page is not None  # live, or read from storage above
         return json_response(page)
 
     async def events(self, request: Request) -> Response:
@@ -312,14 +309,15 @@ class _Api:
         except _STORAGE_FAILURES as exc:
             raise _storage_failed("resume", exc) from None
 
-    async def _stored_events(self, session_id: str) -> Sequence[Event]:
+    async def _stored(self, session_id: str, operation: str = "inspect") -> StoredSession:
+        """The stored Session; 404 when storage has none, 503 when storage fails."""
         try:
             stored = await self.host.inspect(session_id)
         except _STORAGE_FAILURES as exc:
-            raise _storage_failed("inspect", exc) from None
+            raise _storage_failed(operation, exc) from None
         if stored is None:
             raise ApiError("session_not_found", "no such session")
-        return stored.events
+        return stored
 
     async def _replay(self, session_id: str, last_event_id: int | None) -> Replay:
         live = self.host.sessions.get(session_id)
@@ -331,12 +329,7 @@ class _Api:
             view_limit = self.s.sidecar.watermark(live)
             seed_length = live.header.seed_length or 0
         else:
-            try:
-                stored = await self.host.inspect(session_id)
-            except _STORAGE_FAILURES as exc:
-                raise _storage_failed("inspect", exc) from None
-            if stored is None:
-                raise ApiError("session_not_found", "no such session")
+            stored = await self._stored(session_id)
             events = stored.events
             end = len(events)
             view_limit = end  # every stored event is committed
@@ -354,7 +347,7 @@ class _Api:
         config: JSONValue = {"renderers": self._renderers()}
         tag = f'<script id="dsh-config" type="application/json">{_script_json(config)}</script>'
         html = self.template.replace(CONFIG_PLACEHOLDER, tag, 1)
-        return Response(html, media_type="text/html; charset=utf-8", headers=NO_STORE)
+        return Response(html, media_type="text/html; charset=utf-8")
 
     def _renderers(self) -> list[JSONValue]:
         out: list[JSONValue] = []
@@ -399,22 +392,6 @@ class _Api:
         return await _file(path, content_type)
 
 
-def _check_boundary(events: Sequence[Event], boundary: int) -> None:
-    """The store's fork rule, applied to a stored log before anything is resumed."""
-    if not 0 <= boundary <= len(events):
-        raise ApiError(
-            "invalid_boundary", f"fork boundary must be an integer in [0, {len(events)}]"
-        )
-    depth = 0
-    for event in events[:boundary]:
-        if event.type == "turn/start":
-            depth += 1
-        elif event.type == "turn/end":
-            depth = max(0, depth - 1)
-    if depth > 0:
-        raise ApiError("invalid_boundary", f"fork boundary {boundary} is inside an open turn")
-
-
 def _last_event_id(request: Request) -> int | None:
     values = request.headers.getlist("last-event-id")
     if not values or values == [""]:
@@ -456,7 +433,6 @@ async def _file(path: Path, content_type: str) -> Response:
 _HTTP_CODES: Final = {
     404: ("not_found", "no such route"),
     405: ("method_not_allowed", "method not allowed here"),
-    413: ("body_too_large", "the body is too large"),
 }
 
 
@@ -475,6 +451,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:
+    """Runs in Starlette's outermost middleware, outside the guard: it sets the guard's headers."""
     log.error(
         "web.internal_error",
         method=request.method,
@@ -482,7 +459,7 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
         error=repr(exc),
         exc_info=exc,
     )
-    return error_response("internal_error", "internal error")
+    return error_response("internal_error", "internal error", RESPONSE_HEADERS)
 
 
 def create_app(

@@ -53,9 +53,6 @@ from dsh_hookspecs import JSONValue
 
 from .. import _json
 
-#: Headers every API answer carries: nothing the API says may be cached or sniffed.
-NO_STORE: Final = {"Cache-Control": "no-store"}
-
 #: Every code this module may answer with, and its HTTP status.
 ERROR_CODES: Final[Mapping[str, int]] = {
     "invalid_json": 400,
@@ -91,7 +88,6 @@ class ApiError(Exception):
     ) -> None:
         super().__init__(message)
         self.code = code
-        self.status = ERROR_CODES[code]
         self.message = message
         self.headers = dict(headers or {})
 
@@ -99,12 +95,12 @@ class ApiError(Exception):
 def json_response(
     value: JSONValue, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
-    """A strict-JSON answer that is never cached."""
+    """A strict-JSON answer (the guard marks it ``Cache-Control: no-store``)."""
     return Response(
         _json.dumps(value).encode("utf-8"),
         status_code=status,
         media_type="application/json",
-        headers={**NO_STORE, **(headers or {})},
+        headers=headers,
     )
 
 

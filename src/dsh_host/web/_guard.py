@@ -12,13 +12,24 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Final
 
 from starlette.datastructures import MutableHeaders
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._errors import error_response
+
+#: Set on every response that does not set them itself (assets choose their own Cache-Control):
+#: nothing may be cached, sniffed or framed, and the page URL's ``?token=`` never leaks through a
+#: Referer header.
+RESPONSE_HEADERS: Final[Mapping[str, str]] = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
 
 
 def _is_api(path: str) -> bool:
@@ -29,9 +40,12 @@ def _header(scope: Scope, name: bytes) -> list[bytes]:
     return [value for key, value in scope["headers"] if key == name]
 
 
-def _loopback_name(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or address, IPv6 optionally in brackets) is this machine only."""
     if host.lower() == "localhost":
         return True
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -61,9 +75,8 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        api = _is_api(scope["path"])
-        send = _with_security_headers(send, api=api)
-        if api:
+        send = _with_response_headers(send)
+        if _is_api(scope["path"]):
             refusal = self._refusal(scope)
             if refusal is not None:
                 await refusal(scope, receive, send)
@@ -85,7 +98,7 @@ class Guard:
         # Token-less servers listen on loopback only; keep other sites' pages out of them.
         hosts = _header(scope, b"host")
         authority = hosts[0].decode("latin-1") if hosts else None
-        if authority is not None and not _loopback_name(_host_name(authority)):
+        if authority is not None and not is_loopback(_host_name(authority)):
             return error_response("forbidden_host", "the Host header must name a loopback address")
         # Browsers send Origin on every cross-origin request (and on same-origin POSTs). This
         # server speaks plain HTTP, so its own pages have exactly the origin http://<Host>.
@@ -105,16 +118,12 @@ def _bearer_matches(value: bytes, token: bytes) -> bool:
     return scheme.lower() == b"bearer" and matches
 
 
-def _with_security_headers(send: Send, *, api: bool) -> Send:
+def _with_response_headers(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = MutableHeaders(scope=message)
-            headers.setdefault("X-Content-Type-Options", "nosniff")
-            # The page URL may carry ?token=: never leak it through a Referer header.
-            headers.setdefault("Referrer-Policy", "no-referrer")
-            headers.setdefault("X-Frame-Options", "DENY")
-            if api:
-                headers.setdefault("Cache-Control", "no-store")
+            for name, value in RESPONSE_HEADERS.items():
+                headers.setdefault(name, value)
         await send(message)
 
     return wrapped

@@ -30,8 +30,8 @@ import structlog
 from dsh_hookspecs import Event, JSONValue
 
 from .._host import Host
-from .._records import events_identical, headers_identical
 from .._session import LiveSession
+from ..persistence import PrefixDivergedError, StoredSession, check_stored_prefix
 from ._sidecar import present
 
 log = structlog.get_logger(__name__)
@@ -64,38 +64,35 @@ async def proven_prefix(host: Host, live: LiveSession) -> int:
     if stored is None:
         log.info("web.history_not_stored", session_id=live.id)
         return 0
-    if not headers_identical(stored.header, live.header):
-        log.warning("web.history_header_differs", session_id=live.id)
+    try:
+        check_stored_prefix(live, stored)
+    except PrefixDivergedError as exc:
+        log.warning("web.history_prefix_unproven", session_id=live.id, reason=str(exc))
         return 0
-    events = live.events
-    if len(stored.events) > len(events):
-        log.warning(
-            "web.history_stored_longer",
-            session_id=live.id,
-            stored=len(stored.events),
-            live=len(events),
-        )
-        return 0
-    for index, stored_event in enumerate(stored.events):
-        if not events_identical(stored_event, events[index]):
-            log.warning("web.history_event_differs", session_id=live.id, seq=index)
-            return 0
     return len(stored.events)
 
 
 async def history_page(
-    host: Host, session_id: str, before_seq: int | None, max_messages: int
+    host: Host,
+    session_id: str,
+    before_seq: int | None,
+    max_messages: int,
+    *,
+    stored: StoredSession | None = None,
 ) -> dict[str, JSONValue] | None:
     """One page of ``session_id``'s history, or ``None`` when no such Session exists.
 
-    Raises whatever :meth:`Host.inspect` raises for a cold Session (a storage failure).
+    ``stored``: the cold Session, already read from storage by the caller (it is then served
+    as is). Else a cold Session is read here, and whatever :meth:`Host.inspect` raises (a
+    storage failure) is raised.
     """
-    live = host.sessions.get(session_id)
+    live = None if stored is not None else host.sessions.get(session_id)
     events: Sequence[Event]
     if live is None:
-        stored = await host.inspect(session_id)
         if stored is None:
-            return None
+            stored = await host.inspect(session_id)
+            if stored is None:
+                return None
         events = stored.events
         seed_length = stored.header.seed_length or 0
         presented_through = len(events)

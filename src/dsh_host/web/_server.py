@@ -16,7 +16,6 @@ graceful-shutdown bound, so stopping never hangs.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from typing import Final
 
@@ -26,6 +25,7 @@ from starlette.applications import Starlette
 
 from .._host import Host
 from ._app import create_app
+from ._guard import is_loopback
 from ._sidecar import DEFAULT_QUEUE_SIZE, Sidecar
 
 log = structlog.get_logger(__name__)
@@ -36,16 +36,6 @@ GRACEFUL_SHUTDOWN_SECONDS: Final = 3
 
 class WebConfigError(ValueError):
     """The Web server was configured unsafely or inconsistently (e.g. public without a token)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` keeps the server on this machine."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -37,7 +37,6 @@ Presenter: TypeAlias = "Callable[[Sequence[Event], int, int], JSONValue | None]"
 
 SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-store"),
     (b"x-accel-buffering", b"no"),
 ]
 KEEPALIVE: Final = b": keep-alive\n\n"

@@ -1,14 +1,17 @@
 // ui-schedule: the bilingual reminder row for presented `schedule/change` events.
 //
-// The default export registers the row with the host's renderer registry. Everything the
-// Session supplies (prompt, id, times) reaches the DOM only as text nodes. The named helpers
-// are pure so they can be tested without a DOM.
+// The default export registers the row with the host's renderer registry, and its strings as
+// the `schedule` locale namespace. Everything the Session supplies (prompt, id, times) reaches
+// the DOM only as text nodes. The named helpers are pure so they can be tested without a DOM;
+// they translate with the locale-bound `t(key, params)` the registry hands to renderers.
 
 export const EVENT_TYPE = "schedule/change";
+export const NAMESPACE = "schedule";
 export const DELIVERY_MODE = "session-local";
 /** A dispatch recorded more than this long after its due time gets a lateness note. */
 export const LATE_THRESHOLD_MS = 60_000;
 
+/** The `schedule` namespace's tables: `t("schedule.title")` and so on. */
 export const messages = Object.freeze({
   en: Object.freeze({
     title: "Scheduled reminder",
@@ -18,7 +21,10 @@ export const messages = Object.freeze({
     recorded: "Recorded at {time}",
     late: "delivered {amount} {unit} late",
     unavailable: "Reminder receipt unavailable · schedule/change",
-    units: Object.freeze({ s: "s", min: "min", h: "h", d: "d" }),
+    "unit.s": "s",
+    "unit.min": "min",
+    "unit.h": "h",
+    "unit.d": "d",
   }),
   zh: Object.freeze({
     title: "定时提醒",
@@ -28,25 +34,14 @@ export const messages = Object.freeze({
     recorded: "记录时间 {time}",
     late: "延迟 {amount} {unit}送达",
     unavailable: "提醒回执不可用 · schedule/change",
-    units: Object.freeze({ s: "秒", min: "分钟", h: "小时", d: "天" }),
+    "unit.s": "秒",
+    "unit.min": "分钟",
+    "unit.h": "小时",
+    "unit.d": "天",
   }),
 });
 
-/** "zh", "zh-CN", ... -> "zh"; anything else -> "en". */
-export function normalizeLocale(locale) {
-  return typeof locale === "string" && /^zh/i.test(locale) ? "zh" : "en";
-}
-
-function fill(template, params) {
-  return template.replace(/\{([a-z]+)\}/g, (match, name) =>
-    Object.prototype.hasOwnProperty.call(params, name) ? String(params[name]) : match,
-  );
-}
-
-/** The localized copy for one key. */
-export function message(key, params = {}, locale = "en") {
-  return fill(messages[normalizeLocale(locale)][key], params);
-}
+const key = (name) => `${NAMESPACE}.${name}`;
 
 /**
  * Validate a presented reminder view. Returns the normalized
@@ -65,9 +60,8 @@ export function validateReminderView(view) {
 }
 
 /** Whole units, floored: "2 h" / "2 小时"; null for a negative or non-finite duration. */
-export function formatDuration(ms, locale = "en") {
+export function formatDuration(ms, t) {
   if (typeof ms !== "number" || !Number.isFinite(ms) || ms < 0) return null;
-  const units = messages[normalizeLocale(locale)].units;
   const seconds = Math.floor(ms / 1000);
   let amount = seconds;
   let unit = "s";
@@ -81,19 +75,18 @@ export function formatDuration(ms, locale = "en") {
     amount = Math.floor(seconds / 60);
     unit = "min";
   }
-  return { amount, unit: units[unit] };
+  return { amount, unit: t(key(`unit.${unit}`)) };
 }
 
 /**
  * The lateness note for a delivery `lateMs` after its due time: null unless it is strictly
  * more than 60 s late; otherwise "delivered 2 h late" / "延迟 2 小时送达".
  */
-export function formatLateness(lateMs, locale = "en") {
+export function formatLateness(lateMs, t) {
   if (typeof lateMs !== "number" || !Number.isFinite(lateMs) || lateMs <= LATE_THRESHOLD_MS) {
     return null;
   }
-  const duration = formatDuration(lateMs, locale);
-  return message("late", duration, locale);
+  return t(key("late"), formatDuration(lateMs, t));
 }
 
 /** Milliseconds between the due instant and the dispatch record time, or null. */
@@ -112,30 +105,25 @@ export function recordedIso(eventTime) {
 }
 
 /**
- * Everything the row shows, as plain data (no DOM). `node` is a presented-event node:
- * `{eventType, event, view, time}`.
+ * Everything the row shows, as plain data (no DOM). `node` is a presented-event node
+ * `{eventType, time, view}` (`time` is the dispatch event's epoch-ms record time).
  */
-export function reminderRowModel(node, locale = "en") {
-  const lang = normalizeLocale(locale);
+export function reminderRowModel(node, t) {
   const receipt = validateReminderView(node?.view);
-  if (receipt === null) {
-    return { valid: false, locale: lang, unavailable: message("unavailable", {}, lang) };
-  }
-  const eventTime = typeof node?.event?.time === "number" ? node.event.time : node?.time;
-  const recorded = recordedIso(eventTime);
+  if (receipt === null) return { valid: false, unavailable: t(key("unavailable")) };
+  const recorded = recordedIso(node.time);
   return {
     valid: true,
-    locale: lang,
-    title: message("title", {}, lang),
-    delivery: message("delivery", {}, lang),
+    title: t(key("title")),
+    delivery: t(key("delivery")),
     prompt: receipt.prompt,
     scheduleId: receipt.scheduleId,
-    idText: message("id", { id: receipt.scheduleId }, lang),
+    idText: t(key("id"), { id: receipt.scheduleId }),
     occurrenceAt: receipt.occurrenceAt,
-    dueText: message("due", { time: receipt.occurrenceAt }, lang),
+    dueText: t(key("due"), { time: receipt.occurrenceAt }),
     recordedAt: recorded,
-    recordedText: recorded === null ? null : message("recorded", { time: recorded }, lang),
-    lateText: formatLateness(latenessMs(eventTime, receipt.occurrenceAt), lang),
+    recordedText: recorded === null ? null : t(key("recorded"), { time: recorded }),
+    lateText: formatLateness(latenessMs(node.time, receipt.occurrenceAt), t),
   };
 }
 
@@ -146,13 +134,13 @@ function text(doc, tag, content, className) {
   return element;
 }
 
-/** Build the row. `ctx` is `{node, locale, document?}` as handed over by the registry. */
-export function renderReminderRow({ node, locale, document: doc = globalThis.document }) {
-  const model = reminderRowModel(node, locale);
+/** Build the row. `ctx` is `{node, locale, t, document?}` as handed over by the registry. */
+export function renderReminderRow({ node, locale, t, document: doc = globalThis.document }) {
+  const model = reminderRowModel(node, t);
   const section = doc.createElement("section");
   section.setAttribute("role", "note");
   section.setAttribute("data-schedule-reminder", "");
-  section.setAttribute("lang", model.locale === "zh" ? "zh" : "en");
+  section.setAttribute("lang", locale);
   section.className = "schedule-reminder";
   if (!model.valid) {
     section.setAttribute("data-invalid", "");
@@ -190,5 +178,15 @@ export function renderReminderRow({ node, locale, document: doc = globalThis.doc
 
 /** Plugin entry point: `register(registry)` returns the unregister function. */
 export default function register(registry) {
-  return registry.register(EVENT_TYPE, renderReminderRow);
+  const dropMessages = registry.registerMessages(NAMESPACE, messages);
+  try {
+    const dropRow = registry.register(EVENT_TYPE, renderReminderRow);
+    return () => {
+      dropRow();
+      dropMessages();
+    };
+  } catch (error) {
+    dropMessages();
+    throw error;
+  }
 }

@@ -1,12 +1,12 @@
 // dsh browser client: wires the HTTP API, the event stream, the Session window, the
-// transcript adapter and the renderer registry to the page. Every string that comes from a
+// transcript nodes and the renderer registry to the page. Every string that comes from a
 // Session reaches the DOM through textContent / createTextNode only.
 
 import { getLocale, onLocaleChange, setLocale, t } from "./i18n.js";
 import { prettyJson, RendererRegistry } from "./registry.js";
-import { SessionWindow } from "./session-window.js";
+import { jsonEqual, SessionWindow } from "./session-window.js";
 import { connectEvents } from "./sse.js";
-import { TranscriptAdapter } from "./transcript.js";
+import { nodeFor, nodesFor } from "./transcript.js";
 
 const TOKEN_KEY = "dsh.token";
 const PAGE_SIZE = 50;
@@ -73,10 +73,17 @@ async function api(method, path, body) {
 
 const sessionPath = (id, suffix = "") => `/api/sessions/${encodeURIComponent(id)}${suffix}`;
 
+/**
+ * One line for any failure: API errors with their code, Errors and `{message}` values by their
+ * message, strings as they are, anything else (a turn's error value) as JSON.
+ */
 function errorMessage(error) {
   if (error instanceof ApiError) return `${error.message} (${error.code})`;
-  if (error && typeof error.message === "string") return error.message;
-  return String(error);
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object" && typeof error.message === "string") {
+    return error.message;
+  }
+  return prettyJson(error);
 }
 
 // ------------------------------------------------------------------ DOM helpers
@@ -119,9 +126,15 @@ function scrollToBottom(scroller) {
   scroller.scrollTop = scroller.scrollHeight;
 }
 
-function formatTime(value) {
+/** Epoch milliseconds from an epoch-ms number or a date string; null when it is neither. */
+function toEpochMs(value) {
   const ms = typeof value === "number" ? value : Date.parse(String(value));
-  if (!Number.isFinite(ms)) return value === undefined || value === null ? "" : String(value);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function formatTime(value) {
+  const ms = toEpochMs(value);
+  if (ms === null) return value === undefined || value === null ? "" : String(value);
   try {
     return new Date(ms).toLocaleString(getLocale() === "zh" ? "zh-CN" : "en-US");
   } catch {
@@ -134,17 +147,16 @@ function formatTime(value) {
 const registry = new RendererRegistry({ document });
 
 const state = {
-  sessions: [],
-  sessionsLoaded: false,
+  sessions: null, // null until the first listing arrives
   sessionsError: null,
   current: null,
   notice: null, // {key, params, tone}
-  sending: false,
+  busy: new Set(), // actions in flight ("create", "resume", "fork", "flush", "send")
 };
 
 function currentSessionInfo() {
   const current = state.current;
-  return current ? state.sessions.find((s) => s.id === current.id) ?? null : null;
+  return current ? state.sessions?.find((s) => s.id === current.id) ?? null : null;
 }
 
 function setNotice(key, params, tone = "info") {
@@ -168,10 +180,7 @@ function sessionTree(sessions) {
       roots.push(session);
     }
   }
-  const created = (s) => {
-    const ms = typeof s.createdAt === "number" ? s.createdAt : Date.parse(String(s.createdAt));
-    return Number.isFinite(ms) ? ms : 0;
-  };
+  const created = (s) => toEpochMs(s.createdAt) ?? 0;
   roots.sort((a, b) => created(b) - created(a));
   const out = [];
   const seen = new Set();
@@ -189,7 +198,7 @@ function sessionTree(sessions) {
 
 function renderSessions() {
   const list = els.sessionList;
-  const items = sessionTree(state.sessions);
+  const items = sessionTree(state.sessions ?? []);
   const rows = items.map(({ session, depth }) => {
     const li = el("li", "session-item");
     li.setAttribute("data-session-id", session.id);
@@ -242,9 +251,8 @@ let refreshing = null;
 async function refreshSessions() {
   if (refreshing) return refreshing;
   refreshing = (async () => {
-    const before = state.sessionsLoaded
-      ? JSON.stringify([state.sessions, Boolean(state.sessionsError)])
-      : null;
+    const previous = state.sessions;
+    const previousError = state.sessionsError;
     try {
       const payload = await api("GET", "/api/sessions");
       state.sessions = Array.isArray(payload?.sessions)
@@ -255,10 +263,12 @@ async function refreshSessions() {
       state.sessionsError = error;
     } finally {
       refreshing = null;
-      state.sessionsLoaded = true;
     }
     // Periodic refreshes leave the list (and keyboard focus in it) alone when nothing changed.
-    if (JSON.stringify([state.sessions, Boolean(state.sessionsError)]) !== before) {
+    if (
+      !jsonEqual(previous, state.sessions) ||
+      Boolean(previousError) !== Boolean(state.sessionsError)
+    ) {
       renderSessions();
       renderChrome();
     }
@@ -289,7 +299,6 @@ function selectSession(id, { updateUrl = true } = {}) {
   closeCurrent();
   const current = {
     id,
-    adapter: new TranscriptAdapter(),
     streamState: "connecting",
     streamError: null,
     fallbackTimer: null,
@@ -365,50 +374,84 @@ function handleFrame(current, frame) {
   current.win.acceptLiveEvent(message.event, message.view);
 }
 
+// The transcript DOM mirrors the window: one element per node, in seq order (`data-seq`).
+// Appends, older pages and late views touch only their own nodes; a reset rebuilds.
 function onWindowChange(current, change) {
-  if (change.type === "append") {
-    const scroller = els.scroll;
-    const atBottom = isNearBottom(scroller);
-    const nodes = [];
-    for (const entry of change.entries) nodes.push(...current.adapter.append(entry));
-    for (const node of nodes) els.transcript.appendChild(renderNode(node));
-    if (atBottom) scrollToBottom(scroller);
-  } else if (change.type !== "state") {
-    const win = current.win;
-    // While a resync reloads, keep showing what we had instead of flashing an empty page.
-    if (!(win.openState === "loading" && win.events.length === 0)) {
-      renderTranscript(current, change.type);
+  const win = current.win;
+  switch (change.type) {
+    case "state":
+      break;
+    case "append":
+      keepingScroll("append", () => {
+        for (const node of nodesFor(change.entries)) els.transcript.appendChild(renderNode(node));
+      });
+      break;
+    case "prepend": {
+      const entries = [];
+      for (let i = 0; i < change.count; i += 1) {
+        entries.push({ event: win.events[i], view: win.views[i] });
+      }
+      const added = nodesFor(entries).map(renderNode);
+      keepingScroll("prepend", () => els.transcript.prepend(...added));
+      break;
     }
+    case "view": {
+      const node = nodeFor({ event: win.events[change.index], view: win.views[change.index] });
+      keepingScroll("view", () => replaceNode(change.seq, node));
+      break;
+    }
+    default:
+      // A reset. While a resync reloads, keep showing what we had instead of flashing an
+      // empty page.
+      if (!(win.openState === "loading" && win.events.length === 0)) renderTranscript(win, "reset");
   }
   renderChrome();
   renderStatus();
 }
 
-function renderTranscript(current, changeType = "reset") {
+/**
+ * Mutate the transcript keeping the reader's place: a reader at the bottom stays there (and a
+ * reset always goes there); otherwise content added above (`prepend`) does not move what is on
+ * screen, and anything else keeps the scroll offset.
+ */
+function keepingScroll(mode, mutate) {
   const scroller = els.scroll;
   const atBottom = isNearBottom(scroller);
   const previousHeight = scroller.scrollHeight;
   const previousTop = scroller.scrollTop;
-  const nodes = current.adapter.reset(current.win.entries);
-  els.transcript.replaceChildren(...nodes.map(renderNode));
-  if (changeType === "prepend" && !atBottom) {
+  mutate();
+  if (mode === "prepend" && !atBottom) {
     scroller.scrollTop = previousTop + (scroller.scrollHeight - previousHeight);
-  } else if (atBottom || changeType === "reset") {
+  } else if (atBottom || mode === "reset") {
     scrollToBottom(scroller);
   } else {
     scroller.scrollTop = previousTop;
   }
 }
 
-// ------------------------------------------------------------------ node rendering
-
-function describeError(error) {
-  if (typeof error === "string") return error;
-  if (error && typeof error === "object" && typeof error.message === "string") {
-    return error.message;
+/** Put `node` (or nothing, when null) where the element for `seq` is or belongs. */
+function replaceNode(seq, node) {
+  const transcript = els.transcript;
+  // Late views mostly concern recent events: search from the end.
+  let before = transcript.lastElementChild;
+  while (before !== null && Number(before.getAttribute("data-seq")) > seq) {
+    before = before.previousElementSibling;
   }
-  return prettyJson(error);
+  if (before !== null && Number(before.getAttribute("data-seq")) === seq) {
+    if (node === null) before.remove();
+    else before.replaceWith(renderNode(node));
+  } else if (node !== null) {
+    const next = before === null ? transcript.firstChild : before.nextSibling;
+    transcript.insertBefore(renderNode(node), next);
+  }
 }
+
+function renderTranscript(win, mode) {
+  const elements = nodesFor(win.entries).map(renderNode);
+  keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
+}
+
+// ------------------------------------------------------------------ node rendering
 
 function jsonBlock(value) {
   return el("pre", "json", prettyJson(value));
@@ -468,7 +511,7 @@ function renderNode(node) {
           "turn-error-text",
           node.error === null || node.error === undefined
             ? t("node.turnErrorUnknown")
-            : t("node.turnError", { error: describeError(node.error) }),
+            : t("node.turnError", { error: errorMessage(node.error) }),
         ),
       );
       break;
@@ -497,12 +540,15 @@ function renderChrome() {
   const current = state.current;
   const hasSession = current !== null;
   const info = currentSessionInfo();
+  const busy = (action) => state.busy.has(action);
+  els.newSession.disabled = busy("create");
   // A cold Session does nothing until it is resumed: its due reminders are delivered then.
   els.resume.hidden = !(hasSession && info && !info.live);
-  els.fork.disabled = !hasSession;
-  els.flush.disabled = !hasSession;
+  els.resume.disabled = busy("resume");
+  els.fork.disabled = !hasSession || busy("fork");
+  els.flush.disabled = !hasSession || busy("flush");
   els.composer.disabled = !hasSession;
-  els.send.disabled = !hasSession || state.sending;
+  els.send.disabled = !hasSession || busy("send");
   els.sessionId.textContent = hasSession ? current.id : "";
   els.sessionNote.textContent = hasSession && info && !info.live ? t("session.cold") : "";
 
@@ -580,7 +626,7 @@ function rerenderAll() {
   applyStaticText();
   renderSessions();
   if (state.current && state.current.win.events.length > 0) {
-    renderTranscript(state.current, "view");
+    renderTranscript(state.current.win, "relocalize");
   }
   renderChrome();
   renderStatus();
@@ -588,14 +634,20 @@ function rerenderAll() {
 
 // ------------------------------------------------------------------ actions
 
-async function runAction(button, action) {
-  if (button) button.disabled = true;
+/**
+ * Run one user action at a time per name: renderChrome keeps its button disabled (through any
+ * re-render meanwhile) until it settles, and a failure becomes the status notice.
+ */
+async function runAction(name, action) {
+  if (state.busy.has(name)) return;
+  state.busy.add(name);
+  renderChrome();
   try {
     await action();
   } catch (error) {
     setNotice("status.error", { message: errorMessage(error) }, "error");
   } finally {
-    if (button) button.disabled = false;
+    state.busy.delete(name);
     renderChrome();
   }
 }
@@ -638,40 +690,32 @@ async function flushCurrent() {
   });
 }
 
-async function sendMessage() {
+function sendMessage() {
   const current = state.current;
   const text = els.composer.value;
-  if (!current || state.sending || text.trim() === "") return;
-  state.sending = true;
-  renderChrome();
-  try {
+  if (!current || text.trim() === "") return;
+  // Read before the POST: sending resumes a cold Session (and the selection may change).
+  const wasCold = currentSessionInfo()?.live === false;
+  runAction("send", async () => {
     await api("POST", sessionPath(current.id, "/messages"), { text });
     if (state.current === current) {
       els.composer.value = "";
       setNotice(null);
       if (!current.conn.connected) current.conn.reconnectNow();
     }
-    const wasCold = currentSessionInfo()?.live === false;
     if (wasCold) await refreshSessions();
-  } catch (error) {
-    setNotice("status.error", { message: errorMessage(error) }, "error");
-  } finally {
-    state.sending = false;
-    renderChrome();
-  }
+  });
 }
 
 function wireEvents() {
-  els.newSession.addEventListener("click", () => runAction(els.newSession, createSession));
-  els.resume.addEventListener("click", () => runAction(els.resume, resumeCurrent));
-  els.fork.addEventListener("click", () => runAction(els.fork, forkCurrent));
-  els.flush.addEventListener("click", () => runAction(els.flush, flushCurrent));
+  els.newSession.addEventListener("click", () => runAction("create", createSession));
+  els.resume.addEventListener("click", () => runAction("resume", resumeCurrent));
+  els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
+  els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
   els.loadOlder.addEventListener("click", () => state.current?.win.loadOlder());
+  // loadOlder itself ignores calls while a page loads or when there is no more history.
   els.scroll.addEventListener("scroll", () => {
-    const win = state.current?.win;
-    if (win && els.scroll.scrollTop < 24 && win.hasMore && win.loadingOlder === null) {
-      win.loadOlder();
-    }
+    if (els.scroll.scrollTop < 24) state.current?.win.loadOlder();
   });
   els.form.addEventListener("submit", (event) => {
     event.preventDefault();

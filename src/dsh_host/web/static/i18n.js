@@ -46,7 +46,6 @@ export const messages = Object.freeze({
     "status.connecting": "Connecting…",
     "status.reconnecting": "Connection lost, reconnecting…",
     "status.streamFailed": "Live updates unavailable: {message}",
-    "status.sent": "Message sent.",
     "status.flushed": "Flushed through seq {seq} (durable).",
     "status.flushNotDurable": "Flushed through seq {seq}, but nothing confirmed durability.",
     "status.forked": "Forked into {id}.",
@@ -95,7 +94,6 @@ export const messages = Object.freeze({
     "status.connecting": "正在连接…",
     "status.reconnecting": "连接已断开，正在重新连接…",
     "status.streamFailed": "实时更新不可用：{message}",
-    "status.sent": "消息已发送。",
     "status.flushed": "已刷写至序号 {seq}（已持久化）。",
     "status.flushNotDurable": "已刷写至序号 {seq}，但没有确认持久化。",
     "status.forked": "已分叉为 {id}。",
@@ -171,20 +169,62 @@ export function onLocaleChange(callback) {
   return () => listeners.delete(callback);
 }
 
-/**
- * Translate `key` with `{name}` placeholders filled from `params` in one pass (a parameter
- * value is never re-interpreted as a placeholder). Falls back to English, then to the key.
- */
-export function t(key, params, locale = getLocale()) {
-  const table = messages[locale] ?? messages.en;
-  const template = table[key] ?? messages.en[key] ?? key;
-  return template.replace(/\{([A-Za-z0-9_]+)\}/g, (match, name) =>
-    params && Object.prototype.hasOwnProperty.call(params, name) ? String(params[name]) : match,
-  );
+// Plugin locale namespaces: namespace -> stack of registered {en, zh} tables (newest last).
+const namespaces = new Map();
+
+function isCoreNamespace(namespace) {
+  const prefix = `${namespace}.`;
+  return Object.keys(messages.en).some((key) => key.startsWith(prefix));
 }
 
-/** Test hook: forget the cached locale so the next getLocale() re-reads storage/navigator. */
-export function _resetLocaleForTests() {
-  current = null;
-  listeners.clear();
+/**
+ * Register a plugin's strings as the locale namespace `namespace`: afterwards
+ * `t("namespace.key")` reads `tables[locale].key` (falling back to `tables.en.key`). The
+ * newest registration of a namespace wins; returns the function that removes this one.
+ */
+export function registerMessages(namespace, tables) {
+  if (typeof namespace !== "string" || !/^[A-Za-z0-9_-]+$/.test(namespace)) {
+    throw new TypeError("a message namespace is a non-empty word without dots");
+  }
+  if (isCoreNamespace(namespace)) {
+    throw new Error(`the message namespace ${namespace} belongs to the host`);
+  }
+  if (tables === null || typeof tables !== "object" || typeof tables.en !== "object") {
+    throw new TypeError("registerMessages needs at least an English table");
+  }
+  const registration = { tables };
+  const stack = namespaces.get(namespace) ?? [];
+  stack.push(registration);
+  namespaces.set(namespace, stack);
+  return () => {
+    const index = stack.indexOf(registration);
+    if (index < 0) return;
+    stack.splice(index, 1);
+    if (stack.length === 0 && namespaces.get(namespace) === stack) namespaces.delete(namespace);
+  };
+}
+
+function template(key, locale) {
+  const dot = key.indexOf(".");
+  const stack = dot > 0 ? namespaces.get(key.slice(0, dot)) : undefined;
+  if (stack !== undefined) {
+    const { tables } = stack[stack.length - 1];
+    const name = key.slice(dot + 1);
+    return tables[locale]?.[name] ?? tables.en[name];
+  }
+  return messages[locale][key] ?? messages.en[key];
+}
+
+/**
+ * Translate `key` (a host key, or "namespace.key" for a registered plugin namespace) with
+ * `{name}` placeholders filled from `params` in one pass (a parameter value is never
+ * re-interpreted as a placeholder). `locale` may be any language tag ("zh-CN" -> "zh").
+ * Falls back to English, then to the key.
+ */
+export function t(key, params, locale = getLocale()) {
+  const lang = LOCALES.includes(locale) ? locale : normalizeLocale(locale);
+  const found = template(key, lang);
+  return (typeof found === "string" ? found : key).replace(/\{([A-Za-z0-9_]+)\}/g, (match, name) =>
+    params && Object.prototype.hasOwnProperty.call(params, name) ? String(params[name]) : match,
+  );
 }

@@ -2,7 +2,7 @@
 // The DOM is reached only through the injected `document` (or the browser's global one at
 // render time), so Node can exercise the registry with a small stand-in.
 
-import { getLocale, t } from "./i18n.js";
+import { getLocale, normalizeLocale, registerMessages, t } from "./i18n.js";
 
 /** Pretty JSON for display; never throws. */
 export function prettyJson(value) {
@@ -46,8 +46,9 @@ export class RendererRegistry {
   }
 
   /**
-   * Register `render({node, locale, document})` for one durable event type. Returns the
-   * unregister function; registering a type twice throws.
+   * Register `render({node, locale, t, document})` for one durable event type: `locale` is
+   * "en" or "zh" and `t(key, params)` translates in it (host keys and registered namespaces).
+   * Returns the unregister function; registering a type twice throws.
    */
   register(eventType, render) {
     if (typeof eventType !== "string" || eventType === "") {
@@ -64,6 +65,11 @@ export class RendererRegistry {
     };
   }
 
+  /** A plugin's locale namespace (see i18n.registerMessages); returns the unregister function. */
+  registerMessages(namespace, tables) {
+    return registerMessages(namespace, tables);
+  }
+
   has(eventType) {
     return this._renderers.has(eventType);
   }
@@ -71,11 +77,12 @@ export class RendererRegistry {
   /** Render a presented-event node with its keyed renderer, or the JSON fallback. */
   render(node, ctx = {}) {
     const doc = ctx.document ?? this.document;
-    const locale = ctx.locale ?? getLocale();
+    const locale = normalizeLocale(ctx.locale ?? getLocale());
     const registration = this._renderers.get(node?.eventType);
     if (registration !== undefined) {
       try {
-        const out = registration.render({ ...ctx, node, locale, document: doc });
+        const translate = (key, params) => t(key, params, locale);
+        const out = registration.render({ ...ctx, node, locale, t: translate, document: doc });
         if (isDomNode(out)) return out;
         throw new TypeError("renderer returned no DOM node");
       } catch (error) {

@@ -56,6 +56,16 @@ function normalizeView(view) {
   return view === null ? undefined : view;
 }
 
+/**
+ * Two sightings of one seq: the events must be identical and a defined later view wins (an
+ * absent one never erases). Returns the combined entry (keeping the earlier event object),
+ * or null when the events disagree.
+ */
+function combine(kept, next) {
+  if (!jsonEqual(kept.event, next.event)) return null;
+  return { event: kept.event, view: next.view === undefined ? kept.view : next.view };
+}
+
 function pageEntries(page) {
   const raw = page && Array.isArray(page.entries) ? page.entries : null;
   if (raw === null) throw new TypeError("history page has no entries array");
@@ -92,8 +102,8 @@ export class SessionWindow {
     this.loadingOlder = null;
     this.liveBuffer = [];
     this.stitching = false;
-    this.error = null;
-    this.olderError = null;
+    this.error = null; // why the open failed (openState "error")
+    this.olderError = null; // why the last older page failed
     this._openPromise = null;
   }
 
@@ -181,12 +191,13 @@ export class SessionWindow {
     // 1. A sidecar for an event below the in-flight older page's boundary stays with that page.
     const load = this.loadingOlder;
     if (load !== null && view !== undefined && seq < load.beforeSeq) {
-      const previous = load.views.get(seq);
-      if (previous !== undefined && !jsonEqual(previous.event, event)) {
+      const stashed = load.views.get(seq);
+      const combined = stashed === undefined ? { event, view } : combine(stashed, { event, view });
+      if (combined === null) {
         this.resync();
         return;
       }
-      load.views.set(seq, { event, view });
+      load.views.set(seq, combined);
       return;
     }
 
@@ -204,12 +215,14 @@ export class SessionWindow {
     if (seq <= tail) {
       if (seq < this.baseSeq) return;
       const index = seq - this.baseSeq;
-      if (!jsonEqual(this.events[index], event)) {
+      const kept = { event: this.events[index], view: this.views[index] };
+      const combined = combine(kept, { event, view });
+      if (combined === null) {
         this.resync();
         return;
       }
-      if (view !== undefined && !jsonEqual(this.views[index], view)) {
-        this.views[index] = view;
+      if (!jsonEqual(this.views[index], combined.view)) {
+        this.views[index] = combined.view;
         this._emit({ type: "view", seq, index });
       }
       return;
@@ -223,13 +236,14 @@ export class SessionWindow {
     }
 
     // 6. The next event.
-    this.events.push(event);
-    this.views.push(view);
     if (this.liveBuffer.length > 0) {
       // The missing event arrived on its own: buffered successors may now be contiguous.
-      this._mergeOrResync(undefined, { type: "append", entries: [{ event, view }] });
+      this.liveBuffer.push({ event, view });
+      this._mergeOrResync(undefined);
       return;
     }
+    this.events.push(event);
+    this.views.push(view);
     this._emit({ type: "append", entries: [{ event, view }] });
   }
 
@@ -240,7 +254,7 @@ export class SessionWindow {
    * Throws IdentityConflictError when a retained or buffered event disagrees with it.
    * Returns the change descriptor (or null when nothing visible changed).
    */
-  _merge(page, pendingChange) {
+  _merge(page) {
     const oldEvents = this.events;
     const oldViews = this.views;
     const oldBase = this.baseSeq;
@@ -264,13 +278,13 @@ export class SessionWindow {
         const merged = entries.map(({ event, view }) => {
           if (event.seq >= oldBase && event.seq <= oldTail) {
             const index = event.seq - oldBase;
-            if (!jsonEqual(oldEvents[index], event)) {
+            const kept = { event: oldEvents[index], view: oldViews[index] };
+            const combined = combine(kept, { event, view });
+            if (combined === null) {
               throw new IdentityConflictError(`snapshot disagrees at seq ${event.seq}`);
             }
-            const kept = oldViews[index];
-            if (view === undefined) return { event: oldEvents[index], view: kept };
-            if (!jsonEqual(kept, view)) rewritten = true;
-            return { event: oldEvents[index], view };
+            if (!jsonEqual(kept.view, combined.view)) rewritten = true;
+            return combined;
           }
           return { event, view };
         });
@@ -302,13 +316,11 @@ export class SessionWindow {
     const bySeq = new Map();
     for (const item of this.liveBuffer) {
       const previous = bySeq.get(item.event.seq);
-      if (previous === undefined) {
-        bySeq.set(item.event.seq, item);
-      } else if (!jsonEqual(previous.event, item.event)) {
+      const combined = previous === undefined ? item : combine(previous, item);
+      if (combined === null) {
         throw new IdentityConflictError(`live frames disagree at seq ${item.event.seq}`);
-      } else if (item.view !== undefined) {
-        bySeq.set(item.event.seq, { event: previous.event, view: item.view });
       }
+      bySeq.set(item.event.seq, combined);
     }
     const buffered = [...bySeq.values()].sort((x, y) => x.event.seq - y.event.seq);
 
@@ -323,11 +335,12 @@ export class SessionWindow {
       if (seq < base) continue;
       if (seq <= tail) {
         const index = seq - base;
-        if (!jsonEqual(events[index], item.event)) {
+        const combined = combine({ event: events[index], view: views[index] }, item);
+        if (combined === null) {
           throw new IdentityConflictError(`buffered event disagrees at seq ${seq}`);
         }
-        if (item.view !== undefined && !jsonEqual(views[index], item.view)) {
-          views[index] = item.view;
+        if (!jsonEqual(views[index], combined.view)) {
+          views[index] = combined.view;
           if (seq <= oldTail && seq >= oldBase) rewritten = true;
         }
         continue;
@@ -353,19 +366,16 @@ export class SessionWindow {
       for (let i = oldEvents.length; i < events.length; i += 1) {
         appended.push({ event: events[i], view: views[i] });
       }
-      if (pendingChange && pendingChange.type === "append") {
-        return { type: "append", entries: pendingChange.entries.concat(appended) };
-      }
       return appended.length > 0 ? { type: "append", entries: appended } : null;
     }
     return { type: "reset" };
   }
 
   // Merge and emit; on an identity conflict resync instead. Returns false when resynced.
-  _mergeOrResync(page, pendingChange) {
+  _mergeOrResync(page) {
     let change;
     try {
-      change = this._merge(page, pendingChange);
+      change = this._merge(page);
     } catch (error) {
       if (error instanceof IdentityConflictError) {
         this.resync();
@@ -390,10 +400,10 @@ export class SessionWindow {
         let page;
         try {
           page = await this._loadPage({ maxMessages: this.pageSize });
-        } catch (error) {
+        } catch {
           if (generation !== this.openGeneration || this.openState !== "open") return;
-          // Keep what is buffered and contiguous; no immediate retry (avoid spinning).
-          this.error = error;
+          // Keep what is buffered and contiguous; no immediate retry (avoid spinning). The
+          // next out-of-order live event starts another repair.
           this._mergeOrResync(undefined);
           return;
         }
@@ -401,9 +411,8 @@ export class SessionWindow {
         let merged;
         try {
           merged = this._mergeOrResync(page);
-        } catch (error) {
+        } catch {
           // A malformed snapshot counts as a failed pull.
-          this.error = error;
           this._mergeOrResync(undefined);
           return;
         }
@@ -450,11 +459,12 @@ export class SessionWindow {
       for (const entry of entries) {
         const stashed = load.views.get(entry.event.seq);
         if (stashed === undefined) continue;
-        if (!jsonEqual(stashed.event, entry.event)) {
+        const combined = combine(entry, stashed);
+        if (combined === null) {
           this.resync();
           return;
         }
-        entry.view = stashed.view;
+        entry.view = combined.view;
       }
       this.events = entries.map((e) => e.event).concat(this.events);
       this.views = entries.map((e) => e.view).concat(this.views);

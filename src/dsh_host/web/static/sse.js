@@ -113,11 +113,6 @@ export class SSEParser {
   }
 }
 
-/** A fresh incremental parser: `const p = parseSSE(); for (const f of p.feed(chunk)) ...`. */
-export function parseSSE(options) {
-  return new SSEParser(options);
-}
-
 /** Keep the larger of two numeric ids (a late view re-sends an older seq); else the newer. */
 export function newerEventId(current, incoming) {
   if (incoming === "" || incoming === null || incoming === undefined) return current;

@@ -6,7 +6,7 @@
 //   {kind: "tool-call", seq, callId, name, arguments}
 //   {kind: "tool-result", seq, callId, name, value, isError}
 //   {kind: "turn-error", seq, error}
-//   {kind: "presented-event", seq, time, eventType, event, view}
+//   {kind: "presented-event", seq, time, eventType, view}   (upstream PresentedEventNode)
 // Any event whose sidecar is a presented-event view (`{for: "event", view}`) becomes a
 // presented node whatever its type; other events without a transcript meaning produce none.
 
@@ -35,7 +35,6 @@ export function nodeFor(entry) {
       seq,
       time: event.time,
       eventType: event.type,
-      event,
       view: view.view,
     };
   }
@@ -75,7 +74,7 @@ export function nodeFor(entry) {
   }
 }
 
-/** Nodes for a list of entries, in order. */
+/** Nodes for a list of entries, in order (a replay, or the entries one change added). */
 export function nodesFor(entries) {
   const nodes = [];
   for (const entry of entries ?? []) {
@@ -83,36 +82,4 @@ export function nodesFor(entries) {
     if (node !== null) nodes.push(node);
   }
   return nodes;
-}
-
-export class TranscriptAdapter {
-  constructor() {
-    this._nodes = [];
-  }
-
-  /** Current nodes (a copy). */
-  get nodes() {
-    return this._nodes.slice();
-  }
-
-  /** Replace everything (replay / rebuild); returns the nodes. */
-  reset(entries = []) {
-    this._nodes = nodesFor(entries);
-    return this.nodes;
-  }
-
-  /**
-   * Append one live entry (`append({event, view})`, or `append(event, view)`); returns the
-   * nodes it produced (zero or one).
-   */
-  append(entryOrEvent, view) {
-    const entry =
-      isPlainObject(entryOrEvent) && isPlainObject(entryOrEvent.event)
-        ? entryOrEvent
-        : { event: entryOrEvent, view };
-    const node = nodeFor(entry);
-    if (node === null) return [];
-    this._nodes.push(node);
-    return [node];
-  }
 }
