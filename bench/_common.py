@@ -4,6 +4,7 @@ as ours, and the job every baseline job runs)."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import math
@@ -86,6 +87,30 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
         "max_ms": round(max(ms), 2),
         "mean_ms": round(sum(ms) / len(ms), 2),
     }
+
+
+def rate_figures(latencies: Sequence[float], elapsed: float, cpu: float) -> dict[str, Any]:
+    """The figures of one measured batch of creates: how many, in how many seconds, the rate,
+    the latency summary and the process CPU time per create."""
+    count = len(latencies)
+    return {
+        "creates": count,
+        "seconds": round(elapsed, 3),
+        "per_second": round(count / elapsed),
+        "latency": latency_summary(latencies),
+        "cpu_us_per_create": round(cpu / count * 1e6),
+    }
+
+
+async def drain_loop(timeout: float = 30.0) -> None:
+    """Bounded wait until every callback already queued on the running loop has run (e.g. the
+    wakeups APScheduler queues with ``call_soon_threadsafe`` on each ``add_job``): the loop runs
+    its ready queue in order, so a marker queued now runs after all of them."""
+    from dsh_host.testing import wait_until
+
+    ran: list[bool] = []
+    asyncio.get_running_loop().call_soon(ran.append, True)
+    await wait_until(lambda: ran, timeout=timeout)
 
 
 def ratio(numerator: float, denominator: float, digits: int = 2) -> float | None:

@@ -39,7 +39,7 @@ from typing import Any
 
 from dsh_host import Host, SystemClock
 from dsh_host.persistence import MemoryBackend
-from dsh_host.testing import ManualClock
+from dsh_host.testing import ManualClock, wait_until
 from dsh_schedule import ScheduleOwner, parse_instant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,6 +55,7 @@ BASELINE_SECONDS = float(os.environ.get("BASE_S", "20"))
 CHUNK = 500
 TARGET_BYTES = 2048
 TOP_LINES = 14
+SETTLE = 30.0  # seconds: the bound of every wait for the host to settle
 
 
 class RealClock(SystemClock):
@@ -141,13 +142,28 @@ async def populate(host: Host, count: int) -> list[Any]:
 async def settle(clock: ManualClock | None = None) -> None:
     """Run until no other task is pending (and, on a ManualClock, short timers have fired)."""
     current = asyncio.current_task()
+
+    def idle() -> bool:
+        return not [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+
+    if clock is None:
+        await wait_until(idle, timeout=SETTLE)
+        return
+    # On the ManualClock this drives rather than waits: each step moves simulated time past the
+    # coordinator's write-behind window (5 ms) so that its timers fire; 100 steps bound it.
     for _ in range(100):
-        if clock is not None:
-            clock.advance(0.05)  # the coordinator's write-behind window (5 ms)
-        await asyncio.sleep(0.01 if clock is None else 0)
-        if not [t for t in asyncio.all_tasks() if t is not current and not t.done()]:
+        clock.advance(0.05)
+        await asyncio.sleep(0)
+        if idle():
             return
     raise AssertionError("the host did not settle")
+
+
+def timers_dropped() -> bool:
+    """The running loop holds no cancelled timer handle any more (asyncio drops them from its
+    heap on a later pass; tracemalloc would count them as still held)."""
+    scheduled = asyncio.get_running_loop()._scheduled  # type: ignore[attr-defined]  # noqa: SLF001
+    return not any(handle.cancelled() for handle in scheduled)
 
 
 async def wakeups() -> dict[str, Any]:
@@ -211,7 +227,7 @@ async def memory() -> dict[str, Any]:
             await host.unload_plugin("schedule")
             parse_instant.cache_clear()
             await settle()
-            await asyncio.sleep(0.01)  # asyncio drops cancelled timer handles on a later pass
+            await wait_until(timers_dropped, timeout=SETTLE)
             gc.collect()
             without = tracemalloc.take_snapshot()
             traced_without = tracemalloc.get_traced_memory()[0]

@@ -36,6 +36,7 @@ from typing import Any
 
 from dsh_host import Host, LiveSession
 from dsh_host.persistence import SQLiteBackend
+from dsh_host.testing import wait_until
 from dsh_schedule import parse_instant
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -94,10 +95,12 @@ async def create(agent: Any, acks: DispatchAcks, prompt: str, after: int) -> int
 
 
 async def wait_for(predicate: Any, deadline: float) -> bool:
-    while not predicate():
-        if time.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
+    """Bounded wait (until the wall-clock ``deadline``) for ``predicate``; False on timeout
+    (a round that timed out is reported incomplete, not aborted)."""
+    try:
+        await wait_until(predicate, timeout=max(0.0, deadline - time.time()))
+    except TimeoutError:
+        return False
     return True
 
 
@@ -187,8 +190,8 @@ async def apscheduler(data: Path, offsets: list[float]) -> dict[str, Any]:
             "errors_or_missed": len(problems),
         }
     finally:
-        scheduler.shutdown(wait=False)
-        await asyncio.sleep(0.1)
+        scheduler.shutdown(wait=False)  # runs on the loop, soon (call_soon_threadsafe)
+        assert await wait_for(lambda: not scheduler.running, time.time() + 30)
         engine.dispose()
 
 

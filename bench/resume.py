@@ -41,6 +41,7 @@ from typing import Any
 from dsh_hookspecs import Event, JSONValue, SessionHeader, hookimpl
 from dsh_host import Host
 from dsh_host.persistence import SQLiteBackend
+from dsh_host.testing import wait_until
 from dsh_schedule import (
     AfterRecord,
     Create,
@@ -184,10 +185,7 @@ async def settle(background: set[asyncio.Task[Any]], timeout: float = 120.0) -> 
     """Wait until every task except ``background`` (e.g. the storage writer) and this one is
     done."""
     ignore = {*background, asyncio.current_task()}
-    deadline = time.perf_counter() + timeout
-    while any(not t.done() for t in asyncio.all_tasks() - ignore):
-        assert time.perf_counter() < deadline, "resumed Sessions did not settle"
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: all(t.done() for t in asyncio.all_tasks() - ignore), timeout=timeout)
 
 
 class GCTimer:

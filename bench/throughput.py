@@ -32,10 +32,11 @@ from typing import Any
 
 from dsh_host import Host
 from dsh_host.persistence import SQLiteBackend
+from dsh_host.testing import wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import latency_summary, publish, ratio, target
+from _common import publish, rate_figures, ratio, target
 
 SESSIONS = 100
 PER_SESSION = 20
@@ -44,6 +45,16 @@ WARMUP_PER_SESSION = 2
 DAY = 86_400
 TARGET_RATIO = 5.0
 ROUNDS = 3
+SETTLE = 30.0  # seconds: the bound of every wait for the host or the scheduler to settle
+
+
+def settled(host: Host, agents: list[Any]) -> bool:
+    """Every Agent idle and every owner's run (and idle wait) finished."""
+    owners = host.plugins.pm.get_plugin("schedule").owners.values()
+    return all(a.phase == "idle" for a in agents) and all(
+        o._run is None and o._idle_wait is None  # noqa: SLF001
+        for o in owners
+    )
 
 
 async def ours(data: Path) -> dict[str, Any]:
@@ -64,7 +75,7 @@ async def ours(data: Path) -> dict[str, Any]:
                 assert isinstance(value, dict) and "id" in value, value
 
         await asyncio.gather(*(creates(a, WARMUP_PER_SESSION, False) for a in agents))
-        await asyncio.sleep(0.05)  # let the owners' post-create drives settle
+        await wait_until(lambda: settled(host, agents), timeout=SETTLE)  # post-create drives
         flushes = [0]
 
         def count_flush(_session: Any, _through: int) -> None:
@@ -77,11 +88,7 @@ async def ours(data: Path) -> dict[str, Any]:
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         commits, appends = backend.commits - commits, backend.appends - appends
         return {
-            "creates": len(latencies),
-            "seconds": round(elapsed, 3),
-            "per_second": round(len(latencies) / elapsed),
-            "latency": latency_summary(latencies),
-            "cpu_us_per_create": round(cpu / len(latencies) * 1e6),
+            **rate_figures(latencies, elapsed, cpu),
             "commits": commits,
             "appends": appends,
             "appends_per_commit": ratio(appends, commits),
@@ -112,23 +119,17 @@ async def apscheduler(data: Path, mode: str) -> dict[str, Any]:
 
     try:
         await asyncio.gather(*(adds(f"w{s}", WARMUP_PER_SESSION, False) for s in range(SESSIONS)))
-        await asyncio.sleep(0.05)
+        await _common.drain_loop(SETTLE)  # the scheduler's wakeups queued by the warm-up adds
         cpu, started = time.process_time(), time.perf_counter()
         await asyncio.gather(*(adds(f"m{s}", PER_SESSION, True) for s in range(SESSIONS)))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         stored = len(scheduler.get_jobs())
         assert stored == SESSIONS * (PER_SESSION + WARMUP_PER_SESSION), stored
     finally:
-        scheduler.shutdown(wait=False)
-        await asyncio.sleep(0.05)
+        scheduler.shutdown(wait=False)  # runs on the loop, soon (call_soon_threadsafe)
+        await wait_until(lambda: not scheduler.running, timeout=SETTLE)
         engine.dispose()
-    return {
-        "creates": len(latencies),
-        "seconds": round(elapsed, 3),
-        "per_second": round(len(latencies) / elapsed),
-        "latency": latency_summary(latencies),
-        "cpu_us_per_create": round(cpu / len(latencies) * 1e6),
-    }
+    return rate_figures(latencies, elapsed, cpu)
 
 
 SIDES = ("ours", "aps_loop", "aps_thread")

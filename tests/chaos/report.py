@@ -239,7 +239,9 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
     duplicated = int(crash.get("duplicated", 0)) + sum(
         int(p.get("reminders duplicated", 0)) for p in parts
     )
-    corrupted = int(crash.get("corrupted", 0)) + int(faults.get("reminders corrupted", 0))
+    corrupted = int(crash.get("corrupted", 0)) + sum(
+        int(p.get("reminders corrupted", 0)) for p in parts
+    )
     inputs = sum(
         int(bad.get(key, 0))
         for key in ("codec inputs tried", "tools inputs tried", "http requests tried")

@@ -11,6 +11,7 @@ from dsh_hookspecs import AgentBusyError, AgentDisposedError, hookimpl
 from dsh_host import Host
 from dsh_host.persistence._memory import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
+from tests.schedule.harness import spin
 
 from .models import GatedModel
 
@@ -92,7 +93,7 @@ async def test_when_idle_follows_replacement_work(gated_host):
     agent.send("second")  # replacement work queued before the first turn ends
     model.gate("first").set()
     await wait_until(lambda: model.started == ["first", "second"])
-    await asyncio.sleep(0)
+    await spin()
     assert not waiter.done()
     model.gate("second").set()
     await asyncio.wait_for(waiter, 5)
@@ -115,7 +116,7 @@ async def test_when_idle_waits_through_a_driver_started_by_maintenance_release(g
     release.set()
     await maintenance
     assert agent.phase == "running"
-    await asyncio.sleep(0)
+    await spin()
     assert not waiters[0].done()
     model.gate("parked").set()
     await asyncio.wait_for(waiters[0], 5)

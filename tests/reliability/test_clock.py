@@ -25,11 +25,10 @@ from dataclasses import dataclass
 import pytest
 
 from dsh_hookspecs import Event
-from dsh_host import LiveAgent, LiveSession
-from dsh_host.testing import wait_until
+from dsh_host import LiveSession
 from dsh_schedule import parse_instant
 from tests.chaos.figures import full_size
-from tests.schedule.harness import Harness, make_harness
+from tests.schedule.harness import make_harness, settle_quiet
 
 pytestmark = pytest.mark.chaos
 
@@ -59,16 +58,6 @@ class Dispatched:
     wall_ms: int
 
 
-async def _settle(h: Harness, agents: list[LiveAgent]) -> None:
-    owners = [h.owner(agent) for agent in agents]
-    await wait_until(
-        lambda: (
-            all(a.phase == "idle" and not a.inbox for a in agents)
-            and all(o._run is None and o._idle_wait is None for o in owners)
-        )
-    )
-
-
 @pytest.mark.parametrize("segment", [60.0, 7.0])
 @pytest.mark.parametrize("scenario", ["set back 1 h", "forward 1 day", "suspend"])
 @pytest.mark.parametrize("seed", SEEDS)
@@ -90,15 +79,19 @@ async def test_reminders_are_never_early_and_late_by_at_most_one_segment(
             assert isinstance(value, dict)
             assert "id" in value, value
             targets[(agent.session.id, value["id"])] = parse_instant(value["scheduledAt"])
-        await _settle(h, agents)
+        await settle_quiet(h.host, agents)
 
         dispatched: dict[tuple[str, str], Dispatched] = {}
+        repeated: Counter[tuple[str, str]] = Counter()
 
         def observe(session: LiveSession, event: Event) -> None:
             data = event.data
             if event.type == "schedule/change" and data["operation"] == "dispatch":  # type: ignore[index]
                 key = (session.id, data["id"])  # type: ignore[index]
-                assert key not in dispatched, key
+                if key in dispatched:
+                    # Counted, not asserted here: the store only logs an observer's exception.
+                    repeated[key] += 1
+                    return
                 dispatched[key] = Dispatched(h.clock.loop_time, event.time)
 
         remove = h.host.sessions.add_append_observer(observe)
@@ -113,15 +106,22 @@ async def test_reminders_are_never_early_and_late_by_at_most_one_segment(
             step = min([horizon - h.clock.loop_time, *delays[:1]])
             if not jumped and h.clock.loop_time + step >= jump_at:
                 h.clock.advance(max(0.0, jump_at - h.clock.loop_time))
-                await _settle(h, agents)
+                await settle_quiet(h.host, agents)
                 h.clock.set_wall(h.clock.now_ms() + shift)  # loop time does not move
                 jumped = True
                 continue
             h.clock.advance(step)
-            await _settle(h, agents)
+            await settle_quiet(h.host, agents)
         remove()
 
-        assert dispatched.keys() == targets.keys()  # none lost ...
+        # The figures first (a failing case still reports them), then the assertions.
+        tally["reminders lost"] += len(targets.keys() - dispatched.keys())
+        tally["reminders early"] += sum(
+            1 for key, got in dispatched.items() if key in targets and got.wall_ms < targets[key]
+        )
+        tally["reminders duplicated"] += sum(repeated.values())
+        assert not repeated, repeated  # none dispatched twice ...
+        assert dispatched.keys() == targets.keys()  # ... none lost ...
         for key, target in targets.items():
             # ... none early: the wall clock said the target was reached ...
             got = dispatched[key]
@@ -139,8 +139,5 @@ async def test_reminders_are_never_early_and_late_by_at_most_one_segment(
             tally["reminders checked"] += 1
             tally["reminders on time (late < 1 ms)"] += late < EPSILON
         tally["scenarios run"] += 1
-        tally["reminders lost"] += 0
-        tally["reminders early"] += 0
-        tally["reminders duplicated"] += 0
     finally:
         await h.host.close()

@@ -30,11 +30,11 @@ import pytest
 
 from dsh_hookspecs import Event, hookimpl
 from dsh_host import Host, ScriptedModel, Turn
-from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import ManualClock, wait_until
 from dsh_schedule import present_dispatch
+from tests.schedule.harness import boot_sqlite, settle_quiet
 
-from .support import audit_events
+from .support import CLEAN, audit_events, dispatch_ids
 
 pytestmark = pytest.mark.chaos
 
@@ -88,13 +88,7 @@ class Boot:
     data: Path
 
     async def settle(self) -> None:
-        plugin = self.host.plugins.pm.get_plugin("schedule")
-        await wait_until(
-            lambda: (
-                all(a.phase == "idle" and not a.inbox for a in self.host.agents.all())
-                and all(o._run is None and o._idle_wait is None for o in plugin.owners.values())
-            )
-        )
+        await settle_quiet(self.host)
 
     def crash_image(self, to: Path) -> Path:
         """The database files as a SIGKILL now would leave them (call it with the writer idle)."""
@@ -106,14 +100,21 @@ class Boot:
 
 
 async def boot(data: Path, wall_ms: int, *plugins: object) -> Boot:
-    clock = ManualClock(wall_ms)
     model = GatedReminders()
-    host = Host(backend=SQLiteBackend(data), clock=clock, model=model)
-    await host.start()
-    host.load_plugin("schedule")
-    for index, plugin in enumerate(plugins):
-        host.load_plugin(f"test-{index}", factory=lambda plugin=plugin: plugin)
+    host, clock = await boot_sqlite(data, wall_ms, model=model, plugins=plugins)
     return Boot(host, clock, model, data)
+
+
+async def restart(boots: list[Boot], running: Boot) -> Boot:
+    """Stop ``running`` cleanly and boot a new host on its folder 1 s later (wall clock), its
+    reminder turns free to answer."""
+    wall = running.clock.now_ms()
+    await running.host.close()
+    boots.remove(running)
+    again = await boot(running.data, wall + 1000)
+    boots.append(again)
+    again.model.gate.set()
+    return again
 
 
 @pytest.fixture
@@ -125,6 +126,12 @@ async def boots() -> AsyncIterator[list[Boot]]:
         for running in started:
             running.model.gate.set()
             await running.host.close()
+
+
+def _tally_audit(tally: Counter[str], found: dict[str, int]) -> None:
+    """Report the audit's counts (before they are asserted: a failure is still reported)."""
+    for key, value in found.items():
+        tally[f"reminders {key}"] += value
 
 
 def reminder_texts(events: list[Event] | tuple[Event, ...]) -> list[str]:
@@ -173,8 +180,9 @@ async def test_a_crash_before_the_due_batch_committed_delivers_once_after_restar
     assert stored is not None
     found = audit_events(list(stored.events), 0, ["schedule-1"])
     tally["crash images"] += 1
-    tally["reminders lost"] += found["lost"]
-    tally["reminders duplicated"] += found["duplicated"]
+    _tally_audit(tally, found)
+    assert found == CLEAN, found
+    assert dispatch_ids(stored.events) == ["schedule-1"]
 
 
 async def test_a_durable_dispatch_whose_turn_never_started_runs_once_after_restart(
@@ -198,13 +206,7 @@ async def test_a_durable_dispatch_whose_turn_never_started_runs_once_after_resta
     assert not any(
         e.type == "turn/start" and e.data == {"messageId": message_id} for e in stored.events
     )
-    wall = one.clock.now_ms()
-    await one.host.close()
-    boots.remove(one)
-
-    two = await boot(tmp_path / "data", wall + 1000)
-    boots.append(two)
-    two.model.gate.set()
+    two = await restart(boots, one)
     resumed = await two.host.resume_session(agent.session.id)
     await two.settle()
     events = list(resumed.session.events)
@@ -215,14 +217,12 @@ async def test_a_durable_dispatch_whose_turn_never_started_runs_once_after_resta
     assert await two.host.sessions.flush(resumed.session) is True
     stored = await two.host.inspect(agent.session.id)
     assert stored is not None
-    audit_events(list(stored.events), 0, ["schedule-1"])
-    wall = two.clock.now_ms()
-    await two.host.close()
-    boots.remove(two)
+    found = audit_events(list(stored.events), 0, ["schedule-1"])
+    _tally_audit(tally, found)
+    assert found == CLEAN, found
+    assert dispatch_ids(stored.events) == ["schedule-1"]
 
-    three = await boot(tmp_path / "data", wall + 1000)
-    boots.append(three)
-    three.model.gate.set()
+    three = await restart(boots, two)
     again = await three.host.resume_session(agent.session.id)
     await three.settle()
     assert reminder_texts(list(again.session.events)) == ["Reminder: drink water"]

@@ -27,8 +27,9 @@ import pytest
 from dsh_hookspecs import AgentBusyError, hookimpl
 from dsh_host._records import events_identical
 from dsh_host.testing import wait_until
+from tests.schedule.harness import spin, uncertain
 
-from .support import FAULTS, Rig, close_rig, make_rig, uncertain
+from .support import CLEAN, FAULTS, Rig, close_rig, make_rig
 
 pytestmark = pytest.mark.chaos
 
@@ -43,15 +44,18 @@ async def rig(tmp_path: Path) -> AsyncIterator[Rig]:
         await close_rig(running)
 
 
-def _tally(tally: Counter[str], rig: Rig, found: dict[str, int]) -> None:
+def _tally(tally: Counter[str], rig: Rig, *found: dict[str, int]) -> None:
+    """Add one case's figures; ``found`` are the audit counts of each Session it audited.
+    Called before the counts are asserted, so that a failing case still reports them."""
     tally["cases"] += 1
     tally["faults injected"] += sum(rig.injected.values())
     for kind, count in rig.injected.items():
         tally[f"faults injected: {kind}"] += count
     tally["failed flushes"] += rig.failed_flushes
     tally["persistence_uncertain answers"] += rig.uncertain_answers
-    for key, value in found.items():
-        tally[f"reminders {key}"] += value
+    for counts in found:
+        for key, value in counts.items():
+            tally[f"reminders {key}"] += value
 
 
 # -- the tools' checkpoints -----------------------------------------------------------------------
@@ -112,8 +116,9 @@ async def test_a_failed_tool_checkpoint_answers_uncertain_and_the_next_one_recov
     due = sorted(active, key=targets.__getitem__)
     await wait_until(lambda: rig.h.dispatches(agent) == due)
     found = await rig.audit(agent, due)
-    await rig.reboot_delivers_nothing_new(agent)
     _tally(tally, rig, found)
+    assert found == CLEAN, found
+    await rig.reboot_delivers_nothing_new(agent)
 
 
 # -- the due path ---------------------------------------------------------------------------------
@@ -193,8 +198,9 @@ async def test_a_failure_at_each_due_path_step_loses_and_duplicates_nothing(
     rig.clock.advance(50)
     await wait_until(lambda: rig.h.dispatches(agent) == [first, second])
     found = await rig.audit(agent, [first, second])
-    await rig.reboot_delivers_nothing_new(agent)
     _tally(tally, rig, found)
+    assert found == CLEAN, found
+    await rig.reboot_delivers_nothing_new(agent)
 
 
 # -- slow storage ---------------------------------------------------------------------------------
@@ -216,8 +222,10 @@ async def test_slow_storage_delays_answers_and_dispatches_but_never_early_or_twi
     rig.clock.advance(5)  # the reminder falls due while storage hangs
     # Both the create's preflight and the owner's preflight are stuck in storage.
     await wait_until(lambda: len(rig.backend.plan.append_calls) >= calls + 2)
+    stuck = len(rig.backend.plan.append_calls)
     rig.clock.advance(120)  # minutes pass; nothing may be decided without a confirmed preflight
-    await wait_until(lambda: len(rig.backend.plan.append_calls) >= calls + 2)
+    await spin(50)  # whatever the timers fired has had its turns to run
+    assert len(rig.backend.plan.append_calls) == stuck  # no write was started meanwhile
     assert not creating.done()
     assert rig.h.followups(one) == []
     assert rig.h.dispatches(one) == []
@@ -234,8 +242,9 @@ async def test_slow_storage_delays_answers_and_dispatches_but_never_early_or_twi
     await wait_until(lambda: rig.h.dispatches(two) == ["schedule-1"])
     found = await rig.audit(one, [soon])
     found2 = await rig.audit(two, ["schedule-1"])
-    assert found == found2
-    _tally(tally, rig, found)
+    _tally(tally, rig, found, found2)
+    assert found == CLEAN, found
+    assert found2 == CLEAN, found2
 
 
 # -- full disks -----------------------------------------------------------------------------------
@@ -290,10 +299,12 @@ async def test_a_sqlite_file_out_of_space_answers_uncertain_and_recovers_when_sp
     ]
     await wait_until(lambda: rig.h.dispatches(agent) == [due])
     found = await rig.audit(agent, [due])
+    assert found == CLEAN, found  # kept is not due yet: still active, not lost
     rig.clock.advance(3600)
     await wait_until(lambda: rig.h.dispatches(agent) == [due, kept])
     found = await rig.audit(agent, [due, kept])
     _tally(tally, rig, found)
+    assert found == CLEAN, found
 
 
 async def test_enospc_fails_a_whole_group_commit_and_every_session_recovers(
@@ -322,9 +333,9 @@ async def test_enospc_fails_a_whole_group_commit_and_every_session_recovers(
         listed = await rig.call(agent, "schedule_list", {})
         assert [(view["id"], view["state"]) for view in listed] == [("schedule-1", "overdue")]
         await wait_until(lambda agent=agent: rig.h.dispatches(agent) == ["schedule-1"])
-    for agent in agents:
-        found = await rig.audit(agent, ["schedule-1"])
-    _tally(tally, rig, found)
+    found = [await rig.audit(agent, ["schedule-1"]) for agent in agents]
+    _tally(tally, rig, *found)
+    assert found == [CLEAN] * len(agents), found
 
 
 class RejectDispatchOnce:
@@ -365,5 +376,6 @@ async def test_a_refused_dispatch_append_leaves_neither_event_and_a_resume_deliv
     resumed = await rig.host.resume_session(session_id)
     await wait_until(lambda: rig.h.dispatches(resumed) == [first])
     found = await rig.audit(resumed, [first])
-    await rig.reboot_delivers_nothing_new(resumed)
     _tally(tally, rig, found)
+    assert found == CLEAN, found
+    await rig.reboot_delivers_nothing_new(resumed)

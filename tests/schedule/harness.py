@@ -1,17 +1,99 @@
-"""A real host with the Schedule plugin, a manual clock and a controllable flush path."""
+"""A real host with the Schedule plugin, a manual clock and a controllable flush path, plus the
+small helpers the Schedule and reliability tests share (boots, quiet checks, spins)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
 
 from dsh_hookspecs import JSONValue
-from dsh_host import Host, LiveAgent
-from dsh_host.persistence import MemoryBackend
+from dsh_host import Host, LiveAgent, LiveSession, ModelAdapter
+from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
+from dsh_schedule import MESSAGES
 
 START = "2026-08-05T12:00:00.000Z"
+
+Listener = TypeVar("Listener", bound=Callable[[LiveSession], Awaitable[object]])
+
+
+async def spin(times: int = 10) -> None:
+    """Give the loop ``times`` turns: for absence checks, so that work one or a few ticks away
+    has had its chance to run before the test asserts it did not happen."""
+    for _ in range(times):
+        await asyncio.sleep(0)
+
+
+def uncertain(operation: str, schedule_id: str | None = None) -> dict[str, JSONValue]:
+    """The ``persistence_uncertain`` answer a tool gives for ``operation`` (and ``id``)."""
+    value: dict[str, JSONValue] = {
+        "code": "persistence_uncertain",
+        "message": MESSAGES["persistence_uncertain"],
+        "operation": operation,
+    }
+    if schedule_id is not None:
+        value["id"] = schedule_id
+    return value
+
+
+def replace_flush_listener(
+    host: Host, make: Callable[[Callable[[LiveSession], Awaitable[bool | None]]], Listener]
+) -> Listener:
+    """Put ``make(delegate)`` in place of the persistence coordinator's flush listener, where
+    ``delegate`` is the coordinator's own listener (so the replacement can still write)."""
+    coordinator = host.persistence
+    coordinator._unsubscribe[2]()  # the flush listener (see Coordinator.__init__)
+    listener = make(coordinator._on_flush)
+    host.sessions.add_flush_listener(listener)
+    return listener
+
+
+def quiet(host: Host, agents: Iterable[LiveAgent] | None = None) -> bool:
+    """Every Agent (``agents``, or all of the host's) idle with an empty inbox, and no Schedule
+    owner (of those Agents, or any) with a run or an idle wait in flight."""
+    owners = host.plugins.pm.get_plugin("schedule").owners
+    if agents is None:
+        chosen = list(host.agents.all())
+        watched = list(owners.values())
+    else:
+        chosen = list(agents)
+        watched = [owners[agent] for agent in chosen]
+    return all(a.phase == "idle" and not a.inbox for a in chosen) and all(
+        o._run is None and o._idle_wait is None for o in watched
+    )
+
+
+async def settle_quiet(
+    host: Host, agents: Iterable[LiveAgent] | None = None, *, timeout: float = 5.0
+) -> None:
+    """Bounded wait until :func:`quiet` holds: everything started has finished."""
+    chosen = None if agents is None else list(agents)
+    await wait_until(lambda: quiet(host, chosen), timeout=timeout)
+
+
+async def boot_sqlite(
+    data: Path,
+    wall_ms: int,
+    *,
+    model: str | ModelAdapter = "scripted",
+    plugins: Sequence[object] = (),
+) -> tuple[Host, ManualClock]:
+    """A started host on SQLite in ``data``, on a ManualClock at ``wall_ms``, with the Schedule
+    plugin and then ``plugins`` (loaded as ``test-0``, ``test-1``, ...)."""
+    clock = ManualClock(wall_ms)
+    host = Host(backend=SQLiteBackend(data), clock=clock, model=model)
+    await host.start()
+    try:
+        host.load_plugin("schedule")
+        for index, plugin in enumerate(plugins):
+            host.load_plugin(f"test-{index}", factory=lambda plugin=plugin: plugin)
+    except BaseException:
+        await host.close()
+        raise
+    return host, clock
 
 
 @dataclass
@@ -94,10 +176,6 @@ async def make_harness(*, model="scripted", config=None, backend=None):
     backend = backend or FaultInjectingBackend(MemoryBackend())
     host = Host(backend=backend, clock=clock, model=model)
     await host.start()
-    coordinator = host.persistence
-    remove = coordinator._unsubscribe[2]
-    remove()
-    flush = FlushControl(delegate=coordinator._on_flush)
-    host.sessions.add_flush_listener(flush)
+    flush = replace_flush_listener(host, lambda delegate: FlushControl(delegate=delegate))
     host.load_plugin("schedule", config or {})
     return Harness(host, clock, flush)

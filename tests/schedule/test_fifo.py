@@ -6,16 +6,13 @@ import asyncio
 
 from dsh_schedule import Fifo
 
+from .harness import spin
+
 
 async def hold(fifo: Fifo, name: str, order: list[str], release: asyncio.Event) -> None:
     async with fifo:
         order.append(name)
         await release.wait()
-
-
-async def spin(times: int = 10) -> None:
-    for _ in range(times):
-        await asyncio.sleep(0)
 
 
 async def test_waiters_run_in_arrival_order_and_nothing_stays_allocated():

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from dsh_hookspecs import Event, JSONValue
 from dsh_host import Host, ScriptedModel, Turn
-from dsh_host.persistence import SQLiteBackend, StoredSession
-from dsh_host.testing import ManualClock, wait_until
+from dsh_host.persistence import StoredSession
+from dsh_host.testing import ManualClock
 from dsh_schedule import (
     SCHEDULE_CHANGE,
     fold,
@@ -30,6 +30,7 @@ from dsh_schedule import (
     present_dispatch,
 )
 
+from .harness import boot_sqlite, settle_quiet
 from .test_tools import view
 
 START_WALL = 1_785_931_200_000  # 2026-08-05T12:00:00.000Z
@@ -72,15 +73,7 @@ class Boot:
 
     async def settle(self) -> None:
         """Bounded wait until every Agent is idle and no owner has work in flight."""
-
-        def quiet() -> bool:
-            agents = self.host.agents.all()
-            owners = self.plugin.owners.values()
-            return all(a.phase == "idle" and not a.inbox for a in agents) and all(
-                o._run is None and o._idle_wait is None for o in owners
-            )
-
-        await wait_until(quiet)
+        await settle_quiet(self.host)
 
     async def stored(self, session_id: str) -> StoredSession:
         stored = await self.host.inspect(session_id)
@@ -89,11 +82,8 @@ class Boot:
 
 
 async def boot(data: Path, wall_ms: int) -> Boot:
-    clock = ManualClock(wall_ms)
     model = RecordingModel()
-    host = Host(backend=SQLiteBackend(data), clock=clock, model=model)
-    await host.start()
-    host.load_plugin("schedule")
+    host, clock = await boot_sqlite(data, wall_ms, model=model)
     return Boot(host, clock, model)
 
 

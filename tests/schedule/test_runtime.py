@@ -9,7 +9,7 @@ from structlog.testing import capture_logs
 from dsh_hookspecs import hookimpl
 from dsh_host.testing import wait_until
 
-from .harness import make_harness
+from .harness import make_harness, spin
 
 SECOND = 1.0
 
@@ -28,6 +28,19 @@ async def advance(h, agent, seconds):
 
 def log_events(logs, name):
     return [entry for entry in logs if entry["event"] == name]
+
+
+async def overdue_while_busy(h, model, text):
+    """An Agent whose 5 s reminder falls due while its turn ``text`` runs (the model holds it):
+    returns the Agent and its owner, which is waiting for the Agent to become idle."""
+    agent = await h.agent()
+    await create(h, agent, 5)
+    agent.send(text)
+    await wait_until(lambda: model.started == [text])
+    h.clock.advance(5)
+    owner = h.owner(agent)
+    await wait_until(lambda: owner._idle_wait is not None)
+    return agent, owner
 
 
 async def test_long_waits_are_segmented_and_an_idle_wake_only_rearms(h):
@@ -70,13 +83,7 @@ async def test_a_forward_jump_is_honoured_within_one_segment_and_dispatched_once
 
 async def test_overdue_record_waits_for_when_idle_and_then_dispatches(clock_model_harness):
     h, model = clock_model_harness
-    agent = await h.agent()
-    await create(h, agent, 5)
-    agent.send("busy turn")
-    await wait_until(lambda: model.started == ["busy turn"])
-    h.clock.advance(5)
-    owner = h.owner(agent)
-    await wait_until(lambda: owner._idle_wait is not None)
+    agent, _owner = await overdue_while_busy(h, model, "busy turn")
     assert h.dispatches(agent) == []
     listed = await h.call(agent, "schedule_list", {})
     assert [v["state"] for v in listed] == ["overdue"]
@@ -241,8 +248,7 @@ async def test_a_rejected_dispatch_barrier_is_not_retried_until_another_trigger(
     assert [e["step"] for e in log_events(logs, "owner.flush_failed")] == ["barrier"]
     assert not owner.faulted
     assert owner._timer is None
-    for _ in range(20):
-        await asyncio.sleep(0)
+    await spin(20)
     assert h.dispatches(agent) == ["schedule-1"]
     # The next trigger (here the reminder turn reaching idle) recovers and goes on.
     model.release_all()
@@ -294,13 +300,7 @@ async def test_idle_wait_failure_is_contained(h):
 
 async def test_dispose_stops_an_idle_wait(clock_model_harness):
     h, model = clock_model_harness
-    agent = await h.agent()
-    await create(h, agent, 5)
-    agent.send("busy")
-    await wait_until(lambda: model.started == ["busy"])
-    h.clock.advance(5)
-    owner = h.owner(agent)
-    await wait_until(lambda: owner._idle_wait is not None)
+    agent, owner = await overdue_while_busy(h, model, "busy")
     await owner.dispose()
     assert owner._idle_wait is None
     model.release_all()
@@ -389,7 +389,7 @@ async def test_no_work_when_liveness_changes_during_the_preflight(h):
     owner = h.owner(agent)
     await wait_until(lambda: owner._run is not None and h.flush.count > 0)
     disposing = asyncio.create_task(agent.dispose())
-    await asyncio.sleep(0)
+    await spin()
     assert not disposing.done()  # dispose waits for the in-flight preflight
     h.flush.mode = "ok"
     h.flush.gate.set()
@@ -427,7 +427,7 @@ async def test_no_rearm_after_dispose_during_the_barrier(h):
     h.clock.advance(5)
     await asyncio.wait_for(dispatched.wait(), 5)
     disposing = asyncio.create_task(owner.dispose())
-    await asyncio.sleep(0)
+    await wait_until(lambda: owner.stopping)  # the dispose began while the barrier waits
     h.flush.mode = "ok"
     h.flush.gate.set()
     await asyncio.wait_for(disposing, 5)

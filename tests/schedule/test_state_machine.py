@@ -60,7 +60,6 @@ from dsh_host import Host, LiveAgent, ScriptedModel, Turn
 from dsh_host.persistence import MemoryBackend, StorageError, StoredSession, StoredSummary
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
-    MESSAGES,
     SCHEDULE_CHANGE,
     allocate_id,
     fold,
@@ -70,7 +69,7 @@ from dsh_schedule import (
     present_dispatch,
 )
 
-from .harness import FlushControl
+from .harness import FlushControl, replace_flush_listener, uncertain
 
 EXAMPLES = int(os.environ.get("DSH_STATEFUL_EXAMPLES", "25"))
 STEPS = int(os.environ.get("DSH_STATEFUL_STEPS", "30"))
@@ -266,17 +265,6 @@ class SessionModel:
     due_since: dict[str, float] = field(default_factory=dict)
 
 
-def uncertain(operation: str, schedule_id: str | None = None) -> dict[str, JSONValue]:
-    value: dict[str, JSONValue] = {
-        "code": "persistence_uncertain",
-        "message": MESSAGES["persistence_uncertain"],
-        "operation": operation,
-    }
-    if schedule_id is not None:
-        value["id"] = schedule_id
-    return value
-
-
 @dataclass
 class LogFacts:
     dispatches: dict[str, Event]
@@ -420,9 +408,7 @@ class ScheduleMachine(RuleBasedStateMachine):
         host = Host(backend=faulty, clock=clock, model=self.model)
         await host.start()
         # Put a controllable flush listener in front of the coordinator's (as harness.py does).
-        host.persistence._unsubscribe[2]()
-        flush = RecordingFlush(delegate=host.persistence._on_flush)
-        host.sessions.add_flush_listener(flush)
+        flush = replace_flush_listener(host, lambda delegate: RecordingFlush(delegate=delegate))
         host.load_plugin("schedule")
         self.gen = Generation(host, clock, flush, faulty, handle)
 
@@ -795,11 +781,29 @@ class ScheduleMachine(RuleBasedStateMachine):
             facts = log_facts(session.events, session.header.owned_from)
             return len(facts.dispatches) > dispatched
 
+        def reminder_turn_at_checkpoint() -> bool:
+            """The newest dispatch's reminder turn has ended: its checkpoint flush (called right
+            after ``turn/end``) now hangs at the gate."""
+            events = session.events
+            last = max(
+                i
+                for i, e in enumerate(events)
+                if e.type == SCHEDULE_CHANGE and e.data["operation"] == "dispatch"
+            )
+            message_id = events[last - 1].data["messageId"]
+            starts = [
+                i
+                for i, e in enumerate(events)
+                if e.type == "turn/start" and e.data == {"messageId": message_id}
+            ]
+            return bool(starts) and any(e.type == "turn/end" for e in events[starts[0] :])
+
         # Another Session's owner may take the one passing flush: then nothing is dispatched.
         with contextlib.suppress(TimeoutError):
             await wait_until(dispatched_more, timeout=0.5)
-        for _ in range(50):
-            await asyncio.sleep(0)  # let the reminder turn run up to its (hanging) checkpoint
+        if dispatched_more():
+            # The reminder turn runs up to its (hanging) checkpoint.
+            await wait_until(reminder_turn_at_checkpoint)
 
     async def _resync_after_crash(self, live_logs: dict[str, tuple[Event, ...]]) -> None:
         """Only what the crashed host had acknowledged survives: check the acknowledged part,

@@ -15,7 +15,9 @@ import httpx
 
 from dsh_hookspecs import Event, JSONValue, RendererAsset, hookimpl
 from dsh_host import Host, LiveSession
+from dsh_host.testing import wait_until
 from dsh_host.web import WebServer
+from tests.schedule.harness import replace_flush_listener
 
 WAIT = 5.0  # seconds: the bound of every wait in these tests
 
@@ -82,9 +84,8 @@ class FlushGate:
         return await self.delegate(session)
 
     async def wait_pending(self, count: int) -> None:
-        async with asyncio.timeout(WAIT):
-            while len(self.pending) < count:
-                await asyncio.sleep(0)
+        """Bounded wait until ``count`` flushes wait in :attr:`pending`."""
+        await wait_until(lambda: len(self.pending) >= count, timeout=WAIT)
 
     def release(self, index: int, verdict: str = "ok") -> None:
         self.pending[index].set_result(verdict)
@@ -92,11 +93,7 @@ class FlushGate:
 
 def install_flush_gate(host: Host) -> FlushGate:
     """Replace the coordinator's flush listener by a :class:`FlushGate` delegating to it."""
-    coordinator = host.persistence
-    coordinator._unsubscribe[2]()  # the flush listener (see Coordinator.__init__)
-    gate = FlushGate(delegate=coordinator._on_flush)
-    host.sessions.add_flush_listener(gate)
-    return gate
+    return replace_flush_listener(host, lambda delegate: FlushGate(delegate=delegate))
 
 
 @contextlib.asynccontextmanager
@@ -199,8 +196,10 @@ def append(session: LiveSession, label: str, kind: str = PRESENTABLE) -> Event:
     return session.append(kind, {"label": label})
 
 
-async def flush_task(host: Host, session: LiveSession) -> asyncio.Task[bool]:
-    """Start a flush and let it run up to its listener."""
+async def flush_task(host: Host, session: LiveSession, gate: FlushGate) -> asyncio.Task[bool]:
+    """Start a flush and wait (bounded) until it waits in ``gate`` (``gate.auto`` is ``None``):
+    it has taken its ``through`` seq, so later appends are not covered by it."""
+    waiting = len(gate.pending)
     task = asyncio.get_running_loop().create_task(host.sessions.flush(session))
-    await asyncio.sleep(0)
+    await gate.wait_pending(waiting + 1)
     return task

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from dsh_schedule import parse_instant
-from tests.api import call_tool, dispatches, wait_for
+from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
 from tests.browser.conftest import start_server
 
@@ -30,8 +30,8 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp
 
     boot1 = start_server(data)
     try:
-        pending = boot1.http.post("/api/sessions", json={}).json()["id"]
-        overdue = boot1.http.post("/api/sessions", json={}).json()["id"]
+        pending = new_session(boot1)
+        overdue = new_session(boot1)
         made = call_tool(
             boot1, pending, "schedule_create", {"prompt": PENDING, "after_seconds": 3600}
         )

@@ -80,9 +80,9 @@ async def test_reversed_flush_completion_keeps_the_max_and_presents_each_event_o
     subscription = sidecar.subscribe(session.id)
     gate.auto = None
     first_event = append(session, "a")
-    first = await flush_task(web_host, session)  # covers [0, 1)
+    first = await flush_task(web_host, session, gate)  # covers [0, 1)
     second_event = append(session, "b")
-    second = await flush_task(web_host, session)  # covers [0, 2)
+    second = await flush_task(web_host, session, gate)  # covers [0, 2)
     await gate.wait_pending(2)
 
     gate.release(1)  # the later flush completes first
