@@ -10,6 +10,20 @@ driver is running turns from the inbox). Each inbox message becomes exactly one 
 A follow-up is recorded as ``agent/followup`` the moment it is queued; the ``messageId`` in
 ``turn/start`` marks it consumed, so a resumed Agent re-queues exactly the follow-ups whose turn
 never started.
+
+Seen at most once: nothing a follow-up causes (its ``turn/start``, the model call, streamed
+text) happens before the follow-up's record (and what was appended with it, such as a
+reminder's dispatch) is durable, and its model call waits until its ``turn/start`` is durable
+too. The driver proves each with a flush; while storage does not acknowledge, it keeps the
+message (the Agent stays ``running``) and tries again after a back-off (1 s doubling to 60 s on
+the host clock), or at once when any other flush of the Session succeeds. A crash before the
+first proof loses the follow-up together with its cause, which is then delivered again, once;
+a crash after the second one leaves a durable ``turn/start``, so the follow-up is never re-run.
+
+Interrupted turns: a resumed log whose last turn has a durable ``turn/start`` but no ``turn/end``
+(the process died mid-turn) is closed before new input runs: each ``tool/call`` of that turn
+without a ``tool/result`` is answered ``{"code": "interrupted", ...}``, then ``turn/end
+{"outcome": "error", "error": "interrupted"}``; the next turn waits until that closure is durable.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from dsh_hookspecs import (
     AgentDisposedError,
     AgentPhase,
     Disposable,
+    Event,
     JSONValue,
     ToolCall,
 )
@@ -44,12 +59,25 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
+#: Back-off of a turn waiting for its follow-up to become durable: first wait, longest wait.
+DURABILITY_RETRY_FIRST = 1.0
+DURABILITY_RETRY_MAX = 60.0
+#: The ``turn/end`` error and ``tool/result`` code of a turn the process died in.
+INTERRUPTED = "interrupted"
+INTERRUPTED_RESULT: dict[str, JSONValue] = {
+    "code": INTERRUPTED,
+    "message": "the host stopped before this tool call finished; it may or may not have run",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class InboxMessage:
     message_id: str
     text: str
     source: dict[str, JSONValue] | None = None
+    #: The log length that must be durable before this message's turn may start (a follow-up:
+    #: just past its record and the events appended with it; 0 for client input).
+    durable_through: int = 0
 
 
 class ModelAdapter(Protocol):
@@ -102,6 +130,9 @@ class LiveAgent:
         self._disposables: list[tuple[str, Disposable]] = []
         self._disposed = False
         self._dispose_task: asyncio.Task[None] | None = None
+        #: The log length that must be durable before any next turn starts (an interrupted
+        #: turn's closure), on top of each message's own ``durable_through``.
+        self._floor = 0
 
     def __repr__(self) -> str:
         return f"<LiveAgent {self._id} session={self._session.id} phase={self._phase}>"
@@ -169,19 +200,15 @@ class LiveAgent:
         with_events: Sequence[tuple[str, JSONValue]] = (),
     ) -> str:
         self._check_live()
-        message = InboxMessage(
-            message_id=_new_id(), text=text, source={"kind": "plugin", "plugin": plugin}
-        )
-        record: JSONValue = {
-            "messageId": message.message_id,
-            "text": text,
-            "source": message.source,
-        }
+        message_id = _new_id()
+        source: dict[str, JSONValue] = {"kind": "plugin", "plugin": plugin}
+        record: JSONValue = {"messageId": message_id, "text": text, "source": source}
         # One synchronous, all-or-nothing step: the follow-up's record and the events that
         # belong to it reach storage in one batch or not at all; queued only once in the log.
-        self._session.append_all([("agent/followup", record), *with_events])
-        self._enqueue(message)
-        return message.message_id
+        appended = self._session.append_all([("agent/followup", record), *with_events])
+        # Its turn waits until that batch is durable (see the module docstring).
+        self._enqueue(InboxMessage(message_id, text, source, durable_through=appended[-1].seq + 1))
+        return message_id
 
     def on_idle(self, callback: Callable[[], None]) -> Callable[[], None]:
         self._idle_callbacks.append(callback)
@@ -196,10 +223,14 @@ class LiveAgent:
         return message.message_id
 
     def restore_inbox(self) -> None:
-        """Re-queue the follow-ups of this Session whose turn never started (after a resume)."""
+        """After a resume: close an interrupted turn, then re-queue the follow-ups of this
+        Session whose turn never started (both from the owned part of the log)."""
+        session = self._session
+        events = session.events
+        owned = events[session.header.owned_from :]
+        self._close_interrupted_turn(owned)
         pending: dict[str, InboxMessage] = {}
-        events = self._session.events
-        for event in events[self._session.header.owned_from :]:
+        for event in owned:
             data = event.data
             if not isinstance(data, dict):
                 continue
@@ -209,12 +240,49 @@ class LiveAgent:
             if event.type == "agent/followup":
                 text, source = data.get("text"), data.get("source")
                 if isinstance(text, str) and isinstance(source, dict):
-                    pending[message_id] = InboxMessage(message_id, text, source)
+                    pending[message_id] = InboxMessage(
+                        message_id, text, source, durable_through=event.seq + 1
+                    )
             elif event.type == "turn/start":
                 pending.pop(message_id, None)
         for message in pending.values():
             log.info("agent.followup_restored", agent_id=self._id, message_id=message.message_id)
             self._enqueue(message)
+
+    def _close_interrupted_turn(self, owned: Sequence[Event]) -> None:
+        """Answer the orphan tool calls of an open last turn and end it (``interrupted``)."""
+        open_calls: dict[str, str] = {}
+        open_turn = False
+        for event in owned:
+            if event.type == "turn/start":
+                open_turn, open_calls = True, {}
+            elif event.type == "turn/end":
+                open_turn, open_calls = False, {}
+            elif open_turn and isinstance(event.data, dict):
+                call_id, name = event.data.get("callId"), event.data.get("name")
+                if event.type == "tool/call" and isinstance(call_id, str):
+                    open_calls[call_id] = name if isinstance(name, str) else ""
+                elif event.type == "tool/result" and isinstance(call_id, str):
+                    open_calls.pop(call_id, None)
+        if not open_turn:
+            return
+        closure: list[tuple[str, JSONValue]] = [
+            ("tool/result", {"callId": call_id, "name": name, "value": INTERRUPTED_RESULT})
+            for call_id, name in open_calls.items()
+        ]
+        closure.append(("turn/end", {"outcome": "error", "error": INTERRUPTED}))
+        try:
+            appended = self._session.append_all(closure)
+        except Exception:
+            log.exception("agent.interrupted_turn_close_failed", agent_id=self._id)
+            return
+        self._floor = appended[-1].seq + 1
+        log.info(
+            "agent.interrupted_turn_closed",
+            agent_id=self._id,
+            session_id=self._session.id,
+            orphan_tool_calls=len(open_calls),
+        )
 
     def _check_live(self) -> None:
         if self._disposed:
@@ -238,6 +306,9 @@ class LiveAgent:
     async def _drive(self) -> None:
         try:
             while self._inbox and not self._disposed:
+                head = self._inbox[0]
+                if not await self._until_durable(max(head.durable_through, self._floor)):
+                    break  # the Session was detached: nothing more runs on it
                 message = self._inbox.popleft()
                 await self._run_turn(message)
         finally:
@@ -250,6 +321,62 @@ class LiveAgent:
                         callback()
                     except Exception:
                         log.exception("agent.idle_callback_failed", agent_id=self._id)
+
+    # -- the durability gate ----------------------------------------------------------------
+    async def _until_durable(self, required: int) -> bool:
+        """Return once the first ``required`` events of the Session are proven durable.
+
+        Flushes when they are not known to be; while storage does not acknowledge, waits a
+        back-off (1 s doubling to 60 s, on the host clock) or until any later flush of the
+        Session succeeds, and tries again. The stall is logged once, and its end once.
+        ``False`` when the Session is no longer live (it can never be proven then).
+        """
+        session = self._session
+        store = self._registry.store
+        delay = 0.0
+        while session.durable_length < required:
+            if not store.is_live(session):
+                return False
+            error = "unacknowledged"
+            try:
+                if await store.flush(session) is True and session.durable_length >= required:
+                    break
+            except Exception as exc:
+                error = repr(exc)
+            if not delay:
+                log.warning(
+                    "agent.turn_waits_for_storage",
+                    agent_id=self._id,
+                    session_id=session.id,
+                    error=error,
+                )
+            delay = min(delay * 2, DURABILITY_RETRY_MAX) if delay else DURABILITY_RETRY_FIRST
+            await self._retry_wait(delay)
+        if delay:
+            log.info("agent.turn_storage_recovered", agent_id=self._id, session_id=session.id)
+        return True
+
+    async def _retry_wait(self, delay: float) -> None:
+        """``delay`` seconds on the host clock, cut short by a successful flush of the Session."""
+        store = self._registry.store
+        session = self._session
+        wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(*_: object) -> None:
+            if not wake.done():
+                wake.set_result(None)
+
+        def flushed(flushed_session: object, _through_seq: int) -> None:
+            if flushed_session is session:
+                done()
+
+        timer = store.clock.call_later(delay, done)
+        unsubscribe = store.add_flushed_observer(flushed)
+        try:
+            await wake
+        finally:
+            timer.cancel()
+            unsubscribe()
 
     async def _run_turn(self, message: InboxMessage) -> None:
         session = self._session
@@ -264,6 +391,10 @@ class LiveAgent:
             return
         outcome: dict[str, JSONValue] = {"outcome": "ok"}
         try:
+            # A follow-up's model call waits until its turn/start is durable too: a crash before
+            # that re-runs the turn after restart, and the model must not have seen it already.
+            if message.durable_through and not await self._until_durable(len(session.events)):
+                return  # the Session was detached: it takes no more appends
             await self._model.run_turn(Turn(self, message))
         except asyncio.CancelledError:
             self._end_turn({"outcome": "error", "error": "turn cancelled"})

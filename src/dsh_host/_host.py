@@ -12,6 +12,7 @@ It implements :class:`dsh_hookspecs.Host` (what ``dsh_plugin_start`` receives).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from types import TracebackType
 from typing import Any, Self
 
@@ -139,12 +140,13 @@ class Host:
     async def fork_session(self, session_id: str, boundary: int | None = None) -> LiveAgent:
         """Fork a Session (resuming it first when cold); the child gets its own root Agent.
 
-        A cold parent's boundary is checked against its stored log before it is resumed, so a
-        refused fork (:class:`ForkBoundaryError`) leaves it cold.
+        A cold parent's explicit boundary is checked against its stored log before it is
+        resumed, so a refused fork (:class:`ForkBoundaryError`) leaves it cold. The default
+        boundary (the whole log) is checked after the resume, which closes a turn the process
+        died in: a crash mid-turn never makes a Session un-forkable.
         """
-        parent = await self._resume(
-            session_id, check=lambda events: check_fork_boundary(events, boundary)
-        )
+        check = None if boundary is None else partial(check_fork_boundary, boundary=boundary)
+        parent = await self._resume(session_id, check=check)
         child = self.sessions.fork(parent.session, boundary)
         agent = self.agents.create(child)
         await self.sessions.flush(child)

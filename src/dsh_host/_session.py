@@ -115,6 +115,7 @@ class LiveSession:
         "_store",
         "_view",
         "attached",
+        "durable_length",
         "first_live_seq",
     )
 
@@ -125,6 +126,9 @@ class LiveSession:
         self._view = _EventsView(self._events)
         #: Index of the first event appended by this object (the constructor seed length).
         self.first_live_seq = len(self._events)
+        #: How many leading events an acknowledged flush (or the load of a resumed Session)
+        #: proved stored: the maximum of every acknowledged ``through_seq``.
+        self.durable_length = 0
         self.attached = True
 
     def __repr__(self) -> str:
@@ -350,6 +354,7 @@ class SessionStore:
         if header.id in self._live:
             raise ValueError(f"session {header.id} is already live")
         session = LiveSession(self, header, seed)
+        session.durable_length = stored_length
         self._live[header.id] = session
         for observer in list(self._open_observers):
             observer(session, reason, stored_length)
@@ -385,6 +390,8 @@ class SessionStore:
             durable = any(result is True for result in results)
         if not durable:
             return False
+        # Concurrent flushes may complete out of order: the maximum is what is proven.
+        session.durable_length = max(session.durable_length, through_seq)
         self._publish_flushed(session, through_seq)
         return True
 

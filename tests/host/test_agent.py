@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import AgentBusyError, AgentDisposedError, hookimpl
 from dsh_host import Host
+from dsh_host._agent import INTERRUPTED_RESULT
 from dsh_host.persistence._memory import MemoryBackend
-from dsh_host.testing import ManualClock, wait_until
+from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.schedule.harness import spin
 
 from .models import GatedModel
@@ -262,3 +264,266 @@ async def test_manual_clock_is_used_for_event_time(host):
     agent = await host.create_session()
     event = agent.session.append("x/y", {})
     assert event.time == clock.now_ms()
+
+
+# -- seen at most once: a follow-up's turn waits for its durable record ------------------------
+
+
+class DurabilityProbe:
+    """A model that records, at the moment it is called, how much of the log was durable and
+    where the turn's ``turn/start`` is."""
+
+    name = "probe"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int]] = []
+
+    async def run_turn(self, turn) -> None:
+        session = turn.agent.session
+        start = max(e.seq for e in session.events if e.type == "turn/start")
+        self.calls.append((turn.message.text, session.durable_length, start))
+        turn.say(f"done: {turn.message.text}")
+
+
+class StorageControl:
+    """Stalls and releases a :class:`FaultPlan`'s writes; released for good on exit, so a
+    failing assertion never leaves the Host's final flush hanging."""
+
+    def __init__(self, plan) -> None:
+        self.plan = plan
+
+    def stall(self) -> None:
+        self.plan.gate = asyncio.Event()
+
+    def release(self) -> None:
+        if self.plan.gate is not None:
+            self.plan.gate.set()
+
+
+@contextlib.asynccontextmanager
+async def storage_control(plan):
+    control = StorageControl(plan)
+    try:
+        yield control
+    finally:
+        control.release()
+
+
+def followup_in_maintenance(agent, text: str) -> str:
+    ids: list[str] = []
+
+    def task() -> None:
+        ids.append(agent.followup(text, plugin="p", with_events=(("test/cause", {}),)))
+
+    return asyncio.get_running_loop().create_task(agent.run_maintenance(task)), ids
+
+
+async def test_a_followup_turn_starts_only_after_its_record_is_durable(clock, backend):
+    # Fails before this fix: the turn (and the model call) started at once, while the write
+    # that makes the follow-up and its cause durable still hung.
+    model = DurabilityProbe()
+    async with (
+        Host(backend=backend, clock=clock, model=model) as host,
+        storage_control(backend.plan) as storage,
+    ):
+        agent = await host.create_session()
+        session = agent.session
+        storage.stall()  # every write waits
+        claim, ids = followup_in_maintenance(agent, "[reminder]")
+        await claim
+        await spin(30)
+        assert "turn/start" not in types(agent)
+        assert model.calls == []
+        cause = next(e.seq for e in session.events if e.type == "test/cause")
+        storage.release()
+        await wait_until(lambda: model.calls)
+        await agent.when_idle()
+        ((text, durable, start),) = model.calls
+        assert text == "[reminder]"
+        assert start > cause
+        # Both proofs held when the model was called: the cause and the turn/start itself.
+        assert durable > start
+        stored = await backend.inner.load(session.id)
+        assert stored is not None
+        assert stored.events[start].data == {"messageId": ids[0]}
+
+
+async def test_client_input_is_not_gated(clock, backend):
+    model = DurabilityProbe()
+    async with (
+        Host(backend=backend, clock=clock, model=model) as host,
+        storage_control(backend.plan) as storage,
+    ):
+        agent = await host.create_session()
+        storage.stall()
+        agent.send("hello")
+        await wait_until(lambda: model.calls)
+        assert model.calls[0][1] <= model.calls[0][2]  # ran while its turn/start was not durable
+        storage.release()
+        await agent.when_idle()
+
+
+async def test_a_storage_stall_is_retried_with_backoff_and_logged_once(clock, backend):
+    # Fails before this fix: nothing waited for storage, so nothing retried or logged.
+    model = DurabilityProbe()
+    async with Host(backend=backend, clock=clock, model=model) as host:
+        agent = await host.create_session()
+        backend.plan.fail_appends = 1_000
+        with capture_logs() as logs:
+            claim, _ = followup_in_maintenance(agent, "[reminder]")
+            await claim
+            delays = []
+            for _ in range(9):
+                await wait_until(lambda: any(d >= 1.0 for d in clock.pending_delays()))
+                delay = max(clock.pending_delays())
+                delays.append(delay)
+                calls = len(backend.plan.append_calls)
+                clock.advance(delay)
+                await wait_until(lambda calls=calls: len(backend.plan.append_calls) > calls)
+            assert delays == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
+            assert agent.phase == "running"
+            assert model.calls == []
+            backend.plan.fail_appends = 0
+            await wait_until(lambda: any(d >= 1.0 for d in clock.pending_delays()))
+            clock.advance(max(clock.pending_delays()))
+            await wait_until(lambda: model.calls)
+            await agent.when_idle()
+        stalls = [e for e in logs if e["event"] == "agent.turn_waits_for_storage"]
+        assert len(stalls) == 1
+        assert stalls[0]["log_level"] == "warning"
+        assert [e["event"] for e in logs].count("agent.turn_storage_recovered") == 1
+        assert types(agent).count("turn/start") == 1
+
+
+async def test_a_later_successful_flush_redrives_a_waiting_turn_at_once(clock, backend):
+    model = DurabilityProbe()
+    async with Host(backend=backend, clock=clock, model=model) as host:
+        agent = await host.create_session()
+        backend.plan.fail_appends = 1
+        claim, _ = followup_in_maintenance(agent, "[reminder]")
+        await claim
+        await wait_until(lambda: clock.pending_delays() and max(clock.pending_delays()) == 1.0)
+        # Someone else's flush (a tool's barrier, an explicit POST .../flush) succeeds: the
+        # waiting turn runs now, without the back-off timer firing.
+        assert await host.sessions.flush(agent.session) is True
+        await wait_until(lambda: model.calls)
+        await agent.when_idle()
+
+
+async def test_disposal_ends_a_turn_waiting_for_storage(clock, backend):
+    model = DurabilityProbe()
+    host = Host(backend=backend, clock=clock, model=model)
+    await host.start()
+    agent = await host.create_session()
+    backend.plan.fail_appends = 1_000
+    claim, _ = followup_in_maintenance(agent, "[reminder]")
+    await claim
+    await wait_until(lambda: clock.pending_delays() and max(clock.pending_delays()) == 1.0)
+    await agent.dispose()
+    assert clock.pending_delays() == [] or max(clock.pending_delays()) < 1.0
+    assert model.calls == []
+    backend.plan.fail_appends = 0
+    await host.close()
+
+
+async def test_a_detached_session_stops_the_wait(clock, backend):
+    model = DurabilityProbe()
+    async with Host(backend=backend, clock=clock, model=model) as host:
+        agent = await host.create_session()
+        backend.plan.fail_appends = 1_000
+        claim, _ = followup_in_maintenance(agent, "[reminder]")
+        await claim
+        await wait_until(lambda: clock.pending_delays() and max(clock.pending_delays()) == 1.0)
+        host.sessions.detach(agent.session)
+        clock.advance(1.0)
+        await wait_until(lambda: agent.phase == "idle")
+        assert model.calls == []
+        backend.plan.fail_appends = 0
+
+
+# -- interrupted turns --------------------------------------------------------------------------
+
+
+async def crashed_mid_turn(clock) -> tuple[MemoryBackend, str]:
+    """A stored Session whose last turn has a durable turn/start and no turn/end, one tool call
+    answered and one not (as a SIGKILL mid-turn leaves it)."""
+    backend = MemoryBackend()
+    async with Host(backend=backend, clock=clock, model="scripted") as host:
+        agent = await host.create_session()
+        session = agent.session
+        session.append("turn/start", {"messageId": "m1"})
+        session.append("user/message", {"text": "do two things"})
+        session.append("tool/call", {"callId": "c1", "name": "slow", "arguments": {}})
+        session.append("tool/call", {"callId": "c2", "name": "fast", "arguments": {}})
+        session.append("tool/result", {"callId": "c2", "name": "fast", "value": 1})
+        assert await host.sessions.flush(session) is True
+        sid = session.id
+    return backend, sid
+
+
+async def test_resume_closes_an_interrupted_turn_before_new_input(clock):
+    # Fails before this fix: nothing closed the turn, so every later boundary stayed inside an
+    # open turn (the Session was un-forkable) and c1 stayed an orphan call.
+    backend, sid = await crashed_mid_turn(clock)
+    faulty = FaultInjectingBackend(backend)
+    model = DurabilityProbe()
+    with capture_logs() as logs:
+        async with (
+            Host(backend=faulty, clock=clock, model=model) as host,
+            storage_control(faulty.plan) as storage,
+        ):
+            storage.stall()
+            agent = await host.resume_session(sid)
+            events = agent.session.events
+            closure = [(e.type, e.data) for e in events if e.seq >= len(events) - 2]
+            assert closure == [
+                ("tool/result", {"callId": "c1", "name": "slow", "value": INTERRUPTED_RESULT}),
+                ("turn/end", {"outcome": "error", "error": "interrupted"}),
+            ]
+            # New input waits until the closure is durable.
+            agent.send("next")
+            await spin(30)
+            assert model.calls == []
+            storage.release()
+            await wait_until(lambda: model.calls)
+            await agent.when_idle()
+            assert model.calls[0][1] >= closure_end(events)
+            child = await host.fork_session(sid)  # the whole log forks again
+            assert child.session.header.seed_length == len(agent.session.events)
+    closed = [e for e in logs if e["event"] == "agent.interrupted_turn_closed"]
+    assert len(closed) == 1
+    assert closed[0]["orphan_tool_calls"] == 1
+
+
+def closure_end(events) -> int:
+    return 1 + max(
+        e.seq for e in events if e.type == "turn/end" and e.data.get("error") == "interrupted"
+    )
+
+
+async def test_a_cold_session_cut_off_mid_turn_forks_whole(clock):
+    backend, sid = await crashed_mid_turn(clock)
+    async with Host(backend=backend, clock=clock, model="scripted") as host:
+        child = await host.fork_session(sid)
+        parent = host.sessions.get(sid)
+        assert parent is not None
+        assert parent.events[-1].data == {"outcome": "error", "error": "interrupted"}
+        assert child.session.header.seed_length == len(parent.events)
+    async with Host(backend=backend, clock=clock, model="scripted") as host:
+        agent = await host.resume_session(sid)
+        # Closed once: a second resume finds nothing open.
+        ends = [e for e in agent.session.events if e.type == "turn/end"]
+        assert len(ends) == 1
+
+
+async def test_a_turn_that_ended_is_left_alone_on_resume(clock):
+    backend = MemoryBackend()
+    async with Host(backend=backend, clock=clock, model="scripted") as host:
+        agent = await host.create_session()
+        agent.send("list reminders")
+        await agent.when_idle()
+        sid = agent.session.id
+        before = len(agent.session.events)
+    async with Host(backend=backend, clock=clock, model="scripted") as host:
+        agent = await host.resume_session(sid)
+        assert [e.type for e in agent.session.events[before:]] == ["session/end-seed"]

@@ -311,8 +311,18 @@ async def test_fork_boundaries_and_fields(
     # The same refusals for a cold parent, which stays cold.
     await web_host.close_session(sid)
     _error(await client.post(f"/api/sessions/{sid}/fork", json=body), 422, code)
-    _error(await client.post(f"/api/sessions/{sid}/fork", json={}), 422, "invalid_boundary")
     assert web_host.sessions.live() == []
+    # The whole log of a cold parent whose last turn was cut off (as by a crash) forks: the
+    # resume closes the interrupted turn first.
+    response = await client.post(f"/api/sessions/{sid}/fork", json={})
+    assert response.status_code == 201, response.text
+    parent = web_host.sessions.get(sid)
+    assert parent is not None
+    assert (parent.events[-1].type, parent.events[-1].data) == (
+        "turn/end",
+        {"outcome": "error", "error": "interrupted"},
+    )
+    assert response.json()["header"]["seedLength"] == len(parent.events)
 
 
 async def test_other_bodies_take_no_fields(client: httpx.AsyncClient):
