@@ -133,6 +133,8 @@ class LiveAgent:
         #: The log length that must be durable before any next turn starts (an interrupted
         #: turn's closure), on top of each message's own ``durable_through``.
         self._floor = 0
+        #: True while the driver waits out a back-off for storage (see ``_until_durable``).
+        self._waiting_for_storage = False
 
     def __repr__(self) -> str:
         return f"<LiveAgent {self._id} session={self._session.id} phase={self._phase}>"
@@ -157,6 +159,11 @@ class LiveAgent:
     @property
     def disposed(self) -> bool:
         return self._disposed
+
+    @property
+    def waiting_for_storage(self) -> bool:
+        """The driver holds a turn back until storage acknowledges its cause (a back-off)."""
+        return self._waiting_for_storage
 
     @property
     def tools(self) -> ToolLayer:
@@ -372,9 +379,11 @@ class LiveAgent:
 
         timer = store.clock.call_later(delay, done)
         unsubscribe = store.add_flushed_observer(flushed)
+        self._waiting_for_storage = True
         try:
             await wake
         finally:
+            self._waiting_for_storage = False
             timer.cancel()
             unsubscribe()
 

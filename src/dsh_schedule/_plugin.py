@@ -34,6 +34,13 @@ def _positive(config: Mapping[str, JSONValue], key: str, default: float) -> floa
     return value  # type: ignore[return-value]
 
 
+def _positive_int(config: Mapping[str, JSONValue], key: str, default: int) -> int:
+    value = config.get(key, default)
+    if type(value) is not int or value <= 0:
+        raise ConfigError(f"{key} must be a positive integer")
+    return value
+
+
 class _Installation:
     """What one root Agent got (tools, idle subscription, owner) and its idempotent undo.
 
@@ -77,6 +84,8 @@ class SchedulePlugin:
         self.host: Host | None = None
         self.folds = FoldCache()
         self.owners: dict[Agent, ScheduleOwner] = {}
+        #: Owners whose preflight or barrier failed, by Session id (re-driven on a flush).
+        self.stalled: dict[str, ScheduleOwner] = {}
         self.stopping = False
         self.max_segment = 60.0
         self.max_prompt = MAX_PROMPT_CHARS
@@ -90,8 +99,8 @@ class SchedulePlugin:
         if unknown:
             raise ConfigError(f"unknown config keys {sorted(unknown)}")
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
-        self.max_prompt = int(_positive(config, "max_prompt_chars", MAX_PROMPT_CHARS))
-        self.max_active = int(_positive(config, "max_active", MAX_ACTIVE))
+        self.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
+        self.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
         self.tools = ScheduleTools(
             self.owners, max_prompt=self.max_prompt, max_active=self.max_active
         )
@@ -111,7 +120,9 @@ class SchedulePlugin:
             return None
         if host.agents.get(agent.id) is not agent:
             return None
-        owner = ScheduleOwner(agent, host, self.folds, max_segment=self.max_segment)
+        owner = ScheduleOwner(
+            agent, host, self.folds, max_segment=self.max_segment, stalled=self.stalled
+        )
         undo = (*self.tools.register(agent), agent.on_idle(owner.request_drive))
         self.owners[agent] = owner
         installation = _Installation(self, agent, owner, undo)
@@ -132,6 +143,13 @@ class SchedulePlugin:
         if event.type != SCHEDULE_CHANGE:
             return
         self.folds.of(session).check(event)
+
+    @hookimpl
+    def dsh_session_flushed(self, session: Session, through_seq: int) -> None:
+        del through_seq
+        owner = self.stalled.get(session.id)
+        if owner is not None and owner.agent.session is session:
+            owner.session_flushed()
 
     @hookimpl
     def dsh_event_present(

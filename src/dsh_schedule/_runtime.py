@@ -8,9 +8,13 @@ Agent's schedule FIFO (shared with the tools from preflight through barrier)::
     -> followup() + dispatch append (one synchronous step) -> release -> barrier flush -> next
 
 * A busy Agent (a turn or another maintenance task) leaves the record active and waits for
-  ``when_idle()``; there is no private retry timer.
-* A rejected preflight waits for the next trigger: the Agent reaching idle, or a successful
-  management preflight.
+  ``when_idle()``.
+* A rejected preflight or barrier flush is retried: a back-off of 1 s doubling up to one
+  segment, cut short by any later acknowledged flush of the Session (``dsh_session_flushed``),
+  the Agent reaching idle or a management call. A stall is logged once
+  (``owner.storage_stalled``), and its end once (``owner.storage_recovered``). The reminder turn
+  itself waits in the Agent until its dispatch is durable, so a retried barrier never runs it
+  twice.
 * Framing or enqueue failure appends no dispatch and keeps the record; an append failure after
   the follow-up was queued faults this owner for good (retrying could duplicate the reminder).
 * Waits are bounded segments (at most ``max_segment`` seconds of loop time) and every wake
@@ -45,6 +49,9 @@ log = structlog.get_logger(__name__)
 
 #: The plugin name recorded as the source of reminder follow-ups.
 PLUGIN_NAME = "schedule"
+#: The first wait before a failed preflight or barrier is tried again (then doubled, up to one
+#: segment).
+RETRY_FIRST = 1.0
 
 
 class FoldCache:
@@ -133,7 +140,9 @@ class ScheduleOwner:
         "_dispose_task",
         "_idle_wait",
         "_requested",
+        "_retry_delay",
         "_run",
+        "_stalled",
         "_timer",
         "agent",
         "faulted",
@@ -145,12 +154,23 @@ class ScheduleOwner:
     )
 
     def __init__(
-        self, agent: Agent, host: Host, folds: FoldCache, *, max_segment: float = 60.0
+        self,
+        agent: Agent,
+        host: Host,
+        folds: FoldCache,
+        *,
+        max_segment: float = 60.0,
+        stalled: dict[str, ScheduleOwner] | None = None,
     ) -> None:
         self.agent = agent
         self.host = host
         self.folds = folds
         self.max_segment = max_segment
+        #: The owners whose storage stalled, by Session id (shared by the plugin, which
+        #: re-drives them from ``dsh_session_flushed``).
+        self._stalled = {} if stalled is None else stalled
+        #: The wait before the next retry of a failed preflight or barrier (0: not stalled).
+        self._retry_delay = 0.0
         #: The Agent's schedule FIFO: tools and the due transaction hold it from preflight
         #: through barrier.
         self.queue = Fifo()
@@ -242,7 +262,11 @@ class ScheduleOwner:
         # fold is read again after it.
         if self._gone() or self._due() is None:
             return
-        if not await self.checkpoint("preflight") or self._gone() or self._due() is None:
+        if not await self.checkpoint("preflight"):
+            self._stall("preflight")
+            return
+        self._recovered()
+        if self._gone() or self._due() is None:
             return
         try:
             dispatched = await self.agent.run_maintenance(self._due_task)
@@ -253,10 +277,51 @@ class ScheduleOwner:
             return
         if not dispatched:
             return
-        # The phase is released: the parked follow-up now starts its own turn. Only now wait
-        # for the dispatch barrier.
-        if await self.checkpoint("barrier") and not self._gone():
+        # The phase is released: the parked follow-up waits in the Agent until its dispatch is
+        # durable, then starts its own turn. The barrier proves it before the next record.
+        if not await self.checkpoint("barrier"):
+            self._stall("barrier")
+            return
+        self._recovered()
+        if not self._gone():
             self._requested = True
+
+    # -- storage stalls ----------------------------------------------------------------------------
+    def _stall(self, step: str) -> None:
+        """A preflight or barrier was not acknowledged: retry after the back-off."""
+        if self._gone():
+            return
+        if not self._retry_delay:
+            log.warning(
+                "owner.storage_stalled",
+                agent_id=self.agent.id,
+                session_id=self.agent.session.id,
+                step=step,
+            )
+            self._retry_delay = min(RETRY_FIRST, self.max_segment)
+        else:
+            self._retry_delay = min(self._retry_delay * 2, self.max_segment)
+        self._stalled[self.agent.session.id] = self
+        self._cancel_timer()
+        self._timer = self.host.clock.call_later(self._retry_delay, self._on_timer)
+
+    def _recovered(self) -> None:
+        if not self._retry_delay:
+            return
+        self._retry_delay = 0.0
+        self._forget_stall()
+        log.info(
+            "owner.storage_recovered", agent_id=self.agent.id, session_id=self.agent.session.id
+        )
+
+    def _forget_stall(self) -> None:
+        if self._stalled.get(self.agent.session.id) is self:
+            del self._stalled[self.agent.session.id]
+
+    def session_flushed(self) -> None:
+        """Some flush of this owner's Session was acknowledged: a stalled owner retries now."""
+        if self._retry_delay:
+            self.request_drive()
 
     def _due(self) -> AfterRecord | None:
         """The earliest record when it is due now; otherwise arm its segment (or nothing).
@@ -334,12 +399,15 @@ class ScheduleOwner:
         try:
             durable = await self.host.sessions.flush(self.agent.session)
         except Exception as exc:
-            log.warning("owner.flush_failed", agent_id=self.agent.id, step=step, error=repr(exc))
-            return False
-        if durable is not True:
-            log.warning("owner.flush_failed", agent_id=self.agent.id, step=step, error="unacked")
-            return False
-        return True
+            error = repr(exc)
+        else:
+            if durable is True:
+                return True
+            error = "unacked"
+        # While stalled, retries are reported once (owner.storage_stalled), not each time.
+        report = log.debug if self._retry_delay else log.warning
+        report("owner.flush_failed", agent_id=self.agent.id, step=step, error=error)
+        return False
 
     def _wait_for_idle(self) -> None:
         if self._idle_wait is None and not self.stopping:
@@ -381,6 +449,7 @@ class ScheduleOwner:
         self.stopping = True
         self._requested = False
         self._cancel_timer()
+        self._forget_stall()
         pending: list[asyncio.Task[None]] = []
         if self._idle_wait is not None:
             self._idle_wait.cancel()

@@ -37,6 +37,10 @@ MAX_PROMPT_CHARS: Final = 4000
 #: A Session holding this many active reminders refuses another with ``too_many_active``.
 MAX_ACTIVE: Final = 1000
 
+#: The fixed messages of the two bounds, quoting the configured limit.
+PROMPT_TOO_LONG: Final = "prompt must be at most {} characters after trimming."
+TOO_MANY_ACTIVE: Final = "This session already holds {} active reminders; delete one first."
+
 MESSAGES: Final = {
     "invalid_prompt": "prompt must be non-empty after trimming.",
     "invalid_selector": (
@@ -52,10 +56,8 @@ MESSAGES: Final = {
         "Schedule persistence is uncertain; retry with schedule_list before relying on this result."
     ),
     "internal_error": "The schedule operation failed.",
-    "prompt_too_long": f"prompt must be at most {MAX_PROMPT_CHARS} characters after trimming.",
-    "too_many_active": (
-        f"This session already holds {MAX_ACTIVE} active reminders; delete one first."
-    ),
+    "prompt_too_long": PROMPT_TOO_LONG.format(MAX_PROMPT_CHARS),
+    "too_many_active": TOO_MANY_ACTIVE.format(MAX_ACTIVE),
 }
 
 
@@ -206,7 +208,7 @@ class ScheduleTools:
             return error("invalid_prompt")
         prompt = prompt.strip()
         if len(prompt) > self.max_prompt:
-            return error("prompt_too_long")
+            return {"code": "prompt_too_long", "message": PROMPT_TOO_LONG.format(self.max_prompt)}
         after_seconds = arguments.get("after_seconds")
         if type(after_seconds) is not int or not 0 < after_seconds <= MAX_AFTER_SECONDS:
             return error("invalid_rule")
@@ -219,7 +221,10 @@ class ScheduleTools:
         try:
             folded = self._fold(owner)
             if len(folded.active) >= self.max_active:
-                return error("too_many_active")
+                return {
+                    "code": "too_many_active",
+                    "message": TOO_MANY_ACTIVE.format(self.max_active),
+                }
             schedule_id = folded.next_id()
             target = owner.host.clock.now_ms() + after_seconds * 1000
             if target > MAX_INSTANT_MS:

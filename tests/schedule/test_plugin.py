@@ -65,8 +65,12 @@ async def test_unwinds_on_agent_disposal_and_on_plugin_unload():
     [
         ({"max_segment": 5}, "unknown config keys ['max_segment']"),
         ({"max_segment_seconds": 0}, "max_segment_seconds must be a positive number"),
-        ({"max_active": True}, "max_active must be a positive number"),
-        ({"max_prompt_chars": "5"}, "max_prompt_chars must be a positive number"),
+        ({"max_active": True}, "max_active must be a positive integer"),
+        ({"max_prompt_chars": "5"}, "max_prompt_chars must be a positive integer"),
+        # Fails before this fix: fractions were truncated (0.5 became 0, refusing every create).
+        ({"max_active": 0.5}, "max_active must be a positive integer"),
+        ({"max_prompt_chars": 10.0}, "max_prompt_chars must be a positive integer"),
+        ({"max_active": 0}, "max_active must be a positive integer"),
     ],
 )
 async def test_bad_config_stops_start_up_naming_the_plugin(config, fragment):

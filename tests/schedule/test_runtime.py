@@ -259,17 +259,90 @@ async def test_a_rejected_dispatch_barrier_is_not_retried_until_another_trigger(
     assert [e.data["id"] for e in dispatches] == ["schedule-1", "schedule-2"]
 
 
-async def test_a_rejected_preflight_keeps_the_record_pending(h):
+async def test_a_rejected_preflight_keeps_the_record_pending_and_retries(h):
     agent = await h.agent()
     await create(h, agent, 5)
     h.flush.once = ["false"]
     with capture_logs() as logs:
         await advance(h, agent, 5)
+        assert h.dispatches(agent) == []
+        assert log_events(logs, "owner.flush_failed")[0]["error"] == "unacked"
+        # Fails before this fix: nothing was armed, so it waited for user activity.
+        assert h.segments(agent) == [1.0]
+        await advance(h, agent, 1)
+    assert h.dispatches(agent) == ["schedule-1"]
+    assert len(log_events(logs, "owner.storage_stalled")) == 1
+    assert len(log_events(logs, "owner.storage_recovered")) == 1
+
+
+async def test_storage_failing_at_the_due_time_backs_off_then_delivers_by_itself(h):
+    # Fails before this fix: after a failed due-time preflight nothing was delivered until the
+    # user did something, however long storage had been healthy again.
+    agent = await h.agent()
+    await create(h, agent, 5)
+    owner = h.owner(agent)
+    h.flush.mode = "raise"
+    delays = []
+    with capture_logs() as logs:
+        await advance(h, agent, 5)
+        for _ in range(8):
+            (delay,) = h.segments(agent)
+            delays.append(delay)
+            await advance(h, agent, delay)
+        assert h.dispatches(agent) == []
+        assert delays == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]  # one segment at most
+        h.flush.mode = "ok"
+        (delay,) = h.segments(agent)
+        await advance(h, agent, delay)
+        await h.settle(agent)
+    assert h.dispatches(agent) == ["schedule-1"]
+    assert not owner.faulted
+    # Reported once per stall, not on every retry.
+    stalls = log_events(logs, "owner.storage_stalled")
+    assert [(e["log_level"], e["step"]) for e in stalls] == [("warning", "preflight")]
+    warned = [e for e in log_events(logs, "owner.flush_failed") if e["log_level"] == "warning"]
+    assert len(warned) == 1
+    assert len(log_events(logs, "owner.storage_recovered")) == 1
+    assert h.plugin.stalled == {}
+
+
+async def test_a_later_successful_flush_redrives_a_stalled_owner_at_once(h):
+    # Fails before this fix: an explicit flush answering durable did not re-drive the owner.
+    agent = await h.agent()
+    await create(h, agent, 5)
+    h.flush.once = ["raise"]
+    await advance(h, agent, 5)
     assert h.dispatches(agent) == []
-    assert log_events(logs, "owner.flush_failed")[0]["error"] == "unacked"
-    assert h.segments(agent) == []
-    agent.send("hello")  # activity reaching idle re-drives
+    assert h.segments(agent) == [1.0]
+    assert await h.host.sessions.flush(agent.session) is True  # e.g. POST .../flush
     await wait_until(lambda: h.dispatches(agent) == ["schedule-1"])
+    await h.settle(agent)
+
+
+async def test_another_sessions_flush_does_not_redrive_a_stalled_owner(h):
+    agent, other = await h.agent(), await h.agent()
+    await create(h, agent, 5)
+    h.flush.once = ["raise"]
+    await advance(h, agent, 5)
+    assert h.segments(agent) == [1.0]
+    assert await h.host.sessions.flush(other.session) is True
+    await spin(20)
+    assert h.dispatches(agent) == []
+    await advance(h, agent, 1)
+    assert h.dispatches(agent) == ["schedule-1"]
+
+
+async def test_a_disposed_stalled_owner_is_forgotten(h):
+    agent = await h.agent()
+    await create(h, agent, 5)
+    owner = h.owner(agent)
+    h.flush.once = ["raise"]
+    await advance(h, agent, 5)
+    assert h.plugin.stalled == {agent.session.id: owner}
+    await owner.dispose()
+    assert h.plugin.stalled == {}
+    owner.session_flushed()  # a late observation does nothing
+    assert h.segments(agent) == []
 
 
 async def test_idle_wait_failure_is_contained(h):
@@ -549,3 +622,20 @@ async def test_a_dispatch_refused_after_the_schedule_check_leaves_a_sound_fold(h
     await h.host.unload_plugin("reject")
     created = await h.call(fresh, "schedule_create", {"prompt": "again", "after_seconds": 60})
     assert created["id"] == "schedule-2"
+
+
+async def test_a_preflight_failing_after_its_session_was_detached_arms_nothing(h):
+    agent = await h.agent()
+    await create(h, agent, 5)
+    owner = h.owner(agent)
+    owner.session_flushed()  # a healthy owner ignores flush observations
+    assert h.segments(agent) == [5.0]
+    h.flush.once = ["gate"]
+    h.clock.advance(5)
+    await wait_until(lambda: h.flush.gate is not None and owner._run is not None)
+    await spin(10)
+    h.host.sessions.detach(agent.session)  # the Session goes cold while the preflight waits
+    h.flush.gate.set()  # the write now fails: the Session is no longer tracked
+    await wait_until(lambda: owner._run is None)
+    assert h.segments(agent) == []
+    assert h.plugin.stalled == {}

@@ -367,15 +367,28 @@ async def test_too_many_active_is_decided_after_the_preflight_from_the_fold(h):
     for _ in range(2):
         await h.call(agent, "schedule_create", {"prompt": "p", "after_seconds": 99})
     value, flushes = await h.flushes(agent, "schedule_create", {"prompt": "p", "after_seconds": 99})
+    # Fails before this fix: the message quoted the default limit (1000), not the configured 2.
     assert value == {
         "code": "too_many_active",
-        "message": MESSAGES["too_many_active"].replace("1000", "1000"),
+        "message": "This session already holds 2 active reminders; delete one first.",
     }
     assert flushes == 1
     await h.call(agent, "schedule_delete", {"id": "schedule-1"})
     assert (await h.call(agent, "schedule_create", {"prompt": "p", "after_seconds": 9}))[
         "id"
     ] == "schedule-3"
+
+
+async def test_prompt_too_long_quotes_the_configured_limit(h):
+    await h.host.unload_plugin("schedule")
+    h.host.load_plugin("schedule", {"max_prompt_chars": 10})
+    agent = await h.agent()
+    value = await h.call(agent, "schedule_create", {"prompt": "x" * 11, "after_seconds": 9})
+    assert value == {
+        "code": "prompt_too_long",
+        "message": "prompt must be at most 10 characters after trimming.",
+    }
+    assert h.changes(agent) == []
 
 
 async def test_every_value_is_rendered_through_the_tool_pipeline_as_json(h):
