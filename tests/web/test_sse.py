@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import time
 
 import httpx
@@ -293,10 +295,59 @@ async def test_a_client_that_stops_reading_is_cut_off_with_bounded_memory(web_ho
                 session.append("note", {"big": big})
             # The stream gives up on the blocked write and forgets the subscriber.
             await wait_until(lambda: sidecar.subscriber_count(sid) == 0, timeout=WAIT)
-            # The connection is closed once what was already written drains.
-            async with asyncio.timeout(WAIT):
-                rest = await reader.read()
+            # The connection ends (reset, or EOF after what was already written).
+            rest = b""
+            with contextlib.suppress(ConnectionResetError):
+                async with asyncio.timeout(WAIT):
+                    rest = await reader.read()
             assert len(rest) < 200 * 65536
         finally:
             writer.close()
-            await writer.wait_closed()
+            with contextlib.suppress(ConnectionResetError):
+                await writer.wait_closed()
+
+
+async def _raw_stream_socket(port: int, sid: str) -> socket.socket:
+    """A client socket with a tiny receive buffer that asked for the stream and never reads."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await asyncio.wait_for(loop.sock_connect(sock, ("127.0.0.1", port)), WAIT)
+    request = f"GET /api/sessions/{sid}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    await asyncio.wait_for(loop.sock_sendall(sock, request.encode()), WAIT)
+    return sock
+
+
+async def test_a_client_that_never_reads_has_its_connection_aborted(web_host: Host):
+    sid = await _session(web_host)
+    session = web_host.sessions.get(sid)
+    assert session is not None
+    send_timeout = 0.2
+    async with serve(web_host, send_timeout=send_timeout, queue_size=10_000) as (server, _):
+        sidecar = server.sidecar
+        assert sidecar is not None
+        assert server.url is not None
+        sock = await _raw_stream_socket(int(server.url.rsplit(":", 1)[1]), sid)
+        try:
+            await wait_until(lambda: sidecar.subscriber_count(sid) == 1, timeout=WAIT)
+            assert server.connection_count == 1
+            big = "x" * 65536
+            for _ in range(200):  # ~13 MB: far more than the socket buffers hold
+                session.append("note", {"big": big})
+            started = time.monotonic()
+            # Without the client reading a byte, the server lets go of the connection: the
+            # subscription is gone and so is the connection (its descriptor and buffers).
+            await wait_until(lambda: sidecar.subscriber_count(sid) == 0, timeout=WAIT)
+            await wait_until(lambda: server.connection_count == 0, timeout=WAIT)
+            assert time.monotonic() - started < send_timeout + 2.0
+            # The client sees the end (reset, or EOF after what its buffer holds) once it reads.
+            loop = asyncio.get_running_loop()
+            received = 0
+            with contextlib.suppress(ConnectionResetError):
+                async with asyncio.timeout(WAIT):
+                    while chunk := await loop.sock_recv(sock, 65536):
+                        received += len(chunk)
+            assert received < 200 * 65536
+        finally:
+            sock.close()

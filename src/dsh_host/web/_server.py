@@ -26,6 +26,7 @@ from starlette.applications import Starlette
 from .._host import Host
 from ._app import create_app
 from ._guard import is_loopback
+from ._protocol import Protocol
 from ._sidecar import DEFAULT_QUEUE_SIZE, Sidecar
 
 log = structlog.get_logger(__name__)
@@ -102,6 +103,12 @@ class WebServer:
         self._app: Starlette | None = None
         self._stopped = False
 
+    @property
+    def connection_count(self) -> int:
+        """How many client connections are open now (0 before start and after stop)."""
+        server = self._server
+        return 0 if server is None else len(server.server_state.connections)
+
     async def start(self) -> str:
         """Bind and serve; returns ``http://HOST:PORT``. Raises :class:`OSError` on bind errors."""
         if self._server is not None or self._stopped:
@@ -118,7 +125,7 @@ class WebServer:
             app,
             host=self.bind_host,
             port=self.port,
-            http="h11",
+            http=Protocol,
             ws="none",
             lifespan="off",
             # None: uvicorn must not reconfigure the process's logging.

@@ -12,7 +12,8 @@ their purpose, and the client upgrades the event in place.
 
 Ending: the subscription closing (server stop, overflow) completes the response; a client
 disconnect (seen by a watcher task that owns ``receive``) ends it silently; a write that stays
-blocked for ``send_timeout`` abandons the client, and the server closes the connection.
+blocked for ``send_timeout`` abandons the client and resets its connection at once (through the
+protocol's abort extension): a graceful close would wait for a client that does not read.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from dsh_hookspecs import Event, JSONValue
 
+from ._protocol import ABORT
 from ._sidecar import Subscription, SubscriptionClosedError, encode_frame
 
 log = structlog.get_logger(__name__)
@@ -74,9 +76,11 @@ class EventStream(Response):
         self._present = present
         self._keepalive = keepalive
         self._send_timeout = send_timeout
+        self._abort: Callable[[], None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         subscription = self._subscription
+        self._abort = scope.get("extensions", {}).get(ABORT)
         try:
             # Headers go out at once, so a client knows it is attached before any event.
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -125,9 +129,11 @@ class EventStream(Response):
             async with asyncio.timeout(self._send_timeout):
                 await send({"type": "http.response.body", "body": data, "more_body": True})
         except TimeoutError:
-            # The client stopped reading: give up on it (the server closes the connection).
+            # The client stopped reading: give up on it and free the connection now.
             log.warning("web.stream_send_timeout", session_id=self._subscription.session_id)
             self._subscription.close("overflow")
+            if self._abort is not None:
+                self._abort()
             return False
         except OSError:
             self._subscription.close("disconnected")
