@@ -134,7 +134,7 @@ class Host:
         """A new live Session with a root Agent; its header is flushed to storage."""
         session = self.sessions.create(cwd=cwd)
         agent = self.agents.create(session)
-        await self.sessions.flush(session)
+        await self._first_flush(session, agent)
         return agent
 
     async def fork_session(self, session_id: str, boundary: int | None = None) -> LiveAgent:
@@ -149,8 +149,21 @@ class Host:
         parent = await self._resume(session_id, check=check)
         child = self.sessions.fork(parent.session, boundary)
         agent = self.agents.create(child)
-        await self.sessions.flush(child)
+        await self._first_flush(child, agent)
         return agent
+
+    async def _first_flush(self, session: LiveSession, agent: LiveAgent) -> None:
+        """Flush a new Session; when that fails, dispose its Agent and detach it, then raise.
+
+        The caller was told the create or fork failed, so nothing of it may stay live or listed
+        (a retry would otherwise leave one more "ghost" Session each time).
+        """
+        try:
+            await self.sessions.flush(session)
+        except BaseException:
+            await agent.dispose()
+            self.sessions.detach(session)
+            raise
 
     async def resume_session(self, session_id: str) -> LiveAgent:
         """The root Agent of a live Session, resuming it from storage when cold. Idempotent.

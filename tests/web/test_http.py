@@ -607,3 +607,20 @@ async def test_an_event_a_plugin_refuses_is_409_not_500(web_host: Host, client: 
     _error(await client.post(f"/api/sessions/{sid}/fork", json={}), 409, "event_rejected")
     await web_host.close_session(sid)
     _error(await client.post(f"/api/sessions/{sid}/resume"), 409, "event_rejected")
+
+
+async def test_a_create_answered_503_leaves_no_ghost_and_retries_make_no_duplicates(
+    web_host: Host, backend: FaultInjectingBackend, client: httpx.AsyncClient
+):
+    parent = await _create(client)
+    backend.plan.fail_appends = 2
+    for _ in range(2):  # the storage fails; the user retries once
+        _error(await client.post("/api/sessions", json={}), 503, "storage_unavailable")
+    backend.plan.fail_appends = 1
+    _error(await client.post(f"/api/sessions/{parent}/fork", json={}), 503, "storage_unavailable")
+    listed = (await client.get("/api/sessions")).json()["sessions"]
+    assert [row["id"] for row in listed] == [parent]
+    assert len(web_host.agents.all()) == 1
+    child = await _create(client)  # storage recovered
+    listed = (await client.get("/api/sessions")).json()["sessions"]
+    assert sorted(row["id"] for row in listed) == sorted([parent, child])
