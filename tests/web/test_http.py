@@ -624,3 +624,16 @@ async def test_a_create_answered_503_leaves_no_ghost_and_retries_make_no_duplica
     child = await _create(client)  # storage recovered
     listed = (await client.get("/api/sessions")).json()["sessions"]
     assert sorted(row["id"] for row in listed) == sorted([parent, child])
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[::1]evil.example", "[::1]:80evil", "127.0.0.1:80:80", "localhost:x", "[::1", "a b", ""],
+)
+async def test_the_host_header_is_parsed_strictly(client: httpx.AsyncClient, value: str):
+    _error(await client.get("/api/sessions", headers={"Host": value}), 403, "forbidden_host")
+
+
+async def test_well_formed_loopback_hosts_pass(client: httpx.AsyncClient):
+    for value in ("[::1]", "[::1]:8080", "127.0.0.1:1", "LOCALHOST"):
+        assert (await client.get("/api/sessions", headers={"Host": value})).status_code == 200

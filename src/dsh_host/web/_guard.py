@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from typing import Final
 
@@ -52,11 +53,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _host_name(authority: str) -> str:
-    """The host part of a ``Host`` header value (``[::1]:80`` -> ``::1``)."""
-    if authority.startswith("["):
-        return authority[1 : authority.find("]")] if "]" in authority else authority
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+#: A ``Host`` value: a name or IPv4 address, or ``[IPv6]``, then an optional ``:port`` of digits.
+_AUTHORITY: Final = re.compile(r"(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+))(?::[0-9]{1,5})?")
+
+
+def _host_name(authority: str) -> str | None:
+    """The host part of a ``Host`` header value (``[::1]:80`` -> ``::1``); ``None`` if malformed."""
+    match = _AUTHORITY.fullmatch(authority)
+    if match is None:
+        return None
+    return match.group(1) or match.group(2)
 
 
 class Guard:
@@ -98,7 +104,8 @@ class Guard:
         # Token-less servers listen on loopback only; keep other sites' pages out of them.
         hosts = _header(scope, b"host")
         authority = hosts[0].decode("latin-1") if hosts else None
-        if authority is not None and not is_loopback(_host_name(authority)):
+        name = None if authority is None else _host_name(authority)
+        if len(hosts) > 1 or (authority is not None and (name is None or not is_loopback(name))):
             return error_response("forbidden_host", "the Host header must name a loopback address")
         # Browsers send Origin on every cross-origin request (and on same-origin POSTs). This
         # server speaks plain HTTP, so its own pages have exactly the origin http://<Host>.
