@@ -637,3 +637,27 @@ async def test_the_host_header_is_parsed_strictly(client: httpx.AsyncClient, val
 async def test_well_formed_loopback_hosts_pass(client: httpx.AsyncClient):
     for value in ("[::1]", "[::1]:8080", "127.0.0.1:1", "LOCALHOST"):
         assert (await client.get("/api/sessions", headers={"Host": value})).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"],
+)
+async def test_malformed_requests_get_a_json_400(web_host: Host, request_bytes: bytes):
+    async with serve(web_host) as (server, _):
+        assert server.url is not None
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.url.rsplit(":", 1)[1])
+        try:
+            writer.write(request_bytes)
+            await writer.drain()
+            async with asyncio.timeout(WAIT):
+                answer = await reader.read()  # the connection is closed after the answer
+        finally:
+            writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), head
+        assert b"content-type: application/json" in head.lower()
+        assert b"x-content-type-options: nosniff" in head.lower()
+        error = json.loads(body)["error"]
+        assert error["code"] == "bad_request"
+        assert isinstance(error["message"], str)
