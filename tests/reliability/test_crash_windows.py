@@ -230,7 +230,7 @@ async def test_a_durable_dispatch_whose_turn_never_started_runs_once_after_resta
     tally["re-queued follow-ups verified"] += 1
 
 
-async def test_a_crash_during_the_reminder_turn_consumes_it_documented_limitation(
+async def test_a_crash_during_the_reminder_turn_consumes_it_and_closes_the_turn(
     tmp_path: Path, boots: list[Boot], tally: Counter[str]
 ) -> None:
     one = await boot(tmp_path / "one", 1_785_931_200_000)
@@ -264,7 +264,11 @@ async def test_a_crash_during_the_reminder_turn_consumes_it_documented_limitatio
     # Consumed: not re-queued, not re-dispatched, and its text was never presented ...
     assert two.model.reminder_turns == 0
     assert reminder_texts(events) == []
-    assert [e.type for e in events[len(stored.events) :]] == ["session/end-seed"]
+    # The turn the crash cut off is closed on resume (it never stays open).
+    assert [(e.type, e.data) for e in events[len(stored.events) :]] == [
+        ("session/end-seed", {}),
+        ("turn/end", {"outcome": "error", "error": "interrupted"}),
+    ]
     # ... while the receipt of the durable dispatch stays.
     dispatch = next(
         e for e in events if e.type == "schedule/change" and e.data["operation"] == "dispatch"
