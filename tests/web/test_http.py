@@ -661,3 +661,31 @@ async def test_malformed_requests_get_a_json_400(web_host: Host, request_bytes: 
         error = json.loads(body)["error"]
         assert error["code"] == "bad_request"
         assert isinstance(error["message"], str)
+
+
+async def test_history_pages_of_a_live_session_prove_the_stored_prefix_once(
+    web_host: Host, backend: FaultInjectingBackend, client: httpx.AsyncClient
+):
+    sid = await _create(client)
+    session = web_host.sessions.get(sid)
+    assert session is not None
+    for index in range(12):
+        session.append("user/message", {"text": f"m{index}"})
+        append(session, str(index))
+    assert (await client.post(f"/api/sessions/{sid}/flush")).json()["durable"] is True
+    loads: list[str] = []
+    inner_load = backend.load
+
+    async def counting_load(session_id: str) -> object:
+        loads.append(session_id)
+        return await inner_load(session_id)
+
+    backend.load = counting_load  # type: ignore[method-assign]
+    views = []
+    before = ""
+    for _ in range(4):
+        page = (await client.get(f"/api/sessions/{sid}/history?maxMessages=3{before}")).json()
+        views += [entry.get("view") for entry in page["entries"]]
+        before = f"&beforeSeq={page['entries'][0]['event']['seq']}"
+    assert loads == [sid]  # one proof, not one per page
+    assert sum(view is not None for view in views) == 12  # every presentable event, once

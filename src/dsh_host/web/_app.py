@@ -272,9 +272,15 @@ class _Api:
             raise ApiError("invalid_query", f"maxMessages must be in [1, {MAX_MAX_MESSAGES}]")
         # A live Session proves its stored prefix itself (a failed inspection only costs views).
         stored = None
-        if self.host.sessions.get(session_id) is None:
+        watermark = None
+        live = self.host.sessions.get(session_id)
+        if live is None:
             stored = await self._stored(session_id, "history")
-        page = await history_page(self.host, session_id, before_seq, max_messages, stored=stored)
+        else:
+            watermark = self.s.sidecar.watermark(live)
+        page = await history_page(
+            self.host, session_id, before_seq, max_messages, stored=stored, watermark=watermark
+        )
         assert page is not None  # live, or read from storage above
         return json_response(page)
 

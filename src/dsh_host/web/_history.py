@@ -7,8 +7,10 @@ earliest counted message, or at seq 0 when fewer exist; ``hasMore`` is ``start >
 Which entries get a presented view (``{"for": "event", "view": ...}``):
 
 * an *attached* (live) Session serves its live snapshot, and views only for seqs below the length
-  of a stored prefix proven identical to it: the stored header must match (absent
-  ``delegationDepth`` counts as 0) and every stored event must equal the live event at its index.
+  of a stored prefix proven identical to it (proven once, then reused per live Session object
+  while no flush moved its watermark or while the proof covers the page): the stored header
+  must match (absent ``delegationDepth`` counts as 0) and every stored event must equal the
+  live event at its index.
   A stored log longer than the live one, any mismatch, no stored Session or a failed inspection
   means no views at all (the raw page is still served; the reason is logged). The live commit
   watermark is deliberately not used here: history answers "what does storage hold", the stream
@@ -22,6 +24,7 @@ dispatch on this page pairs with a create on an earlier one.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Final
 
@@ -54,8 +57,36 @@ def page_range(events: Sequence[Event], before_seq: int | None, max_messages: in
     return range(end)
 
 
-async def proven_prefix(host: Host, live: LiveSession) -> int:
-    """Length of the stored prefix proven identical to ``live`` (0 when nothing is proven)."""
+#: Per exact live Session object: ``(watermark at the proof, proven stored length)``. A proven
+#: prefix stays proven (the log is append-only and storage only grows by the live events), so a
+#: proof is reused while no flush has moved the watermark or while it covers the page.
+_PROOFS: Final[weakref.WeakKeyDictionary[LiveSession, tuple[int | None, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def proven_prefix(
+    host: Host, live: LiveSession, *, watermark: int | None = None, needed: int | None = None
+) -> int:
+    """Length of the stored prefix proven identical to ``live`` (0 when nothing is proven).
+
+    ``watermark``: the Session's commit watermark now; ``needed``: the end of the page. A
+    previous proof is reused when the watermark has not moved since it, or it covers ``needed``.
+    """
+    cached = _PROOFS.get(live)
+    if cached is not None:
+        proven_at, proven = cached
+        if (watermark is not None and proven_at == watermark) or (
+            needed is not None and proven >= needed
+        ):
+            return proven
+    proven = await _prove(host, live)
+    if proven:
+        _PROOFS[live] = (watermark, proven)
+    return proven
+
+
+async def _prove(host: Host, live: LiveSession) -> int:
     try:
         stored = await host.inspect(live.id)
     except Exception as exc:
@@ -79,12 +110,14 @@ async def history_page(
     max_messages: int,
     *,
     stored: StoredSession | None = None,
+    watermark: int | None = None,
 ) -> dict[str, JSONValue] | None:
     """One page of ``session_id``'s history, or ``None`` when no such Session exists.
 
     ``stored``: the cold Session, already read from storage by the caller (it is then served
-    as is). Else a cold Session is read here, and whatever :meth:`Host.inspect` raises (a
-    storage failure) is raised.
+    as is). ``watermark``: the live Session's commit watermark (lets a stored-prefix proof be
+    reused across pages, see :func:`proven_prefix`). Else a cold Session is read here, and
+    whatever :meth:`Host.inspect` raises (a storage failure) is raised.
     """
     live = None if stored is not None else host.sessions.get(session_id)
     events: Sequence[Event]
@@ -99,7 +132,8 @@ async def history_page(
     else:
         # Inspect first, snapshot after: events appended meanwhile only make storage the
         # shorter side, which still proves its prefix.
-        presented_through = await proven_prefix(host, live)
+        needed = len(live.events) if before_seq is None else min(before_seq, len(live.events))
+        presented_through = await proven_prefix(host, live, watermark=watermark, needed=needed)
         events = live.events
         seed_length = live.header.seed_length or 0
     entries: list[JSONValue] = []
