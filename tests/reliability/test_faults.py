@@ -21,6 +21,7 @@ import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -379,3 +380,62 @@ async def test_a_refused_dispatch_append_leaves_neither_event_and_a_resume_deliv
     _tally(tally, rig, found)
     assert found == CLEAN, found
     await rig.reboot_delivers_nothing_new(resumed)
+
+
+# -- storage fails at the due time, then recovers with no user activity -----------------------
+
+#: The owner's back-off after a failed preflight or barrier: 1 s, doubling (issue 9 item 2).
+BACKOFF_FIRST = 1.0
+
+
+async def _fail_at_the_due_time(rig: Rig, agent: Any, failures: int) -> str:
+    """A reminder falls due while every SQLite write fails (ENOSPC from the writer thread);
+    the owner's preflight and its ``failures - 1`` retries fail. Then storage recovers."""
+    first = await rig.create(agent, "due while storage fails", 5)
+    await rig.h.settle(agent)
+    # Something not yet durable, so that the due-time preflight has to write.
+    agent.session.append("test/activity", {"note": "not yet flushed"})
+    rig.enospc_left = 10**6  # storage fails, for as long as it is not repaired
+    rig.clock.advance(5)
+    await rig.h.settle(agent)
+    delay = BACKOFF_FIRST
+    for _ in range(failures - 1):
+        rig.clock.advance(delay)  # a retry, which fails too
+        await rig.h.settle(agent)
+        delay *= 2
+    assert rig.h.followups(agent) == []
+    assert rig.h.dispatches(agent) == []
+    rig.injected["enospc (persistent)"] += 1
+    rig.enospc_left = 0  # storage recovers; nobody does anything
+    return first
+
+
+async def test_storage_failing_at_the_due_time_then_recovering_delivers_within_the_backoff(
+    rig: Rig, tally: Counter[str]
+) -> None:
+    agent = await rig.h.agent()
+    first = await _fail_at_the_due_time(rig, agent, failures=3)
+    # Three failures: the next retry comes 4 s after the last one; nothing else happens.
+    rig.clock.advance(BACKOFF_FIRST * 4)
+    await wait_until(lambda: rig.h.dispatches(agent) == [first], timeout=5.0)
+    await rig.h.settle(agent)
+    found = await rig.audit(agent, [first])
+    _tally(tally, rig, found)
+    tally["stalls recovered"] += 1
+    assert found == CLEAN, found
+    await rig.reboot_delivers_nothing_new(agent)
+
+
+async def test_storage_recovering_is_noticed_by_the_next_successful_flush(
+    rig: Rig, tally: Counter[str]
+) -> None:
+    agent = await rig.h.agent()
+    first = await _fail_at_the_due_time(rig, agent, failures=2)
+    # No clock advance: an explicit flush that answers durable re-drives the owner promptly.
+    assert await rig.host.sessions.flush(agent.session) is True
+    await wait_until(lambda: rig.h.dispatches(agent) == [first], timeout=5.0)
+    await rig.h.settle(agent)
+    found = await rig.audit(agent, [first])
+    _tally(tally, rig, found)
+    tally["stalls recovered"] += 1
+    assert found == CLEAN, found
