@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -689,3 +690,31 @@ async def test_history_pages_of_a_live_session_prove_the_stored_prefix_once(
         before = f"&beforeSeq={page['entries'][0]['event']['seq']}"
     assert loads == [sid]  # one proof, not one per page
     assert sum(view is not None for view in views) == 12  # every presentable event, once
+
+
+async def test_a_body_that_never_ends_is_answered_408_and_closed(web_host: Host):
+    body_timeout = 0.3
+    async with serve(web_host, body_timeout=body_timeout) as (server, _):
+        assert server.url is not None
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.url.rsplit(":", 1)[1])
+        try:
+            writer.write(
+                b"POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a": 1,  '
+            )
+            await writer.drain()
+            started = time.monotonic()
+            async with asyncio.timeout(WAIT):
+                answer = await reader.read()  # then stall: the server must end it
+            assert time.monotonic() - started < body_timeout + 2.0
+        finally:
+            writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), head
+        assert json.loads(body)["error"]["code"] == "request_timeout"
+        assert (await _list(server)) == []  # nothing was created
+
+
+async def _list(server: WebServer) -> list[object]:
+    async with httpx.AsyncClient(base_url=server.url or "", timeout=WAIT) as client:
+        return (await client.get("/api/sessions")).json()["sessions"]

@@ -87,6 +87,7 @@ class _Settings:
     keepalive: float
     send_timeout: float
     max_body: int
+    body_timeout: float = 10.0
     closing: bool = False
 
 
@@ -133,13 +134,21 @@ async def _read_json(request: Request, settings: _Settings, *, required: bool) -
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError("body_too_large", f"the body is over {limit} bytes")
-            chunks.append(chunk)
+        # A body that stops arriving must not hold its connection: bound the whole read.
+        async with asyncio.timeout(settings.body_timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError("body_too_large", f"the body is over {limit} bytes")
+                chunks.append(chunk)
     except ClientDisconnect:
         raise ApiError("invalid_json", "the request body arrived incomplete") from None
+    except TimeoutError:
+        raise ApiError(
+            "request_timeout",
+            f"the request body did not arrive within {settings.body_timeout:g} s",
+            headers={"Connection": "close"},
+        ) from None
     body = b"".join(chunks)
     if not body:
         if required:
@@ -476,17 +485,20 @@ def create_app(
     keepalive: float = 15.0,
     send_timeout: float = 30.0,
     max_body: int = MAX_BODY_BYTES,
+    body_timeout: float = 10.0,
 ) -> Starlette:
     """The ASGI app for ``host``. ``sidecar`` is owned by the caller (close it on shutdown).
 
     ``keepalive``: seconds of stream silence before a ``: keep-alive`` comment. ``send_timeout``:
     seconds a stream write may wait for a client that stopped reading before the stream is
-    abandoned. The app's ``state.web`` has ``closing`` (set it to refuse new API requests).
+    abandoned. ``body_timeout``: seconds a request body may take to arrive (then 408 and the
+    connection closes). The app's ``state.web`` has ``closing`` (set it to refuse new API
+    requests).
     """
     if token == "":
         raise ValueError("token must be a non-empty string")
-    if not keepalive > 0 or not send_timeout > 0:
-        raise ValueError("keepalive and send_timeout must be positive")
+    if not keepalive > 0 or not send_timeout > 0 or not body_timeout > 0:
+        raise ValueError("keepalive, send_timeout and body_timeout must be positive")
     settings = _Settings(
         host=host,
         sidecar=sidecar,
@@ -494,6 +506,7 @@ def create_app(
         keepalive=keepalive,
         send_timeout=send_timeout,
         max_body=max_body,
+        body_timeout=body_timeout,
     )
     api = _Api(settings)
     session = "/api/sessions/{id}"

@@ -11,7 +11,8 @@ HTTP   code                        when
 400    ``invalid_json``            the body is not one strict JSON document (malformed, not
                                    UTF-8, duplicate keys, NaN/Infinity, trailing data), or a
                                    required body is empty or arrived incomplete
-400    ``bad_request``             any other request the HTTP layer itself refuses
+400    ``bad_request``             any other request the HTTP layer itself refuses (also a
+                                   malformed request line or header, answered by the protocol)
 401    ``unauthorized``            the server has a token and ``Authorization: Bearer <token>``
                                    is missing or wrong (every ``/api`` path)
 403    ``forbidden_origin``        token-less server: a browser request whose ``Origin`` is not
@@ -21,6 +22,8 @@ HTTP   code                        when
 404    ``not_found``               no such route, static file or renderer asset
 404    ``session_not_found``       no live or stored Session has that id
 405    ``method_not_allowed``      the route exists, the method does not (``Allow`` lists them)
+408    ``request_timeout``         the request body did not arrive within the body time-out (the
+                                   connection is closed)
 409    ``event_rejected``          a plugin refused an event the request would append (e.g. the
                                    ``session/end-seed`` that opening a fork or a resume writes)
 413    ``body_too_large``          the body is over 1 MiB (checked while reading)
@@ -63,6 +66,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "not_found": 404,
     "session_not_found": 404,
     "method_not_allowed": 405,
+    "request_timeout": 408,
     "event_rejected": 409,
     "body_too_large": 413,
     "unsupported_media_type": 415,

@@ -78,6 +78,7 @@ class WebServer:
         keepalive: float = 15.0,
         send_timeout: float = 30.0,
         queue_size: int = DEFAULT_QUEUE_SIZE,
+        body_timeout: float = 10.0,
     ) -> None:
         if token == "":
             raise WebConfigError("the token must be a non-empty string")
@@ -95,6 +96,7 @@ class WebServer:
         self.keepalive = keepalive
         self.send_timeout = send_timeout
         self.queue_size = queue_size
+        self.body_timeout = body_timeout
         self.url: str | None = None
         self.sidecar: Sidecar | None = None
         self._server: uvicorn.Server | None = None
@@ -120,6 +122,7 @@ class WebServer:
             token=self.token,
             keepalive=self.keepalive,
             send_timeout=self.send_timeout,
+            body_timeout=self.body_timeout,
         )
         config = uvicorn.Config(
             app,
