@@ -423,6 +423,10 @@ class ScheduleMachine(RuleBasedStateMachine):
         models = list(self.sessions.values())
         return models[index % len(models)]
 
+    def _new_live(self, known: set[str]) -> list[str]:
+        assert self.gen is not None
+        return [s.id for s in self.gen.host.sessions.live() if s.id not in known]
+
     def _adopt_new(self, known: set[str], parent: str | None) -> LiveAgent:
         assert self.gen is not None
         (session,) = [s for s in self.gen.host.sessions.live() if s.id not in known]
@@ -469,9 +473,12 @@ class ScheduleMachine(RuleBasedStateMachine):
         async def action() -> None:
             assert self.gen is not None
             known = {s.id for s in self.gen.host.sessions.live()}
-            # A failing header flush raises; the Session is live all the same.
-            with contextlib.suppress(OSError, StorageError):
+            # A failing header flush raises, and leaves no live "ghost" Session behind.
+            try:
                 await self.gen.host.create_session()
+            except (OSError, StorageError):
+                assert self._new_live(known) == []
+                return
             self._adopt_new(known, None)
 
         self._run(action)
@@ -670,9 +677,12 @@ class ScheduleMachine(RuleBasedStateMachine):
             else:
                 at = None
             known = {s.id for s in host.sessions.live()}
-            # A failing first flush of the child raises; the child is live all the same.
-            with contextlib.suppress(OSError, StorageError):
+            # A failing first flush of the child raises, and leaves no live child behind.
+            try:
                 await host.fork_session(parent.sid, at)
+            except (OSError, StorageError):
+                assert self._new_live(known) == []
+                return
             child = self._adopt_new(known, parent.sid)
             assert child.session.header.parent_session == parent.sid
             owned = child.session.header.owned_from
