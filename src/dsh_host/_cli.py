@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -43,7 +44,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
     serve.add_argument("--model", choices=("scripted", "none"), default="scripted")
-    serve.add_argument("--token", help="bearer token required on /api (required off loopback)")
+    serve.add_argument(
+        "--token",
+        help="bearer token required on /api (required off loopback); visible in the process "
+        "list: prefer --token-file or the DSH_TOKEN environment variable",
+    )
+    serve.add_argument(
+        "--token-file", metavar="PATH", help="read the bearer token from the first line of PATH"
+    )
     serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
 
     sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
@@ -101,9 +109,39 @@ async def _sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token from ``--token``, ``--token-file`` or ``DSH_TOKEN`` (at most one)."""
+    given = [
+        name
+        for name, value in (
+            ("--token", args.token),
+            ("--token-file", args.token_file),
+            ("DSH_TOKEN", os.environ.get("DSH_TOKEN")),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise ValueError(f"give the token one way only, not {' and '.join(given)}")
+    if args.token_file is not None:
+        try:
+            with Path(args.token_file).open(encoding="utf-8") as file:
+                token = file.readline().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"cannot read --token-file {args.token_file}: {exc}") from None
+        if not token:
+            raise ValueError(f"--token-file {args.token_file} holds no token")
+        return token
+    value: str | None = args.token if args.token is not None else os.environ.get("DSH_TOKEN")
+    if value == "":
+        raise ValueError(f"{given[0]} must not be empty")
+    return value
+
+
 async def _serve(args: argparse.Namespace) -> int:
-    if args.token == "":
-        print("dsh: --token must not be empty", file=sys.stderr)
+    try:
+        args.token = _token(args)
+    except ValueError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
         return 2
     if args.token is None and not is_loopback(args.host):
         print(

@@ -128,3 +128,50 @@ def test_serve_with_a_token_requires_it_on_the_api(tmp_path):
         assert server.proc.wait(timeout=5) == 0
     finally:
         server.close()
+
+
+def test_serve_takes_the_token_from_a_file_or_the_environment(tmp_path):
+    # Fails before this fix: --token-file and DSH_TOKEN were unknown (the token could only be
+    # given on the command line, visible to every local user through the process list).
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-from-file\n", encoding="utf-8")
+    for args, env, token in (
+        (["--token-file", str(token_file)], None, "s3cret-from-file"),
+        ([], {"DSH_TOKEN": "s3cret-from-env"}, "s3cret-from-env"),
+    ):
+        server = DshProcess(
+            ["serve", "--data", str(tmp_path / "d"), "--host", "0.0.0.0", "--port", "0", *args],
+            env=env,
+        )
+        try:
+            url = server.wait_for_line(LISTENING).group(1)
+            port = url.rsplit(":", 1)[1]
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+                assert client.get("/api/sessions").status_code == 401
+                ok = client.get("/api/sessions", headers={"Authorization": f"Bearer {token}"})
+                assert ok.status_code == 200
+            server.proc.send_signal(signal.SIGINT)
+            assert server.proc.wait(timeout=5) == 0
+        finally:
+            server.close()
+
+
+def test_serve_refuses_a_bad_token_source_in_one_line(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.write_text("\n", encoding="utf-8")
+    cases = [
+        (["--token", "a", "--token-file", str(empty)], "give the token one way only"),
+        (["--token-file", str(empty)], "holds no token"),
+        (["--token-file", str(tmp_path / "missing")], "cannot read --token-file"),
+    ]
+    for args, fragment in cases:
+        result = run_dsh(["serve", "--data", str(tmp_path / "d"), "--port", "0", *args])
+        assert result.returncode == 2, result.stderr
+        assert fragment in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in result.stderr
+    monkeypatch.setenv("DSH_TOKEN", "x")
+    result = run_dsh(["serve", "--data", str(tmp_path / "d"), "--port", "0", "--token", "y"])
+    assert result.returncode == 2
+    assert "not --token and DSH_TOKEN" in result.stderr
+    assert not (tmp_path / "d").exists()
