@@ -281,15 +281,9 @@ class _Api:
             raise ApiError("invalid_query", f"maxMessages must be in [1, {MAX_MAX_MESSAGES}]")
         # A live Session proves its stored prefix itself (a failed inspection only costs views).
         stored = None
-        watermark = None
-        live = self.host.sessions.get(session_id)
-        if live is None:
+        if self.host.sessions.get(session_id) is None:
             stored = await self._stored(session_id, "history")
-        else:
-            watermark = self.s.sidecar.watermark(live)
-        page = await history_page(
-            self.host, session_id, before_seq, max_messages, stored=stored, watermark=watermark
-        )
+        page = await history_page(self.host, session_id, before_seq, max_messages, stored=stored)
         assert page is not None  # live, or read from storage above
         return json_response(page)
 

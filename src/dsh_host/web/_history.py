@@ -8,7 +8,7 @@ Which entries get a presented view (``{"for": "event", "view": ...}``):
 
 * an *attached* (live) Session serves its live snapshot, and views only for seqs below the length
   of a stored prefix proven identical to it (proven once, then reused per live Session object
-  while no flush moved its watermark or while the proof covers the page): the stored header
+  while no flush moved its ``durable_length`` or while the proof covers the page): the stored header
   must match (absent ``delegationDepth`` counts as 0) and every stored event must equal the
   live event at its index.
   A stored log longer than the live one, any mismatch, no stored Session or a failed inspection
@@ -57,32 +57,30 @@ def page_range(events: Sequence[Event], before_seq: int | None, max_messages: in
     return range(end)
 
 
-#: Per exact live Session object: ``(watermark at the proof, proven stored length)``. A proven
-#: prefix stays proven (the log is append-only and storage only grows by the live events), so a
-#: proof is reused while no flush has moved the watermark or while it covers the page.
-_PROOFS: Final[weakref.WeakKeyDictionary[LiveSession, tuple[int | None, int]]] = (
+#: Per exact live Session object: ``(durable length at the proof, proven stored length)``. A
+#: proven prefix stays proven (the log is append-only and storage only grows by the live
+#: events), so a proof is reused while no flush has moved the durable length, or while it
+#: covers the page.
+_PROOFS: Final[weakref.WeakKeyDictionary[LiveSession, tuple[int, int]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-async def proven_prefix(
-    host: Host, live: LiveSession, *, watermark: int | None = None, needed: int | None = None
-) -> int:
+async def proven_prefix(host: Host, live: LiveSession, *, needed: int | None = None) -> int:
     """Length of the stored prefix proven identical to ``live`` (0 when nothing is proven).
 
-    ``watermark``: the Session's commit watermark now; ``needed``: the end of the page. A
-    previous proof is reused when the watermark has not moved since it, or it covers ``needed``.
+    ``needed``: the end of the page. A previous proof is reused when the Session's
+    ``durable_length`` has not moved since it, or when it covers ``needed``.
     """
+    durable = live.durable_length
     cached = _PROOFS.get(live)
     if cached is not None:
         proven_at, proven = cached
-        if (watermark is not None and proven_at == watermark) or (
-            needed is not None and proven >= needed
-        ):
+        if proven_at == durable or (needed is not None and proven >= needed):
             return proven
     proven = await _prove(host, live)
     if proven:
-        _PROOFS[live] = (watermark, proven)
+        _PROOFS[live] = (durable, proven)
     return proven
 
 
@@ -110,14 +108,13 @@ async def history_page(
     max_messages: int,
     *,
     stored: StoredSession | None = None,
-    watermark: int | None = None,
 ) -> dict[str, JSONValue] | None:
     """One page of ``session_id``'s history, or ``None`` when no such Session exists.
 
     ``stored``: the cold Session, already read from storage by the caller (it is then served
-    as is). ``watermark``: the live Session's commit watermark (lets a stored-prefix proof be
-    reused across pages, see :func:`proven_prefix`). Else a cold Session is read here, and
-    whatever :meth:`Host.inspect` raises (a storage failure) is raised.
+    as is). Else a cold Session is read here, and whatever :meth:`Host.inspect` raises (a
+    storage failure) is raised. A live Session's stored-prefix proof is reused across pages
+    (see :func:`proven_prefix`).
     """
     live = None if stored is not None else host.sessions.get(session_id)
     events: Sequence[Event]
@@ -133,7 +130,7 @@ async def history_page(
         # Inspect first, snapshot after: events appended meanwhile only make storage the
         # shorter side, which still proves its prefix.
         needed = len(live.events) if before_seq is None else min(before_seq, len(live.events))
-        presented_through = await proven_prefix(host, live, watermark=watermark, needed=needed)
+        presented_through = await proven_prefix(host, live, needed=needed)
         events = live.events
         seed_length = live.header.seed_length or 0
     entries: list[JSONValue] = []
