@@ -40,12 +40,23 @@ def browser():
             launched.close()
 
 
+CSP_AUDIT = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspViolations.push(`${event.effectiveDirective} ${event.blockedURI}`);
+});
+"""
+
+
 class Page:
     """A page that records every page error and console error for the no-errors assertions."""
 
     def __init__(self, page) -> None:
         self.page = page
         self.errors: list[str] = []
+        # Every Content-Security-Policy refusal, as the page saw it (Chromium also logs one as a
+        # console error, so `errors == []` covers them; this keeps the directive for messages).
+        page.add_init_script(CSP_AUDIT)
         page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         page.on(
             "console",
@@ -55,6 +66,10 @@ class Page:
                 else None
             ),
         )
+
+    def csp_violations(self) -> list[str]:
+        """The policy refusals the current document has seen (directive and blocked URI)."""
+        return list(self.page.evaluate("window.__cspViolations"))
 
 
 @pytest.fixture

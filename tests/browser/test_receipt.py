@@ -87,6 +87,7 @@ def test_keyless_receipt_scenario(server, page):
     p.reload()
     expect(p.locator(ROW)).to_contain_text("仅在当前会话中交付")  # the switch is persisted
     assert page.errors == []
+    assert page.csp_violations() == []
 
 
 HOSTILE = (
@@ -108,6 +109,48 @@ def test_a_prompt_full_of_html_and_script_renders_as_inert_text(server, page):
     assert p.locator("[data-testid=transcript] img, [data-testid=transcript] b").count() == 0
     assert p.evaluate("window.__xss") is None
     assert page.errors == []
+    assert page.csp_violations() == []
+
+
+def test_the_policy_refuses_inline_script_and_style_but_not_the_page_itself(server, page):
+    """The page runs under its Content-Security-Policy without a single refusal, and markup that
+    slipped past every other defence would still not run: inline script, an inline handler,
+    inline style and a foreign script are refused."""
+    sid = create_reminder(server, PROMPT)
+    wait_for(lambda: dispatch_entry(server, sid))
+    p = page.page
+    p.goto(f"{server.url}/?session={sid}")
+    expect(p.locator(ROW)).to_have_count(1)
+    assert page.csp_violations() == []
+    p.evaluate(
+        """() => {
+          const script = document.createElement("script");
+          script.textContent = "window.__inline = 1";
+          document.body.append(script);
+          const img = document.createElement("img");
+          img.setAttribute("onerror", "window.__handler = 1");
+          img.src = "/static/missing.png";
+          document.body.append(img);
+          const styled = document.createElement("div");
+          styled.id = "styled";
+          styled.setAttribute("style", "color: rgb(1, 2, 3)");
+          document.body.append(styled);
+          const foreign = document.createElement("script");
+          foreign.src = "https://example.invalid/x.js";
+          document.body.append(foreign);
+        }"""
+    )
+    wait_for(lambda: len(page.csp_violations()) >= 4)
+    directives = {v.split(" ", 1)[0] for v in page.csp_violations()}
+    assert {"script-src-elem", "script-src-attr", "style-src-attr"} <= directives, (
+        page.csp_violations()
+    )
+    assert p.evaluate("window.__inline") is None
+    assert p.evaluate("window.__handler") is None
+    assert p.evaluate("getComputedStyle(document.getElementById('styled')).color") != (
+        "rgb(1, 2, 3)"
+    )
+    page.errors.clear()  # the refusals above are logged as console errors, on purpose
 
 
 def test_main_job_plain_words_show_the_tool_result_then_the_reminder_and_its_card(server, page):

@@ -20,6 +20,12 @@ from dsh_host.web import ERROR_CODES, MAX_BODY_BYTES, WebConfigError, WebServer
 
 from .support import WAIT, FlushGate, Renderers, append, serve
 
+#: Only the page's own scripts, styles and connections; no inline code, plugins, base or framing.
+CSP = (
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+
 
 @pytest.fixture
 async def client(web_host: Host) -> AsyncIterator[httpx.AsyncClient]:
@@ -447,6 +453,7 @@ async def test_the_page_carries_the_renderer_config(web_host: Host, tmp_path: Pa
             assert response.headers["content-type"] == "text/html; charset=utf-8"
             assert response.headers["cache-control"] == "no-store"
             assert response.headers["referrer-policy"] == "no-referrer"
+            assert response.headers["content-security-policy"] == CSP
         html = response.text
         assert "<!--DSH_CONFIG-->" not in html
         assert "</script><script>alert" not in html
@@ -493,6 +500,7 @@ async def test_static_files_have_types_and_no_traversal(client: httpx.AsyncClien
         assert response.status_code == 200, path
         assert response.headers["content-type"] == content_type
         assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["content-security-policy"] == CSP
     for path in (
         "/static/",
         "/static/missing.js",
@@ -659,6 +667,7 @@ async def test_malformed_requests_get_a_json_400(web_host: Host, request_bytes: 
         assert head.startswith(b"HTTP/1.1 400 "), head
         assert b"content-type: application/json" in head.lower()
         assert b"x-content-type-options: nosniff" in head.lower()
+        assert b"content-security-policy: " + CSP.encode() in head.lower()
         error = json.loads(body)["error"]
         assert error["code"] == "bad_request"
         assert isinstance(error["message"], str)

@@ -22,10 +22,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._errors import error_response
 
+#: The page runs only its own code: scripts, styles, fetches and the event stream from this
+#: origin, no inline script, handler or ``style=`` attribute (the client sets styles through the
+#: CSSOM, and its ``dsh-config`` block is JSON data, never run), no plugins, no ``<base>``, no
+#: form posts elsewhere, never framed. ``data:`` images serve the empty favicon. A Session string
+#: that slipped past the client's text-only rendering would still not run.
+CONTENT_SECURITY_POLICY: Final = (
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+
 #: Set on every response that does not set them itself (assets choose their own Cache-Control):
 #: nothing may be cached, sniffed or framed, and the page URL's ``?token=`` never leaks through a
 #: Referer header.
 RESPONSE_HEADERS: Final[Mapping[str, str]] = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
