@@ -22,6 +22,7 @@ from .persistence import (
     DataDirLockedError,
     SQLiteBackend,
     StorageError,
+    StorageReadOnlyError,
     list_sessions_read_only,
 )
 from .web import WebServer, is_loopback
@@ -80,8 +81,9 @@ async def _sessions(args: argparse.Namespace) -> int:
     backend = SQLiteBackend(args.data)
     try:
         await backend.open()
-    except DataDirLockedError:
-        # A running `dsh serve` holds the folder: read the committed state without the lock.
+    except (DataDirLockedError, StorageReadOnlyError):
+        # A running `dsh serve` holds the folder, or the store cannot be written: read the
+        # committed state through a read-only connection (no lock needed).
         try:
             summaries = await asyncio.to_thread(list_sessions_read_only, args.data)
         except StorageError as exc:

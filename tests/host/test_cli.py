@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import shutil
 import signal
+import subprocess
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.procs import LISTENING, DshProcess, run_dsh
+from dsh_hookspecs import SessionHeader
+from dsh_host.persistence import SQLiteBackend
+from tests.procs import DSH, LISTENING, ROOT, DshProcess, run_dsh
 
 
 def test_help_lists_the_commands():
@@ -175,3 +184,92 @@ def test_serve_refuses_a_bad_token_source_in_one_line(tmp_path, monkeypatch):
     assert result.returncode == 2
     assert "not --token and DSH_TOKEN" in result.stderr
     assert not (tmp_path / "d").exists()
+
+
+# -- storage start-up refusals (issue 9 items 5 and 6) ------------------------------------------
+
+
+def _store_with_sessions(data: Path, *ids: str) -> None:
+    """A closed store in ``data`` holding one empty Session per id."""
+
+    async def write() -> None:
+        backend = SQLiteBackend(data)
+        await backend.open()
+        try:
+            for n, sid in enumerate(ids):
+                header = SessionHeader(version=1, id=sid, created_at=1_700_000_000_000 + n)
+                await backend.append(sid, 0, [], header)
+        finally:
+            await backend.close()
+
+    asyncio.run(write())
+
+
+def _plain_lines(stderr: str) -> list[str]:
+    """stderr without the JSON log lines: what a person reads."""
+    return [line for line in stderr.splitlines() if line.strip() and not line.startswith("{")]
+
+
+def _assert_refused_in_one_line(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert "listening" not in result.stdout
+    assert "Traceback" not in result.stderr
+    lines = _plain_lines(result.stderr)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("dsh: ")
+    assert fragment in lines[0], lines[0]
+
+
+def _serve_once(args: list[str], *, prefix: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """``dsh serve`` expected to refuse: a server that starts instead runs into the time-out."""
+    try:
+        return subprocess.run(
+            [*prefix, *DSH, "serve", "--port", "0", *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(
+            f"dsh serve started instead of refusing; stdout: {exc.stdout!r}"
+        ) from None
+
+
+def test_serve_refuses_a_store_whose_header_forbids_writes(tmp_path):
+    # Fails before this fix: the server printed "listening" and answered every write 503.
+    data = tmp_path / "data"
+    _store_with_sessions(data, "s1")
+    db = data / "dsh.sqlite3"
+    with db.open("r+b") as f:
+        f.seek(18)
+        f.write(bytes([3]))  # a write version SQLite does not know: no one may write, not root
+    before = db.read_bytes()
+    result = _serve_once(["--data", str(data)])
+    _assert_refused_in_one_line(result, f"database file {db} is not writable")
+    assert db.read_bytes() == before
+    # `dsh sessions` still lists a store it cannot write.
+    listed = run_dsh(["sessions", "--data", str(data)])
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.startswith("s1  ")
+
+
+def test_serve_refuses_a_read_only_database_file(tmp_path):
+    # Fails before this fix: as for the header case. Root ignores file modes, so a root test
+    # process runs the server without CAP_DAC_OVERRIDE (setpriv drops it from the bounding
+    # set): then root too is held to the file's mode bits. As another user it runs as is.
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: a file mode cannot be enforced")
+        prefix = [setpriv, "--bounding-set=-dac_override"]
+    data = tmp_path / "data"
+    _store_with_sessions(data, "s1")
+    db = data / "dsh.sqlite3"
+    db.chmod(0o444)
+    before = db.read_bytes()
+    result = _serve_once(["--data", str(data)], prefix=prefix)
+    _assert_refused_in_one_line(result, f"database file {db} is not writable")
+    assert db.read_bytes() == before

@@ -628,3 +628,38 @@ async def test_an_empty_file_is_a_fresh_store(tmp_path: Path) -> None:
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 1))
     finally:
         await backend.close()
+
+
+# -- a store that cannot be written is refused at open ----------------------------------------
+
+
+def _set_write_version(db: Path, version: int) -> None:
+    """Byte 18 of the SQLite header: a write version SQLite does not know makes it refuse writes."""
+    with db.open("r+b") as f:
+        f.seek(18)
+        f.write(bytes([version]))
+
+
+async def test_an_unknown_write_version_is_refused_at_open_and_left_alone(tmp_path: Path) -> None:
+    # Fails before this fix: open() accepted the store and every later append failed.
+    await _write_some_data(tmp_path, sessions=2)
+    db = tmp_path / DB
+    _set_write_version(db, 3)
+    before = db.read_bytes()
+    backend = SQLiteBackend(tmp_path)
+    with pytest.raises(StorageError, match=re.escape(f"database file {db} is not writable")):
+        await backend.open()
+    assert db.read_bytes() == before
+    # The refused open released the folder and left nothing open.
+    lock = DataDirLock(tmp_path)
+    lock.acquire()
+    lock.release()
+    await backend.close()
+    # Made writable again, the same store opens with everything it held.
+    _set_write_version(db, 2)
+    again = SQLiteBackend(tmp_path)
+    await again.open()
+    try:
+        assert len(await again.list_sessions()) == 2
+    finally:
+        await again.close()

@@ -14,6 +14,7 @@ from ._backend import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
+    StorageReadOnlyError,
     StoredSession,
     StoredSummary,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "StorageConflictError",
     "StorageCorruptError",
     "StorageError",
+    "StorageReadOnlyError",
     "StoredSession",
     "StoredSummary",
     "check_stored_prefix",

@@ -9,6 +9,7 @@ Errors::
     ├── StorageConflictError     an append whose start is not the stored length, or a create of
     │                            an id that exists
     ├── StorageCorruptError      the store on disk cannot be trusted (reported at open)
+    ├── StorageReadOnlyError     the store can be read but not written (reported at open)
     ├── DataDirLockedError       the data folder is held by another live dsh process
     └── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
 
@@ -36,6 +37,10 @@ class StorageConflictError(StorageError):
 
 class StorageCorruptError(StorageError):
     """The store is corrupt or truncated; it is reported, never silently replaced."""
+
+
+class StorageReadOnlyError(StorageError):
+    """The store can be read but not written: refused at open, before anything is served."""
 
 
 class DataDirLockedError(StorageError):

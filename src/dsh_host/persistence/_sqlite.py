@@ -40,6 +40,7 @@ from ._backend import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
+    StorageReadOnlyError,
     StoredSession,
     StoredSummary,
     check_position,
@@ -81,6 +82,8 @@ _HEADER_SIZE = 100
 _WAL_HEADER_SIZE = 32
 _BUSY_TIMEOUT_MS = 5000
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+#: A scratch table created inside the start-up write probe and rolled back with it.
+_PROBE_DDL = "CREATE TABLE dsh_write_probe (x INTEGER)"
 _LIST_SQL = "SELECT id, header, length FROM sessions ORDER BY created_at, id"
 
 _SchemaRow = tuple[str, str, str, str | None]
@@ -409,13 +412,36 @@ class SQLiteBackend:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             if fresh:
                 self._create_schema(conn)
+            self._prove_writable(conn)
         except sqlite3.Error as exc:
             conn.close()
+            if _is_read_only(exc):
+                raise self._read_only(exc) from exc
             raise self._mapped(exc, "prepare the database") from exc
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _prove_writable(self, conn: sqlite3.Connection) -> None:
+        """Write to the store inside a transaction that is rolled back; raises if refused.
+
+        SQLite opens a file it may not write (its mode, or a header write version it does not
+        know) without complaint and refuses only the first real write, so a store is proven
+        writable before anything is served. The rolled-back change never reaches the WAL.
+        """
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_PROBE_DDL)
+        finally:
+            _rollback(conn)
+
+    def _read_only(self, exc: sqlite3.Error) -> StorageReadOnlyError:
+        log.error("storage.read_only", path=str(self._path), error=str(exc))
+        return StorageReadOnlyError(
+            f"database file {self._path} is not writable ({exc}); "
+            "dsh will not serve a store it cannot write"
+        )
 
     def _enable_wal(self, conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -666,6 +692,11 @@ class SQLiteBackend:
 def _is_corruption(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(code, int) and (code & 0xFF) in _CORRUPT_CODES
+
+
+def _is_read_only(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) == sqlite3.SQLITE_READONLY
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
