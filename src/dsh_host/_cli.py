@@ -14,6 +14,8 @@ from pathlib import Path
 
 import structlog
 
+from dsh_hookspecs import JSONValue
+
 from . import _json, _logging
 from ._host import Host
 from ._overlay import Overlay, OverlayError
@@ -23,6 +25,8 @@ from .persistence import (
     SQLiteBackend,
     StorageError,
     StorageReadOnlyError,
+    StoredSummary,
+    damaged_sessions,
     list_sessions_read_only,
 )
 from .web import WebServer, is_loopback
@@ -79,6 +83,7 @@ def _run(coro: object) -> int:
 
 async def _sessions(args: argparse.Namespace) -> int:
     backend = SQLiteBackend(args.data)
+    summaries: Sequence[StoredSummary]
     try:
         await backend.open()
     except (DataDirLockedError, StorageReadOnlyError):
@@ -94,21 +99,42 @@ async def _sessions(args: argparse.Namespace) -> int:
         return 1
     else:
         try:
-            summaries = list(await backend.list_sessions())
+            summaries = await backend.list_sessions()
         finally:
             await backend.close()
+    # Decodable and damaged rows in one order (oldest first), each on its own line.
+    lines: list[tuple[int, str, str]] = []
     for summary in summaries:
         header = summary.header
         if args.json:
-            row = {**header.to_json(), "length": summary.length}
-            print(_json.dumps(row))
+            line = _json.dumps({**header.to_json(), "length": summary.length})
         else:
-            created = datetime.fromtimestamp(header.created_at / 1000, tz=UTC)
             parent = f" fork of {header.parent_session}" if header.parent_session else ""
-            print(f"{header.id}  {created:%Y-%m-%dT%H:%M:%SZ}  {summary.length} events{parent}")
-    if not summaries and not args.json:
+            line = f"{header.id}  {_utc(header.created_at)}  {summary.length} events{parent}"
+        lines.append((header.created_at, header.id, line))
+    for damaged in damaged_sessions(summaries):
+        created = damaged.created_at
+        if args.json:
+            row: dict[str, JSONValue] = {"id": damaged.id, "damaged": True, "error": damaged.error}
+            if created is not None:
+                row["createdAt"] = created
+            line = _json.dumps(row)
+        else:
+            when = "?" if created is None else _utc(created)
+            line = f"{damaged.id}  {when}  DAMAGED: {damaged.error}"
+        lines.append((0 if created is None else created, damaged.id, line))
+    for _, _, line in sorted(lines):
+        print(line)
+    if not lines and not args.json:
         print("no sessions")
     return 0
+
+
+def _utc(epoch_ms: int) -> str:
+    try:
+        return f"{datetime.fromtimestamp(epoch_ms / 1000, tz=UTC):%Y-%m-%dT%H:%M:%SZ}"
+    except (OverflowError, OSError, ValueError):
+        return f"{epoch_ms} ms"
 
 
 def _token(args: argparse.Namespace) -> str | None:

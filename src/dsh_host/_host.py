@@ -27,7 +27,7 @@ from ._overlay import Overlay
 from ._plugins import PluginManager
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
-from .persistence._backend import Backend, StoredSession
+from .persistence._backend import Backend, StoredSession, damaged_sessions
 from .persistence._coordinator import Coordinator
 
 log = structlog.get_logger(__name__)
@@ -191,15 +191,25 @@ class Host:
         return await self.persistence.inspect(session_id)
 
     async def list_sessions(self) -> list[dict[str, Any]]:
-        """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?}``."""
+        """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?}``.
+
+        A stored row that cannot be decoded is listed as ``{"id", "createdAt"?, "live": false,
+        "damaged": true, "error"}`` beside the others (a live Session of that id wins).
+        """
         rows: dict[str, dict[str, Any]] = {}
-        for summary in await self.backend.list_sessions():
+        listing = await self.backend.list_sessions()
+        for summary in listing:
             header = summary.header
             rows[header.id] = _row(header.id, header.created_at, header.parent_session, False)
+        for damaged in damaged_sessions(listing):
+            row: dict[str, Any] = {"id": damaged.id}
+            if damaged.created_at is not None:
+                row["createdAt"] = damaged.created_at
+            rows[damaged.id] = {**row, "live": False, "damaged": True, "error": damaged.error}
         for session in self.sessions.live():
             header = session.header
             rows[header.id] = _row(header.id, header.created_at, header.parent_session, True)
-        return sorted(rows.values(), key=lambda row: (row["createdAt"], row["id"]))
+        return sorted(rows.values(), key=lambda row: (row.get("createdAt", 0), row["id"]))
 
 
 def _row(sid: str, created: int, parent: str | None, live: bool) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 from collections.abc import Sequence
@@ -273,3 +274,81 @@ def test_serve_refuses_a_read_only_database_file(tmp_path):
     result = _serve_once(["--data", str(data)], prefix=prefix)
     _assert_refused_in_one_line(result, f"database file {db} is not writable")
     assert db.read_bytes() == before
+
+
+def _damage_header(data: Path, sid: str) -> None:
+    """Make one stored Session header undecodable, as a torn or hand-edited row would be."""
+    outside = sqlite3.connect(data / "dsh.sqlite3", isolation_level=None)
+    try:
+        outside.execute("UPDATE sessions SET header = '{not json' WHERE id = ?", (sid,))
+    finally:
+        outside.close()
+
+
+CREATED = 1_700_000_000_000  # the createdAt of _store_with_sessions' first Session
+
+
+def _assert_listed_with_s2_damaged(data: Path) -> None:
+    text = run_dsh(["sessions", "--data", str(data)])
+    assert text.returncode == 0, text.stderr
+    assert "Traceback" not in text.stderr
+    lines = text.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["s1", "s2", "s3"]
+    assert "DAMAGED" not in lines[0] + lines[2]
+    assert lines[1].startswith("s2  2023-11-14T22:13:20Z  DAMAGED: the stored header is invalid")
+    rows = _rows(data)
+    assert list(rows) == ["s1", "s2", "s3"]
+    assert "damaged" not in rows["s1"]
+    assert rows["s1"]["length"] == 0
+    damaged = rows["s2"]
+    assert damaged.pop("error").startswith("the stored header is invalid")
+    assert damaged == {"id": "s2", "createdAt": CREATED + 1, "damaged": True}
+
+
+def test_sessions_lists_a_damaged_row_marked_beside_the_others(tmp_path):
+    # Fails before this fix: one undecodable header made `dsh sessions` fail for every row.
+    data = tmp_path / "data"
+    _store_with_sessions(data, "s1", "s2", "s3")
+    _damage_header(data, "s2")
+    _assert_listed_with_s2_damaged(data)
+
+
+def test_serve_lists_a_damaged_session_and_refuses_to_open_it_cleanly(tmp_path):
+    # Fails before this fix: GET /api/sessions answered 503 for all because of one row.
+    data = tmp_path / "data"
+    _store_with_sessions(data, "s1", "s2", "s3")
+    _damage_header(data, "s2")
+    server = DshProcess(["serve", "--data", str(data), "--port", "0"])
+    try:
+        url = server.wait_for_line(LISTENING).group(1)
+        with httpx.Client(base_url=url, timeout=10) as client:
+            listed = client.get("/api/sessions")
+            assert listed.status_code == 200, listed.text
+            rows = {row["id"]: row for row in listed.json()["sessions"]}
+            assert list(rows) == ["s1", "s2", "s3"]
+            assert rows["s1"] == {"id": "s1", "createdAt": CREATED, "live": False}
+            damaged = rows["s2"]
+            assert damaged.pop("error").startswith("the stored header is invalid")
+            assert damaged == {"id": "s2", "createdAt": CREATED + 1, "live": False, "damaged": True}
+            # Opening the damaged Session is a clear error, every way in; nothing crashes.
+            for method, path, body in (
+                ("POST", "/api/sessions/s2/resume", None),
+                ("POST", "/api/sessions/s2/messages", {"text": "hello"}),
+                ("POST", "/api/sessions/s2/fork", {}),
+                ("POST", "/api/sessions/s2/flush", None),
+                ("GET", "/api/sessions/s2/history", None),
+                ("GET", "/api/sessions/s2/events", None),
+            ):
+                answer = client.request(method, path, json=body)
+                assert answer.status_code == 503, (method, path, answer.text)
+                assert answer.json()["error"]["code"] == "storage_unavailable"
+            # The others still open, and the listing is unchanged by the refusals.
+            assert client.post("/api/sessions/s1/resume").json() == {"id": "s1", "live": True}
+            again = {row["id"]: row for row in client.get("/api/sessions").json()["sessions"]}
+            assert again["s1"]["live"] is True
+            assert again["s2"]["damaged"] is True
+            # `dsh sessions` beside the running server (the read-only path) marks it too.
+            _assert_listed_with_s2_damaged(data)
+        assert server.terminate(timeout=5) == 0
+    finally:
+        server.close()

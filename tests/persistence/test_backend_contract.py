@@ -22,6 +22,7 @@ from dsh_host.persistence import (
     StorageConflictError,
     StorageError,
     StoredSession,
+    damaged_sessions,
 )
 
 
@@ -226,6 +227,12 @@ class BackendContract:
         assert await backend.load("s1") is None
 
     # -- listing -----------------------------------------------------------------------
+
+    async def test_a_healthy_store_lists_no_damaged_sessions(self, backend: Backend) -> None:
+        await backend.append("s1", 0, make_events(0, 2), make_header("s1"))
+        listed = await backend.list_sessions()
+        assert [s.header.id for s in listed] == ["s1"]
+        assert damaged_sessions(listed) == ()
 
     async def test_list_sessions_is_oldest_first_with_lengths(self, backend: Backend) -> None:
         created = {"m": 300, "b": 100, "z": 200, "a": 200, "c": 100}

@@ -9,7 +9,7 @@ import shutil
 import sqlite3
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,9 @@ from dsh_host.persistence import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
+    StoredSummary,
+    damaged_sessions,
+    list_sessions_read_only,
 )
 
 from .test_backend_contract import assert_stored, make_event, make_events, make_header
@@ -663,3 +666,71 @@ async def test_an_unknown_write_version_is_refused_at_open_and_left_alone(tmp_pa
         assert len(await again.list_sessions()) == 2
     finally:
         await again.close()
+
+
+# -- an undecodable Session row is listed as damaged, beside the others ------------------------
+
+
+@pytest.mark.parametrize(
+    ("sql", "error"),
+    [
+        pytest.param(
+            "UPDATE sessions SET header = '{not json' WHERE id = 's3'",
+            "the stored header is invalid",
+            id="not-json",
+        ),
+        pytest.param(
+            """UPDATE sessions SET header = '{"version":1,"id":"s3"}' WHERE id = 's3'""",
+            "the stored header is invalid",
+            id="missing-field",
+        ),
+        pytest.param(
+            """UPDATE sessions SET header = '{"version":1,"id":"s9","createdAt":3}'"""
+            " WHERE id = 's3'",
+            "the stored header is invalid: it has id 's9'",
+            id="other-id",
+        ),
+        pytest.param(
+            "UPDATE sessions SET length = -1 WHERE id = 's3'",
+            "the stored length -1 is invalid",
+            id="length",
+        ),
+    ],
+)
+async def test_an_undecodable_session_row_is_listed_as_damaged_beside_the_others(
+    tmp_path: Path, sql: str, error: str
+) -> None:
+    # Fails before this fix: one such row made every listing raise StorageCorruptError.
+    await _write_some_data(tmp_path, sessions=5)
+    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
+    try:
+        outside.execute(sql)
+    finally:
+        outside.close()
+    db = tmp_path / DB
+    readers: list[Callable[[], Awaitable[Sequence[StoredSummary]]]] = [
+        lambda: asyncio.to_thread(list_sessions_read_only, tmp_path)
+    ]
+    backend = SQLiteBackend(tmp_path)
+    await backend.open()
+    try:
+        readers.append(backend.list_sessions)
+        for read in readers:
+            listed = await read()
+            assert [(s.header.id, s.length) for s in listed] == [
+                ("s0", 5),
+                ("s1", 5),
+                ("s2", 5),
+                ("s4", 5),
+            ]
+            (damaged,) = damaged_sessions(listed)
+            assert damaged.id == "s3"
+            assert damaged.created_at == 3  # the created_at column is still readable
+            assert damaged.error.startswith(error), damaged.error
+            assert "\n" not in damaged.error
+        # Opening it is still refused with the corruption named; the others still load.
+        with pytest.raises(StorageCorruptError, match=re.escape(f"database file {db}")):
+            await backend.load("s3")
+        assert await backend.load("s4") is not None
+    finally:
+        await backend.close()

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from ._backend import (
     Backend,
+    DamagedSummary,
     DataDirLockedError,
     PrefixDivergedError,
+    SessionListing,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
     StorageReadOnlyError,
     StoredSession,
     StoredSummary,
+    damaged_sessions,
 )
 from ._coordinator import check_stored_prefix
 from ._lock import DataDirLock
@@ -25,11 +28,13 @@ from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
     "Backend",
+    "DamagedSummary",
     "DataDirLock",
     "DataDirLockedError",
     "MemoryBackend",
     "PrefixDivergedError",
     "SQLiteBackend",
+    "SessionListing",
     "StorageConflictError",
     "StorageCorruptError",
     "StorageError",
@@ -37,5 +42,6 @@ __all__ = [
     "StoredSession",
     "StoredSummary",
     "check_stored_prefix",
+    "damaged_sessions",
     "list_sessions_read_only",
 ]

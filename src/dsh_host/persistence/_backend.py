@@ -67,6 +67,37 @@ class StoredSummary:
     length: int
 
 
+@dataclass(frozen=True, slots=True)
+class DamagedSummary:
+    """A stored Session row that cannot be decoded: listed as damaged, never guessed at."""
+
+    id: str
+    #: A plain, one-line reason.
+    error: str
+    #: The creation time when it can still be read, else ``None``.
+    created_at: int | None
+
+
+class SessionListing(list[StoredSummary]):
+    """What a backend that can meet undecodable rows returns from ``list_sessions``.
+
+    It is the list of decodable rows (so it is used as any ``Sequence[StoredSummary]``), plus
+    :attr:`damaged`: the rows it could not decode, in the same order. One damaged row never
+    hides the others; read it with :func:`damaged_sessions`.
+    """
+
+    def __init__(
+        self, summaries: Sequence[StoredSummary] = (), damaged: Sequence[DamagedSummary] = ()
+    ) -> None:
+        super().__init__(summaries)
+        self.damaged: tuple[DamagedSummary, ...] = tuple(damaged)
+
+
+def damaged_sessions(listing: Sequence[StoredSummary]) -> tuple[DamagedSummary, ...]:
+    """The damaged rows of a ``list_sessions`` answer (none for a backend that has none)."""
+    return listing.damaged if isinstance(listing, SessionListing) else ()
+
+
 class Backend(Protocol):
     """Async storage of Session headers and event logs."""
 
@@ -85,7 +116,12 @@ class Backend(Protocol):
         ...
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
-        """Every stored Session, oldest ``createdAt`` first."""
+        """Every stored Session, oldest ``createdAt`` first.
+
+        A row that cannot be decoded does not fail the listing: the answer is then a
+        :class:`SessionListing` naming it in ``damaged`` (see :func:`damaged_sessions`), and
+        :meth:`load` of that id raises :class:`StorageCorruptError`.
+        """
         ...
 
     async def append(

@@ -37,6 +37,8 @@ from dsh_hookspecs import Event, SessionHeader
 from dsh_host import _json, _records
 
 from ._backend import (
+    DamagedSummary,
+    SessionListing,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
@@ -84,7 +86,7 @@ _BUSY_TIMEOUT_MS = 5000
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 #: A scratch table created inside the start-up write probe and rolled back with it.
 _PROBE_DDL = "CREATE TABLE dsh_write_probe (x INTEGER)"
-_LIST_SQL = "SELECT id, header, length FROM sessions ORDER BY created_at, id"
+_LIST_SQL = "SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id"
 
 _SchemaRow = tuple[str, str, str, str | None]
 
@@ -129,45 +131,58 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _checked_header(session_id: str, text: object) -> SessionHeader:
+    """The stored header decoded by the strict codecs; ``ValueError`` with a plain reason."""
+    if not isinstance(text, str):
+        raise _records.RecordError("header column is not text")
+    header = _records.header_from_json(_json.loads(text))
+    if header.id != session_id:
+        raise _records.RecordError(f"it has id {header.id!r}")
+    return header
+
+
 def _decode_header(path: Path, session_id: str, text: object) -> SessionHeader:
     try:
-        if not isinstance(text, str):
-            raise _records.RecordError("header column is not text")
-        header = _records.header_from_json(_json.loads(text))
+        return _checked_header(session_id, text)
     except ValueError as exc:
         raise _corrupt_error(
             path, f"the stored header of session {session_id!r} is invalid: {exc}"
         ) from exc
-    if header.id != session_id:
-        raise _corrupt_error(
-            path, f"the stored header of session {session_id!r} has id {header.id!r}"
-        )
-    return header
 
 
-def _summaries(path: Path, rows: list[Any]) -> list[StoredSummary]:
-    """Rows of ``_LIST_SQL`` decoded by the strict codecs; an undecodable row is corruption."""
-    out: list[StoredSummary] = []
-    for sid, text, length in rows:
+def _summaries(path: Path, rows: list[Any]) -> SessionListing:
+    """Rows of ``_LIST_SQL`` decoded by the strict codecs; an undecodable row is listed damaged."""
+    good: list[StoredSummary] = []
+    damaged: list[DamagedSummary] = []
+    for sid, text, length, created_at in rows:
         if type(length) is not int or length < 0:
-            raise _corrupt_error(path, f"session {sid!r} records an invalid length {length!r}")
-        out.append(StoredSummary(header=_decode_header(path, sid, text), length=length))
-    return out
+            reason = f"the stored length {length!r} is invalid"
+        else:
+            try:
+                header = _checked_header(sid, text)
+            except ValueError as exc:
+                reason = f"the stored header is invalid: {exc}"
+            else:
+                good.append(StoredSummary(header=header, length=length))
+                continue
+        reason = " ".join(reason.split())  # one plain line, whatever the codec said
+        log.warning("storage.session_damaged", path=str(path), session_id=sid, error=reason)
+        created = created_at if type(created_at) is int else None
+        damaged.append(DamagedSummary(id=str(sid), error=reason, created_at=created))
+    return SessionListing(good, damaged)
 
 
-def list_sessions_read_only(
-    data_dir: Path, filename: str = DEFAULT_FILENAME
-) -> list[StoredSummary]:
+def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) -> SessionListing:
     """List the Sessions of a store another process may hold, without its lock (blocking).
 
     Safe beside the writer: SQLite's WAL mode lets a reader see the last committed transaction
     while the writer continues, and the read-only connection can never write (nor "repair") the
     file. The integrity checks of a full open are the holder's business; undecodable rows are
-    refused as by :meth:`SQLiteBackend.list_sessions`. An absent file lists nothing.
+    listed as damaged as by :meth:`SQLiteBackend.list_sessions`. An absent file lists nothing.
     """
     path = (Path(data_dir) / filename).absolute()
     if not path.is_file():
-        return []
+        return SessionListing()
     try:
         conn = _connect_read_only(path)
     except sqlite3.Error as exc:
@@ -530,7 +545,7 @@ class SQLiteBackend:
             )
         return StoredSession(header=header, events=tuple(events))
 
-    def _list_sync(self) -> list[StoredSummary]:
+    def _list_sync(self) -> SessionListing:
         conn = self._connection()
         try:
             rows = conn.execute(_LIST_SQL).fetchall()

@@ -211,18 +211,28 @@ function renderSessions() {
       button.setAttribute("aria-current", "true");
       li.classList.add("is-current");
     }
+    const damaged = session.damaged === true; // stored, but the host could not decode it
+    if (damaged) {
+      li.setAttribute("data-damaged", "true");
+      li.classList.add("is-damaged");
+    }
     const top = el("span", "session-row");
     top.appendChild(el("span", "session-name", session.id));
-    const badge = el(
-      "span",
-      session.live ? "badge badge-live" : "badge badge-cold",
-      t(session.live ? "sessions.live" : "sessions.cold"),
-    );
+    const badge = damaged
+      ? el("span", "badge badge-error", t("sessions.damaged"))
+      : el(
+          "span",
+          session.live ? "badge badge-live" : "badge badge-cold",
+          t(session.live ? "sessions.live" : "sessions.cold"),
+        );
     top.appendChild(badge);
     button.appendChild(top);
     if (session.createdAt !== undefined) {
       const time = el("span", "session-created", formatTime(session.createdAt));
       button.appendChild(time);
+    }
+    if (damaged && typeof session.error === "string") {
+      button.appendChild(el("span", "session-damage", session.error));
     }
     if (typeof session.parentSession === "string") {
       button.appendChild(
