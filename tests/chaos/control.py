@@ -28,6 +28,10 @@ COMMITS: Final = 7  #: write batches committed in this process
 GROUP_COMMITS: Final = 8  #: of those, batches that carried more than one request
 FLUSHES: Final = 9  #: acknowledged flushes observed (``dsh_session_flushed``)
 PID: Final = 10  #: the server's pid (written at plugin start)
+STALL_MS: Final = 11  #: how long a stall point holds its write batch before the kill (ms)
+STALLED: Final = 12  #: 1 once a stall point started holding its write batch
+#: reminder turn/starts appended while their dispatch was not durable yet (finding 1's window)
+EARLY_TURNS: Final = 13
 SLOTS: Final = 16
 _FORMAT: Final = "<q"
 SIZE: Final = SLOTS * 8
@@ -70,7 +74,23 @@ POINTS: Final = {
         "SQLite COMMIT returned (fsynced), before any waiter learned it",
     ),
     "flushed-n": (11, "right after the n-th acknowledged flush of this process"),
+    "dispatch-stalled": (
+        12,
+        (
+            "due path on slow storage: the SQLite writer held the batch carrying the follow-up "
+            "and its dispatch (a stall of a few hundred ms), then the process died before COMMIT"
+        ),
+    ),
+    "reminder-turn-stalled": (
+        13,
+        (
+            "slow storage: the SQLite writer held the batch carrying a reminder turn's "
+            "turn/start (dispatch durable, model not called yet), then the process died"
+        ),
+    ),
 }
+#: Points that hold a write batch for ``STALL_MS`` and kill at the end of the stall.
+STALL_POINTS: Final = ("dispatch-stalled", "reminder-turn-stalled")
 CODES: Final = {code: name for name, (code, _) in POINTS.items()}
 
 
@@ -108,11 +128,13 @@ class Control:
         for slot in range(SLOTS):
             self.set(slot, 0)
 
-    def arm(self, point: str, at: int) -> None:
-        """Kill the server at the ``at``-th hit of ``point`` from now on."""
+    def arm(self, point: str, at: int, *, stall_ms: int = 0) -> None:
+        """Kill the server at the ``at``-th hit of ``point`` from now on (a stall point holds
+        the write batch it targets for ``stall_ms`` first)."""
         self.set(ARMED_POINT, 0)
         self.set(HITS, 0)
         self.set(ARMED_AT, at)
+        self.set(STALL_MS, stall_ms)
         self.set(ARMED_POINT, POINTS[point][0])
 
     def close(self) -> None:

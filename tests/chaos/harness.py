@@ -67,11 +67,13 @@ from .control import (
     BATCH_LEN,
     COMMITS,
     DUE_OPEN,
+    EARLY_TURNS,
     FIRED,
     FLUSHES,
     GROUP_COMMITS,
     IN_TXN,
     POINTS,
+    STALLED,
     Control,
 )
 
@@ -84,7 +86,12 @@ DUE_POINTS = (
     "dispatch-committed",
     "reminder-turn-start",
     "reminder-turn-committed",
+    "dispatch-stalled",
+    "reminder-turn-stalled",
 )
+#: How long a stall point holds its write batch before the kill: far longer than the stream
+#: needs to show a frame, so whatever the server shows before the batch is durable is seen.
+STALL_MS = 300
 #: Which hit of each point kills (drawn uniformly from 1..N).
 HIT_RANGE = {
     "create-append": 40,
@@ -98,6 +105,8 @@ HIT_RANGE = {
     "txn-mid": 20,
     "txn-committed": 80,
     "flushed-n": 300,
+    "dispatch-stalled": 3,
+    "reminder-turn-stalled": 3,
 }
 EXTERNAL = "external"
 #: An external SIGKILL at a random moment, delayed to the next instant the server's SQLite
@@ -189,8 +198,13 @@ class Analysis:
     followups: dict[str, tuple[int, str]] = field(default_factory=dict)
     followups_by_id: defaultdict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     turn_starts: defaultdict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    #: reminder messageIds whose turn started but never ended before the next boot
+    #: reminder messageIds whose turn started but never ended before the next boot, or was
+    #: closed ``interrupted`` on resume
     interrupted: set[str] = field(default_factory=set)
+    #: messageIds (any turn) whose turn has a ``turn/end``
+    ended: set[str] = field(default_factory=set)
+    #: every ``turn/end`` with error ``interrupted`` (a turn a kill cut off, closed on resume)
+    interrupted_closures: int = 0
     problems: list[tuple[str, str]] = field(default_factory=list)
 
     def dispatched(self) -> list[str]:
@@ -248,11 +262,16 @@ def analyse(events: Sequence[Event], owned_from: int) -> Analysis:
             if isinstance(message_id, str):
                 out.turn_starts[message_id].append(index)
         elif etype == "turn/end":
-            open_turn = None
-        elif etype == "session/end-seed":
             if open_turn is not None:
-                out.interrupted.add(open_turn)
+                out.ended.add(open_turn)
+                if isinstance(data, dict) and data.get("error") == "interrupted":
+                    out.interrupted.add(open_turn)
+            if isinstance(data, dict) and data.get("error") == "interrupted":
+                out.interrupted_closures += 1
             open_turn = None
+        elif etype == "session/end-seed" and open_turn is not None:
+            # A restart cut the open turn off; its closure (turn/end) may follow on resume.
+            out.interrupted.add(open_turn)
     out.interrupted &= out.followups.keys()
     for schedule_id, message_ids in out.followups_by_id.items():
         if len(message_ids) > 1:
@@ -314,6 +333,198 @@ class Plan:
     early: bool
 
 
+def identity(event: dict[str, Any]) -> str:
+    """One occurrence of an event as a user sees it: the same stored event shown again (a
+    replay, a history page, a late view) is the same occurrence; an event at the same seq with
+    another time or data (the log after a crash went another way) is another one."""
+    return json.dumps(event, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class ReminderShown:
+    """What the browser showed of one reminder (one schedule id of one Session)."""
+
+    #: messageIds of the follow-ups whose reminder turn was shown
+    followups: set[str] = field(default_factory=set)
+    #: distinct ``turn/start`` occurrences (a turn re-started after a kill is a second one)
+    turns: set[str] = field(default_factory=set)
+    #: distinct ``assistant/message`` occurrences inside those turns
+    replies: set[str] = field(default_factory=set)
+    #: distinct dispatch events shown as a card (a ``{"for": "event"}`` view)
+    cards: set[str] = field(default_factory=set)
+
+
+class BrowserView:
+    """Every frame the browser tabs of a lane showed, one tab per Session, across every boot.
+
+    A tab behaves as ``static/sse.js`` and ``static/app.js``: it keeps the largest event id it
+    saw and sends it as ``Last-Event-ID`` when it reconnects after a restart, and on every
+    (re)connect it re-reads the history (a resync), since frames may have been missed. Its
+    *timeline* is the log as the tab holds it now (an event arriving at a seq it holds with other
+    content replaces the tail from there: the log after a crash went another way); it tells which
+    turn an ``assistant/message`` belongs to. What was shown is kept for good: a frame seen
+    before a kill counts even when storage lost it.
+    """
+
+    def __init__(self) -> None:
+        self.last_ids: dict[str, int] = {}
+        self.timelines: defaultdict[str, list[dict[str, Any] | None]] = defaultdict(list)
+        #: (session id, messageId) -> schedule id, from every Schedule follow-up shown
+        self.reminder_of: dict[tuple[str, str], str] = {}
+        #: (session id, messageId) -> turn/start occurrences, in the order first shown
+        self.turns: defaultdict[tuple[str, str], list[str]] = defaultdict(list)
+        #: turn/start occurrence -> (session id, messageId)
+        self.turn_of: dict[str, tuple[str, str]] = {}
+        #: turn/start occurrence -> the assistant/message occurrences shown inside that turn
+        self.replies: defaultdict[str, set[str]] = defaultdict(set)
+        #: (session id, schedule id) -> dispatch occurrences shown as a card
+        self.cards: defaultdict[tuple[str, str], set[str]] = defaultdict(set)
+        self.seen: set[str] = set()
+        self.figures: Counter[str] = Counter()
+
+    # -- input ----------------------------------------------------------------------------------
+    def frame(self, sid: str, frame_id: str | None, frame: dict[str, Any]) -> None:
+        """One frame of the event stream of ``sid`` (raw or late view)."""
+        self.figures["frames shown"] += 1
+        if frame_id is not None and frame_id.isdigit():
+            self.last_ids[sid] = max(self.last_ids.get(sid, -1), int(frame_id))
+        self.entry(sid, frame["event"], frame.get("view"))
+
+    def history(self, sid: str, entries: Sequence[dict[str, Any]]) -> None:
+        """One history read of ``sid`` (entries in seq order), as a resync shows it."""
+        self.figures["history reads"] += 1
+        for entry in entries:
+            self.entry(sid, entry["event"], entry.get("view"))
+
+    def entry(self, sid: str, event: dict[str, Any], view: Any) -> None:
+        key = identity(event)
+        self.seen.add(key)
+        seq = event.get("seq")
+        if not isinstance(seq, int) or seq < 0:
+            return
+        timeline = self.timelines[sid]
+        if seq >= len(timeline):
+            timeline.extend([None] * (seq - len(timeline)))  # a gap, if any, stays unknown
+            timeline.append(event)
+        elif timeline[seq] is None:
+            timeline[seq] = event
+        elif identity(timeline[seq]) != key:  # type: ignore[arg-type]
+            del timeline[seq:]  # the log went another way after a crash
+            timeline.append(event)
+        if isinstance(view, dict) and view.get("for") == "event":
+            shown = view.get("view")
+            if isinstance(shown, dict) and isinstance(shown.get("scheduleId"), str):
+                self.cards[(sid, shown["scheduleId"])].add(key)
+            return
+        etype, data = event.get("type"), event.get("data")
+        if not isinstance(data, dict):
+            return
+        if etype == "agent/followup" and data.get("source") == SCHEDULE_SOURCE:
+            framing = parse_reminder_framing(str(data.get("text")))
+            if framing is not None and isinstance(data.get("messageId"), str):
+                self.reminder_of[(sid, data["messageId"])] = framing[0]
+        elif etype == "turn/start" and isinstance(data.get("messageId"), str):
+            turns = self.turns[(sid, data["messageId"])]
+            if key not in turns:
+                turns.append(key)
+                self.turn_of[key] = (sid, data["messageId"])
+        elif etype == "assistant/message":
+            turn = self._enclosing_turn(timeline, seq)
+            if turn is not None:
+                self.replies[turn].add(key)
+
+    @staticmethod
+    def _enclosing_turn(timeline: list[dict[str, Any] | None], seq: int) -> str | None:
+        for index in range(seq - 1, -1, -1):
+            event = timeline[index]
+            if event is None:
+                return None  # a gap: the tab does not know
+            if event.get("type") == "turn/end":
+                return None
+            if event.get("type") == "turn/start":
+                return identity(event)
+        return None
+
+    # -- what a user saw, per reminder -------------------------------------------------------------
+    def reminders(self) -> dict[tuple[str, str], ReminderShown]:
+        out: defaultdict[tuple[str, str], ReminderShown] = defaultdict(ReminderShown)
+        for key, turns in self.turns.items():
+            schedule_id = self.reminder_of.get(key)
+            if schedule_id is None:
+                continue  # not a Schedule follow-up's turn
+            shown = out[(key[0], schedule_id)]
+            shown.followups.add(key[1])
+            shown.turns.update(turns)
+            for turn in turns:
+                shown.replies.update(self.replies.get(turn, ()))
+        for key, cards in self.cards.items():
+            out[key].cards.update(cards)
+        return dict(out)
+
+    def restarted_with_a_reply(self) -> list[tuple[str, str]]:
+        """Follow-ups whose turn was shown again after one of its earlier starts already showed
+        a reply (the model answered a turn that then ran again)."""
+        return [
+            key
+            for key, turns in self.turns.items()
+            if key in self.reminder_of and any(self.replies.get(turn) for turn in turns[:-1])
+        ]
+
+    def problems(self, dispatched: dict[tuple[str, str], set[str]] | None) -> list[tuple[str, str]]:
+        """User-visible violations: more than one reminder turn (of different follow-ups), reply
+        or card per reminder at any time; with ``dispatched`` (the end state: (session id,
+        schedule id) -> messageIds whose stored turn was closed ``interrupted``; one key per
+        stored dispatch), exactly one of each per stored dispatch (no reply allowed only for an
+        interrupted turn) and nothing shown for a reminder that storage never dispatched."""
+        out: list[tuple[str, str]] = []
+        shown_all = self.reminders()
+        for (sid, schedule_id), shown in sorted(shown_all.items()):
+            where = f"session {sid}: user saw {schedule_id}"
+            if len(shown.followups) > 1:
+                out.append(
+                    ("duplicated", f"{where}: reminder turns of {len(shown.followups)} follow-ups")
+                )
+            if len(shown.replies) > 1:
+                out.append(("duplicated", f"{where}: {len(shown.replies)} reminder replies"))
+            if len(shown.cards) > 1:
+                out.append(("duplicated", f"{where}: {len(shown.cards)} cards"))
+        for sid, message_id in self.restarted_with_a_reply():
+            schedule_id = self.reminder_of[(sid, message_id)]
+            out.append(
+                ("duplicated", f"session {sid}: user saw {schedule_id}: its turn ran after a reply")
+            )
+        if dispatched is None:
+            return out
+        for key, interrupted in sorted(dispatched.items()):
+            shown = shown_all.get(key, ReminderShown())
+            where = f"session {key[0]}: {key[1]} (dispatched)"
+            if len(shown.followups) != 1:
+                out.append(("lost", f"{where}: {len(shown.followups)} reminder turns shown"))
+            if len(shown.cards) != 1:
+                out.append(("lost", f"{where}: {len(shown.cards)} cards shown"))
+            if not shown.replies and not shown.followups & interrupted:
+                out.append(("lost", f"{where}: no reply shown"))
+        for key, shown in sorted(shown_all.items()):
+            if key not in dispatched and (shown.turns or shown.replies or shown.cards):
+                out.append(("lost", f"session {key[0]}: user saw {key[1]}, never dispatched"))
+        return out
+
+    def counts(self) -> Counter[str]:
+        """The figures of the audit (duplicates are what a user saw beyond one per reminder)."""
+        out: Counter[str] = Counter()
+        for shown in self.reminders().values():
+            out["user-visible reminder turns"] += len(shown.turns)
+            out["user-visible reminder replies"] += len(shown.replies)
+            out["user-visible reminder cards"] += len(shown.cards)
+            out["user-visible duplicate turns"] += max(0, len(shown.followups) - 1)
+            out["user-visible duplicate replies"] += max(0, len(shown.replies) - 1)
+            out["user-visible duplicate cards"] += max(0, len(shown.cards) - 1)
+            out["reminder turns re-started after a kill (same follow-up, no reply yet)"] += max(
+                0, len(shown.turns) - len(shown.followups)
+            )
+        return out
+
+
 # -- one lane -------------------------------------------------------------------------------------
 
 
@@ -328,7 +539,11 @@ class Lane:
         self.control_path = folder / "control.bin"
         self.control = Control.create(self.control_path)
         self.overlay = write_overlay(folder / "overlay.toml", self.control_path)
-        self.env = {"PYTHONPATH": str(plugin_path)}
+        # The plugin's dist-info first, then whatever the test run was given (a clone's src).
+        inherited = os.environ.get("PYTHONPATH")
+        self.env = {
+            "PYTHONPATH": os.pathsep.join([str(plugin_path), *([inherited] if inherited else [])])
+        }
         self.sessions: list[str] = []
         self.logs: dict[str, StoredLog] = {}
         self.analyses: dict[str, Analysis] = {}
@@ -337,6 +552,8 @@ class Lane:
         self.receipts_checked = 0
         self.stream_followups: dict[tuple[str, str], tuple[int, str]] = {}
         self.stream_turns: set[tuple[str, str]] = set()
+        #: the browser tabs (one per Session), kept across every boot
+        self.browser = BrowserView()
         self.violations: list[tuple[str, str]] = []
         self._reported: set[tuple[str, str]] = set()
         self.figures: Counter[str] = Counter()
@@ -395,6 +612,9 @@ class Lane:
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        self.figures["reminder turns started before their dispatch was durable (server)"] += (
+            self.control.get(EARLY_TURNS)
+        )
         proc.close()
         proc.proc.wait(timeout=10)
         for line in proc.stderr_lines:
@@ -469,6 +689,23 @@ class Lane:
         for receipt in self.receipts[self.receipts_checked :]:
             self._check_receipt(receipt)
         self.receipts_checked = len(self.receipts)
+        self._check_user_view(final=phase == "final")
+
+    def _check_user_view(self, *, final: bool) -> None:
+        """What the browser showed: at most one reminder turn, reply and card per reminder;
+        at the end exactly one of each per stored dispatch."""
+        dispatched: dict[tuple[str, str], set[str]] | None = None
+        if final:
+            dispatched = {}
+            for sid, analysis in self.analyses.items():
+                for schedule_id in analysis.dispatched():
+                    dispatched[(sid, schedule_id)] = {
+                        m
+                        for m in analysis.followups_by_id[schedule_id]
+                        if m in analysis.interrupted
+                    }
+        for category, problem in self.browser.problems(dispatched):
+            self.violate(category, problem)
 
     def _check_success(self, success: Success) -> None:
         analysis = self.analyses.get(success.session_id)
@@ -535,30 +772,66 @@ class Lane:
             for message_id, (seq, schedule_id) in analysis.followups.items():
                 if not analysis.turn_starts.get(message_id):
                     owed.append(f"{sid}: follow-up of {schedule_id} at {seq} never started")
+                elif strict and message_id not in analysis.ended:
+                    owed.append(f"{sid}: the turn of {schedule_id} has not ended")
         return owed
 
     # -- the client side ------------------------------------------------------------------------
     async def stream(self, client: httpx.AsyncClient, sid: str, ready: asyncio.Event) -> None:
+        """The browser tab of ``sid`` in this boot: reconnect with ``Last-Event-ID`` (the
+        largest id it saw in any boot), re-read the history (the resync), then read frames."""
         boot = self.boot
+        headers = {}
+        if sid in self.browser.last_ids:
+            headers["Last-Event-ID"] = str(self.browser.last_ids[sid])
         with contextlib.suppress(httpx.HTTPError):
             async with client.stream(
-                "GET", f"/api/sessions/{sid}/events", timeout=httpx.Timeout(10.0, read=None)
+                "GET",
+                f"/api/sessions/{sid}/events",
+                headers=headers,
+                timeout=httpx.Timeout(10.0, read=None),
             ) as response:
                 if response.status_code != 200:
                     self.violate("other", f"stream of {sid}: HTTP {response.status_code}")
                     ready.set()
                     return
+                entries = await self.read_history(client, sid)
+                if entries is not None:
+                    self.browser.history(sid, entries)
                 ready.set()
                 data: str | None = None
+                frame_id: str | None = None
                 async for line in response.aiter_lines():
                     if line.startswith("data: "):
                         data = line[6:]
+                    elif line.startswith("id: "):
+                        frame_id = line[4:]
                     elif line == "" and data is not None:
-                        self._on_frame(boot, sid, json.loads(data))
-                        data = None
+                        self._on_frame(boot, sid, json.loads(data), frame_id)
+                        data = frame_id = None
         ready.set()
 
-    def _on_frame(self, boot: int, sid: str, frame: dict[str, Any]) -> None:
+    async def read_history(
+        self, client: httpx.AsyncClient, sid: str
+    ) -> list[dict[str, Any]] | None:
+        """Every history entry of ``sid``, page by page (``None``: a page failed)."""
+        entries: list[dict[str, Any]] = []
+        params: dict[str, int] = {"maxMessages": 500}
+        while True:
+            answer = await client.get(f"/api/sessions/{sid}/history", params=params)
+            if answer.status_code != 200:
+                self.violate("other", f"history of {sid}: HTTP {answer.status_code}")
+                return None
+            page = answer.json()
+            entries[:0] = page["entries"]
+            if not page["hasMore"] or not page["entries"]:
+                return entries
+            params = {"maxMessages": 500, "beforeSeq": page["entries"][0]["event"]["seq"]}
+
+    def _on_frame(
+        self, boot: int, sid: str, frame: dict[str, Any], frame_id: str | None = None
+    ) -> None:
+        self.browser.frame(sid, frame_id, frame)
         event = frame["event"]
         data = event.get("data")
         self.figures["frames"] += 1
@@ -678,7 +951,7 @@ class Lane:
                     for ready in readies:
                         await ready.wait()
                 if plan is not None and plan.early:
-                    self.control.arm(plan.point, plan.at)
+                    self.control.arm(plan.point, plan.at, stall_ms=STALL_MS)
                 died = await self._resume_and_settle(client, final=final)
                 if final:
                     if died:
@@ -688,7 +961,7 @@ class Lane:
                     return
                 if not died:
                     if plan is not None and not plan.early and plan.point in POINTS:
-                        self.control.arm(plan.point, plan.at)
+                        self.control.arm(plan.point, plan.at, stall_ms=STALL_MS)
                     for sid in self.sessions:
                         tasks.append(asyncio.create_task(self.workload(client, sid)))
                 await self._die(plan)
@@ -741,17 +1014,14 @@ class Lane:
                 answer = await client.post(f"/api/sessions/{sid}/flush")
                 if answer.status_code != 200 or answer.json().get("durable") is not True:
                     self.violate("other", f"flush of {sid}: {answer.status_code} {answer.text}")
-            histories = [
-                await client.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
-                for sid in self.sessions
-            ]
+            histories = [await self.read_history(client, sid) for sid in self.sessions]
         except httpx.HTTPError:
             return True
         for sid, history in zip(self.sessions, histories, strict=True):
-            if history.status_code != 200:
-                self.violate("other", f"history of {sid}: HTTP {history.status_code}")
+            if history is None:
                 continue
-            for entry in history.json()["entries"]:
+            self.browser.history(sid, history)  # what a reload of the page shows now
+            for entry in history:
                 if "view" in entry:
                     self.receipts.append(
                         Receipt(self.boot, sid, entry["event"], entry["view"], "history")
@@ -799,10 +1069,13 @@ class Lane:
                 len(analysis.turn_starts.get(m, ())) for m in analysis.followups
             )
             self.figures["stored events"] += len(log.events)
+            self.figures["interrupted turns closed on resume"] += analysis.interrupted_closures
         for success in self.successes.values():
             analysis = self.analyses[success.session_id]
             if len(analysis.terminals.get(success.schedule_id, ())) != 1:
                 self.violate("lost", f"confirmed {success.schedule_id} did not end exactly once")
+        self.figures.update(self.browser.counts())
+        self.figures.update(self.browser.figures)
         assert self.proc is not None
         rc = self.proc.terminate(timeout=20)
         if rc != 0:
@@ -862,6 +1135,7 @@ class Lane:
             "commits": block[COMMITS],
             "group_commits": block[GROUP_COMMITS],
             "flushes": block[FLUSHES],
+            "stalled": bool(block[STALLED]),
         }
         self.kills.append(kill)
         self.figures["commits"] += block[COMMITS]
@@ -907,6 +1181,9 @@ class Lane:
 
 #: The quick matrix inside ``make test``: the due path, group commits, and random kills first.
 QUICK_ORDER = (
+    "dispatch-stalled",
+    "dispatch-stalled",
+    "reminder-turn-stalled",
     "dispatch-append",
     "dispatch-committed",
     "txn-mid",

@@ -16,16 +16,26 @@ How each point is reached (see :data:`tests.chaos.control.POINTS`):
   before the flusher (a tool's barrier, the owner's dispatch barrier) continues;
 * the SQLite backend of this process is instrumented on the instance (its private write-batch
   methods are wrapped, on the writer thread): ``txn-mid`` dies between two requests of a group
-  commit, inside the open transaction, ``txn-committed`` right after COMMIT returned.
+  commit, inside the open transaction, ``txn-committed`` right after COMMIT returned;
+* the stall points slow the storage writer on purpose: ``dispatch-stalled`` picks a reminder's
+  follow-up as it is validated (the armed hit), ``reminder-turn-stalled`` a reminder turn's
+  ``turn/start``; the writer then holds the write batch that carries the picked event for
+  ``STALL_MS`` (everything else of the process keeps running: the event loop appends, streams,
+  calls the model) and the process dies at the end of the stall, before that batch commits.
+  Whatever the server let a client see during the stall, before that event was durable, is
+  exactly what finding 1 of issue 9 is about.
 
 The block also carries live state for external kills: ``IN_TXN`` while a write batch runs and
-``DUE_OPEN``, the Sessions whose follow-up was appended but whose dispatch no flush covered yet.
+``DUE_OPEN``, the Sessions whose follow-up was appended but whose dispatch no flush covered yet;
+and ``EARLY_TURNS``, the reminder ``turn/start`` events appended while their Session's dispatch
+was not durable yet (0 with finding 1 fixed).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -38,6 +48,7 @@ from .control import (
     BATCH_LEN,
     COMMITS,
     DUE_OPEN,
+    EARLY_TURNS,
     FIRED,
     FLUSHES,
     GROUP_COMMITS,
@@ -45,6 +56,8 @@ from .control import (
     IN_TXN,
     PID,
     POINTS,
+    STALL_MS,
+    STALLED,
     Control,
 )
 
@@ -74,6 +87,8 @@ class ChaosPlugin:
         )
         #: session id -> seq of the dispatch whose due path is open (not yet flushed).
         self.due_open: dict[str, int] = {}
+        #: (session id, seq) of the event whose write batch a stall point holds, then kills.
+        self.stall_target: tuple[str, int] | None = None
 
     # -- kill points -----------------------------------------------------------------------------
     def hit(self, point: str) -> None:
@@ -86,6 +101,16 @@ class ChaosPlugin:
         if control.add(HITS) >= control.get(ARMED_AT):
             control.set(FIRED, code)
             os.kill(os.getpid(), signal.SIGKILL)
+
+    def pick(self, point: str, session_id: str, seq: int) -> None:
+        """A stall point: at its armed hit, mark ``seq`` as the event whose batch is held."""
+        control = self.control
+        if control is None or self.stall_target is not None:
+            return
+        if control.get(ARMED_POINT) != POINTS[point][0]:
+            return
+        if control.add(HITS) >= control.get(ARMED_AT):
+            self.stall_target = (session_id, seq)
 
     # -- hooks -----------------------------------------------------------------------------------
     @hookimpl
@@ -121,6 +146,7 @@ class ChaosPlugin:
             self.hit("followup-append")
             self.reminder_messages.add(data["messageId"])  # type: ignore[index]
             self.due_open[session.id] = event.seq + 1
+            self.pick("dispatch-stalled", session.id, event.seq + 1)
             self._count_due()
         elif event.type == "schedule/change" and isinstance(data, dict):
             operation = data.get("operation")
@@ -138,6 +164,9 @@ class ChaosPlugin:
         ):
             self.hit("reminder-turn-start")
             self.pending[session.id]["turn"].append(event.seq)
+            if session.id in self.due_open and self.control is not None:
+                self.control.add(EARLY_TURNS)
+            self.pick("reminder-turn-stalled", session.id, event.seq)
 
     @hookimpl
     def dsh_session_flushed(self, session: Session, through_seq: int) -> None:
@@ -163,6 +192,23 @@ class ChaosPlugin:
                 self.hit(point)
 
     # -- the SQLite writer -----------------------------------------------------------------------
+    def _stall_and_kill(self, requests: list[Any]) -> None:
+        """On the writer thread: hold a batch carrying the stall target, then die before it
+        is written (slow storage, then a crash at the end of the stall)."""
+        target, control = self.stall_target, self.control
+        if target is None or control is None:
+            return
+        session_id, seq = target
+        for request in requests:
+            start = getattr(request, "start", -1)
+            if getattr(request, "session_id", None) == session_id and start <= seq < start + len(
+                getattr(request, "rows", ())
+            ):
+                control.set(STALLED, 1)
+                time.sleep(control.get(STALL_MS) / 1000)  # the slow storage being simulated
+                control.set(FIRED, control.get(ARMED_POINT))
+                os.kill(os.getpid(), signal.SIGKILL)
+
     def _count_due(self) -> None:
         if self.control is not None:
             self.control.set(DUE_OPEN, len(self.due_open))
@@ -175,6 +221,7 @@ class ChaosPlugin:
 
         def wrapped_write_batch(requests: list[Any]) -> Any:
             control = self.control
+            self._stall_and_kill(requests)
             batch["size"], batch["applied"] = len(requests), 0
             if control is not None:
                 control.set(BATCH_LEN, len(requests))

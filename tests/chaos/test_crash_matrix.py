@@ -1,6 +1,6 @@
 """The crash matrix (issue "Reliability harness", part 1): see :mod:`tests.chaos.harness`.
 
-``make test`` runs the quick version (10 kills over two lanes of 20 Sessions); ``make chaos``
+``make test`` runs the quick version (13 kills over two lanes of 20 Sessions); ``make chaos``
 sets ``DSH_CHAOS_KILLS=200`` (four lanes) and renders ``docs/reliability.md`` from the figures.
 ``DSH_CHAOS_SEED`` fixes the kill plan and the workload's random choices (the seed is in every
 failure message); the timing of a run, and so where exactly an external kill lands, still varies.
@@ -17,14 +17,25 @@ from pathlib import Path
 
 import pytest
 
+from .control import STALL_POINTS
 from .figures import record
-from .harness import CATEGORIES, EXTERNAL, SESSIONS, Lane, Plan, install_plugin, plans
+from .harness import (
+    CATEGORIES,
+    EXTERNAL,
+    QUICK_ORDER,
+    SESSIONS,
+    STALL_MS,
+    Lane,
+    Plan,
+    install_plugin,
+    plans,
+)
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]
 
 
 async def test_crash_matrix(tmp_path: Path) -> None:
-    kills = int(os.environ.get("DSH_CHAOS_KILLS", "10"))
+    kills = int(os.environ.get("DSH_CHAOS_KILLS", str(len(QUICK_ORDER))))
     lane_count = int(os.environ.get("DSH_CHAOS_LANES", "2" if kills <= 20 else "4"))
     seed = int(os.environ.get("DSH_CHAOS_SEED", str(random.randrange(2**32))))
     rng = random.Random(seed)
@@ -88,6 +99,10 @@ async def test_crash_matrix(tmp_path: Path) -> None:
             "interrupted reminder turns (turn/start durable, no turn/end)": sum(
                 lane.interrupted_turns() for lane in lanes
             ),
+            "stall kills (storage writer held, killed at the end of the stall)": sum(
+                1 for k in all_kills if k["point"] in STALL_POINTS and k["stalled"]
+            ),
+            "stall (ms)": STALL_MS,
             "counters": dict(sorted(totals.items())),
             "lost": categories["lost"],
             "duplicated": categories["duplicated"],
@@ -106,3 +121,7 @@ async def test_crash_matrix(tmp_path: Path) -> None:
     assert totals["creates confirmed"] > 0
     assert totals["stored dispatches"] > 0
     assert totals["receipts verified (stream)"] > 0
+    # The user-visible audit saw the reminders it counts.
+    assert totals["user-visible reminder turns"] > 0
+    assert totals["user-visible reminder replies"] > 0
+    assert totals["user-visible reminder cards"] > 0
