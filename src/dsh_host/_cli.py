@@ -23,6 +23,7 @@ from ._plugins import PluginLoadError
 from .persistence import (
     DataDirLockedError,
     SQLiteBackend,
+    StorageBehindError,
     StorageError,
     StorageReadOnlyError,
     StoredSummary,
@@ -57,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--token-file", metavar="PATH", help="read the bearer token from the first line of PATH"
     )
+    serve.add_argument(
+        "--accept-data-loss",
+        action="store_true",
+        help="start even though the store holds less than was acknowledged before (a lost "
+        "-wal file, an emptied or replaced database); logs a warning and accepts what it holds",
+    )
     serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
 
     sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
@@ -86,9 +93,12 @@ async def _sessions(args: argparse.Namespace) -> int:
     summaries: Sequence[StoredSummary]
     try:
         await backend.open()
-    except (DataDirLockedError, StorageReadOnlyError):
-        # A running `dsh serve` holds the folder, or the store cannot be written: read the
-        # committed state through a read-only connection (no lock needed).
+    except (DataDirLockedError, StorageReadOnlyError, StorageBehindError) as refused:
+        # A running `dsh serve` holds the folder, or the store cannot be written, or it lost
+        # acknowledged commits (said, then listed): read what is committed through a
+        # read-only connection (no lock needed).
+        if isinstance(refused, StorageBehindError):
+            print(f"dsh: warning: {refused}", file=sys.stderr)
         try:
             summaries = await asyncio.to_thread(list_sessions_read_only, args.data)
         except StorageError as exc:
@@ -201,7 +211,8 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
-    host = Host(backend=SQLiteBackend(args.data), model=args.model, overlay=overlay)
+    backend = SQLiteBackend(args.data, accept_data_loss=args.accept_data_loss)
+    host = Host(backend=backend, model=args.model, overlay=overlay)
     try:
         await host.start()
     except (StorageError, PluginLoadError) as exc:

@@ -352,3 +352,79 @@ def test_serve_lists_a_damaged_session_and_refuses_to_open_it_cleanly(tmp_path):
         assert server.terminate(timeout=5) == 0
     finally:
         server.close()
+
+
+def _flushed_session_then_sigkill(data: Path) -> tuple[str, int]:
+    """A real server: one Session with a finished turn, flushed (acknowledged), then SIGKILL."""
+    server = DshProcess(["serve", "--data", str(data), "--port", "0"])
+    try:
+        url = server.wait_for_line(LISTENING).group(1)
+        with httpx.Client(base_url=url, timeout=10) as client:
+            sid = client.post("/api/sessions", json={}).json()["id"]
+            with client.stream("GET", f"/api/sessions/{sid}/events") as events:
+                sent = client.post(f"/api/sessions/{sid}/messages", json={"text": "hello"})
+                assert sent.status_code == 202
+                for line in events.iter_lines():  # bounded by the client's read timeout
+                    if line.startswith("data:") and '"type":"turn/end"' in line:
+                        break
+            flushed = client.post(f"/api/sessions/{sid}/flush").json()
+            assert flushed["durable"] is True
+        assert server.kill() == -signal.SIGKILL
+    finally:
+        server.close()
+    return sid, flushed["throughSeq"]
+
+
+def _starts_and_lists(data: Path, *extra: str) -> list[dict[str, object]]:
+    server = DshProcess(["serve", "--data", str(data), "--port", "0", *extra])
+    try:
+        url = server.wait_for_line(LISTENING).group(1)
+        with httpx.Client(base_url=url, timeout=10) as client:
+            listed = client.get("/api/sessions")
+            assert listed.status_code == 200, listed.text
+            rows: list[dict[str, object]] = listed.json()["sessions"]
+        assert server.terminate(timeout=5) == 0
+    finally:
+        server.close()
+    return rows
+
+
+def test_serve_refuses_a_store_that_lost_acknowledged_commits_unless_accepted(tmp_path):
+    # Fails before this fix: with its -wal file gone the store started as if nothing had been
+    # acknowledged, and the flushed Session was silently lost.
+    data = tmp_path / "data"
+    _flushed_session_then_sigkill(data)
+    wal = data / "dsh.sqlite3-wal"
+    assert wal.stat().st_size > 32  # the acknowledged commits live in the WAL
+    wal.unlink()
+    refused = _serve_once(["--data", str(data)])
+    _assert_refused_in_one_line(refused, "acknowledged commits are missing")
+    assert "dsh serve --accept-data-loss" in refused.stderr
+    # `dsh sessions` still lists what the store holds, with the same warning.
+    listed = run_dsh(["sessions", "--data", str(data)])
+    assert listed.returncode == 0, listed.stderr
+    assert "dsh: warning: " in listed.stderr
+    assert "acknowledged commits are missing" in listed.stderr
+    # The documented override starts with what is there; then a plain start raises no alarm.
+    assert _starts_and_lists(data, "--accept-data-loss") == []
+    assert _starts_and_lists(data) == []
+
+
+def test_serve_refuses_an_emptied_database_after_acknowledged_commits(tmp_path):
+    # Fails before this fix: a 0-byte database started as an empty store.
+    data = tmp_path / "data"
+    _store_with_sessions(data, "s1", "s2")
+    (data / "dsh.sqlite3").write_bytes(b"")
+    refused = _serve_once(["--data", str(data)])
+    _assert_refused_in_one_line(refused, "is missing or empty, but 2 sessions and 0 events")
+    assert (data / "dsh.sqlite3").read_bytes() == b""  # nothing was written
+
+
+def test_serve_starts_after_a_plain_sigkill_with_no_false_alarm(tmp_path):
+    data = tmp_path / "data"
+    assert _starts_and_lists(data) == []  # a fresh folder starts
+    sid, through_seq = _flushed_session_then_sigkill(data)
+    rows = _starts_and_lists(data)  # a SIGKILL without tampering: no alarm
+    assert [row["id"] for row in rows] == [sid]
+    assert _rows(data)[sid]["length"] == through_seq
+    assert [row["id"] for row in _starts_and_lists(data)] == [sid]  # and a clean restart

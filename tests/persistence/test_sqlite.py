@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from dsh_host.persistence import (
     DataDirLock,
     DataDirLockedError,
     SQLiteBackend,
+    StorageBehindError,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
@@ -554,37 +556,42 @@ async def test_corruption_met_after_open_is_a_storage_corrupt_error(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    ("sql", "match"),
+    ("sql", "match", "lost"),
     [
         pytest.param(
             "UPDATE events SET data = 'NaN' WHERE session_id = 's3' AND seq = 2",
             "event seq 2 of session 's3'",
+            False,
             id="event-data",
         ),
         pytest.param(
             "UPDATE events SET type = '' WHERE session_id = 's3' AND seq = 4",
             "event seq 4 of session 's3'",
+            False,
             id="event-type",
         ),
         pytest.param(
             "DELETE FROM events WHERE session_id = 's3' AND seq = 1",
             "session 's3' has event seq 2 where 1 belongs",
+            True,  # an acknowledged event is gone: refused at open unless accepted
             id="seq-gap",
         ),
         pytest.param(
             "UPDATE sessions SET length = 9 WHERE id = 's3'",
             "session 's3' records length 9",
+            False,
             id="length",
         ),
         pytest.param(
             """UPDATE sessions SET header = '{"version":1,"id":"s3"}' WHERE id = 's3'""",
             "header of session 's3'",
+            False,
             id="header",
         ),
     ],
 )
 async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
-    tmp_path: Path, sql: str, match: str
+    tmp_path: Path, sql: str, match: str, lost: bool
 ) -> None:
     await _write_some_data(tmp_path, sessions=5)
     outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
@@ -592,7 +599,10 @@ async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
         outside.execute(sql)
     finally:
         outside.close()
-    backend = SQLiteBackend(tmp_path)
+    if lost:
+        with pytest.raises(StorageBehindError, match="acknowledged commits are missing"):
+            await SQLiteBackend(tmp_path).open()
+    backend = SQLiteBackend(tmp_path, accept_data_loss=lost)
     await backend.open()
     try:
         with pytest.raises(StorageCorruptError, match=re.escape(match)):
@@ -734,3 +744,120 @@ async def test_an_undecodable_session_row_is_listed_as_damaged_beside_the_others
         assert await backend.load("s4") is not None
     finally:
         await backend.close()
+
+
+# -- silent loss: the store behind the last acknowledged position is refused --------------------
+
+POSITION = f"{DB}.position"  # the sidecar: the last acknowledged position, beside the store
+
+
+async def _acknowledged_store(folder: Path) -> SQLiteBackend:
+    """An open backend in ``folder`` with acknowledged commits, all still in the WAL."""
+    backend = SQLiteBackend(folder)
+    await backend.open()
+    for sid in ("a", "b", "c"):
+        await backend.append(sid, 0, make_events(0, 3, sid), make_header(sid))
+    await backend.append("a", 3, make_events(3, 2, "a"))
+    return backend
+
+
+def _crash_image(live: Path, to: Path, names: Sequence[str]) -> None:
+    """The files a SIGKILL now would leave (the writer is idle), minus what a test loses."""
+    to.mkdir()
+    for name in names:
+        shutil.copyfile(live / name, to / name)
+
+
+async def _assert_refused_for_loss(folder: Path, match: str) -> None:
+    db = folder / DB
+    before = db.read_bytes() if db.exists() else None
+    backend = SQLiteBackend(folder)
+    with pytest.raises(StorageError, match=re.escape(match)) as caught:
+        await backend.open()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "--accept-data-loss" in message  # names the override
+    assert (db.read_bytes() if db.exists() else None) == before  # nothing written
+    lock = DataDirLock(folder)  # the refused open released the folder
+    lock.acquire()
+    lock.release()
+    await backend.close()
+
+
+async def test_a_lost_wal_is_refused_at_open_and_the_override_starts_anyway(
+    tmp_path: Path,
+) -> None:
+    # Fails before this fix: the store opened without a word, the acknowledged commits gone.
+    live, crashed = tmp_path / "live", tmp_path / "crashed"
+    backend = await _acknowledged_store(live)
+    try:
+        assert wal_bytes(live / DB) > 32
+        _crash_image(live, crashed, [DB, POSITION])  # the -wal file is lost
+    finally:
+        await backend.close()
+    await _assert_refused_for_loss(crashed, "acknowledged")
+    # The documented override starts with what the store holds and resets the record ...
+    accepted = SQLiteBackend(crashed, accept_data_loss=True)
+    with capture_logs() as logs:
+        await accepted.open()
+    (warning,) = [entry for entry in logs if entry["event"] == "storage.data_loss_accepted"]
+    assert warning["log_level"] == "warning"
+    assert warning["acknowledged_events"] == 11
+    try:
+        held = await accepted.list_sessions()
+        assert sum(s.length for s in held) < 11
+    finally:
+        await accepted.close()
+    # ... so the next plain start raises no alarm.
+    again = SQLiteBackend(crashed)
+    await again.open()
+    await again.close()
+
+
+@pytest.mark.parametrize("damage", ["empty", "missing"])
+async def test_an_emptied_database_with_acknowledged_commits_is_refused(
+    tmp_path: Path, damage: str
+) -> None:
+    # Fails before this fix: a 0-byte (or deleted) database started as an empty store.
+    await _write_some_data(tmp_path, sessions=3)
+    db = tmp_path / DB
+    assert not (tmp_path / f"{DB}-wal").exists()  # a clean close checkpointed everything
+    if damage == "empty":
+        os.truncate(db, 0)
+    else:
+        db.unlink()
+    await _assert_refused_for_loss(tmp_path, "acknowledged")
+
+
+async def test_no_alarm_without_loss_fresh_clean_crashed_or_with_a_lagging_record(
+    tmp_path: Path,
+) -> None:
+    # A fresh folder, a clean restart, a crash that kept its WAL, and a record behind the
+    # store (the process died between COMMIT and the record's write) all open.
+    fresh = tmp_path / "fresh"
+    for _ in range(2):
+        backend = SQLiteBackend(fresh)
+        await backend.open()
+        await backend.close()
+    live = tmp_path / "live"
+    backend = await _acknowledged_store(live)
+    try:
+        _crash_image(live, tmp_path / "crashed", [DB, f"{DB}-wal", POSITION])
+        lagging = (live / POSITION).read_bytes()
+        await backend.append("b", 3, make_events(3, 1, "b"))
+        _crash_image(live, tmp_path / "lagging", [DB, f"{DB}-wal"])
+        (tmp_path / "lagging" / POSITION).write_bytes(lagging)
+    finally:
+        await backend.close()
+    for folder, lengths in (
+        (live, [5, 4, 3]),
+        (live, [5, 4, 3]),
+        (tmp_path / "crashed", [5, 3, 3]),
+        (tmp_path / "lagging", [5, 4, 3]),
+    ):
+        reopened = SQLiteBackend(folder)
+        await reopened.open()
+        try:
+            assert [s.length for s in await reopened.list_sessions()] == lengths
+        finally:
+            await reopened.close()

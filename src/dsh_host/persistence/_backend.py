@@ -10,6 +10,7 @@ Errors::
     │                            an id that exists
     ├── StorageCorruptError      the store on disk cannot be trusted (reported at open)
     ├── StorageReadOnlyError     the store can be read but not written (reported at open)
+    ├── StorageBehindError       the store holds less than was acknowledged (reported at open)
     ├── DataDirLockedError       the data folder is held by another live dsh process
     └── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
 
@@ -41,6 +42,10 @@ class StorageCorruptError(StorageError):
 
 class StorageReadOnlyError(StorageError):
     """The store can be read but not written: refused at open, before anything is served."""
+
+
+class StorageBehindError(StorageError):
+    """The store holds less than was acknowledged before: commits were lost outside dsh."""
 
 
 class DataDirLockedError(StorageError):

@@ -23,6 +23,8 @@ failing ``PRAGMA quick_check`` is reported at :meth:`~SQLiteBackend.open` with
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import sqlite3
 import stat
 from collections.abc import Callable, Sequence
@@ -39,6 +41,7 @@ from dsh_host import _json, _records
 from ._backend import (
     DamagedSummary,
     SessionListing,
+    StorageBehindError,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
@@ -84,6 +87,15 @@ _HEADER_SIZE = 100
 _WAL_HEADER_SIZE = 32
 _BUSY_TIMEOUT_MS = 5000
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+#: Suffix of the position record beside the database file (see :class:`SQLiteBackend`).
+POSITION_SUFFIX = ".position"
+#: The store's position as ``(sessions, events)``: both only grow with every acknowledged write.
+_Position = tuple[int, int]
+_POSITION_RECORD = "dsh-position v1 sessions={:020d} events={:020d}\n"
+_POSITION_RE = re.compile(rb"dsh-position v1 sessions=(\d{20}) events=(\d{20})\n")
+#: Counted, not summed from ``sessions.length``: a damaged length must not look like a loss.
+#: (Open already reads every page for quick_check; this adds one more pass over the events.)
+_POSITION_SQL = "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM events)"
 #: A scratch table created inside the start-up write probe and rolled back with it.
 _PROBE_DDL = "CREATE TABLE dsh_write_probe (x INTEGER)"
 _LIST_SQL = "SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id"
@@ -188,6 +200,8 @@ def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) ->
     except sqlite3.Error as exc:
         raise StorageError(f"cannot open {path} read-only: {exc}") from exc
     try:
+        if not _schema_rows(conn):
+            return SessionListing()  # created but never written: an empty store
         rows = conn.execute(_LIST_SQL).fetchall()
     except sqlite3.Error as exc:
         raise StorageError(f"cannot read {path}: {exc}") from exc
@@ -212,14 +226,30 @@ _State = Literal["new", "opening", "open", "closed"]
 
 
 class SQLiteBackend:
-    """Durable storage in ``<data_dir>/<filename>``, guarded by the data-folder lock."""
+    """Durable storage in ``<data_dir>/<filename>``, guarded by the data-folder lock.
+
+    Silent loss is refused at open. The store's position (Sessions stored, events stored;
+    both only grow) is recorded after every COMMIT that returned in a small file beside the
+    database, ``<filename>.position``, with a plain write (no fsync of its own). A record behind
+    the store is harmless (the process died between COMMIT and the write); a store behind the
+    record has lost acknowledged commits (a deleted ``-wal`` file, a truncated, emptied or
+    replaced database) and :meth:`open` raises :class:`StorageBehindError`, unless
+    ``accept_data_loss`` is set: then it logs a warning and resets the record to the store.
+    """
 
     name = "sqlite"
 
-    def __init__(self, data_dir: Path, *, filename: str = DEFAULT_FILENAME) -> None:
+    def __init__(
+        self, data_dir: Path, *, filename: str = DEFAULT_FILENAME, accept_data_loss: bool = False
+    ) -> None:
         self._dir = Path(data_dir).absolute()
         self._path = self._dir / filename
         self._lock = DataDirLock(self._dir)
+        self._accept_data_loss = accept_data_loss
+        self._position_path = self._dir / (filename + POSITION_SUFFIX)
+        self._position: _Position = (0, 0)
+        self._position_fd: int | None = None
+        self._position_warned = False
         self._state: _State = "new"
         self._accepting = False
         self._executor: ThreadPoolExecutor | None = None
@@ -238,6 +268,16 @@ class SQLiteBackend:
     def path(self) -> Path:
         """The database file."""
         return self._path
+
+    @property
+    def position_file(self) -> Path:
+        """The record of the last acknowledged position."""
+        return self._position_path
+
+    @property
+    def position(self) -> _Position:
+        """``(sessions, events)`` stored through the last acknowledged commit."""
+        return self._position
 
     @property
     def pending(self) -> int:
@@ -263,6 +303,7 @@ class SQLiteBackend:
             executor.shutdown(wait=True)
             if not opening.cancelled() and opening.exception() is None:
                 opening.result().close()
+                self._close_position_record()
                 self._lock.release()
             self._state = previous
             raise
@@ -303,13 +344,21 @@ class SQLiteBackend:
     def _open_sync(self) -> sqlite3.Connection:
         self._lock.acquire()  # first: a folder held by another process is never touched
         try:
-            fresh = self._check_file()
-            if not fresh:
-                fresh = self._check_database()
-            return self._connect(fresh)
+            # None: a fresh store (absent, empty, or a database without our schema yet).
+            stored = None if self._check_file() else self._check_database()
+            position = stored or (0, 0)
+            self._check_not_behind(position, fresh=stored is None)  # before anything is written
+            conn = self._connect(stored is None)
+            try:
+                self._open_position_record(position)
+            except BaseException:
+                conn.close()
+                raise
         except BaseException:
+            self._close_position_record()
             self._lock.release()
             raise
+        return conn
 
     def _close_sync(self) -> None:
         conn, self._conn = self._conn, None
@@ -319,7 +368,93 @@ class SQLiteBackend:
         except sqlite3.Error as exc:
             log.warning("storage.close_failed", path=str(self._path), error=str(exc))
         finally:
+            self._close_position_record()
             self._lock.release()
+
+    # -- the position record (silent loss is refused at open) --------------------------------
+
+    def _read_position_record(self) -> _Position | None:
+        try:
+            raw = self._position_path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {self._position_path}: {exc}") from exc
+        if not raw:  # created, never written (or emptied by a power cut): nothing recorded
+            return None
+        match = _POSITION_RE.fullmatch(raw)
+        if match is None:
+            # Not ours to judge: refusing would be a false alarm; it is rewritten below.
+            log.warning("storage.position_unreadable", path=str(self._position_path))
+            return None
+        return int(match[1]), int(match[2])
+
+    def _check_not_behind(self, stored: _Position, *, fresh: bool) -> None:
+        recorded = self._read_position_record()
+        if recorded is None or (stored[0] >= recorded[0] and stored[1] >= recorded[1]):
+            return
+        if self._accept_data_loss:
+            log.warning(
+                "storage.data_loss_accepted",
+                path=str(self._path),
+                stored_sessions=stored[0],
+                stored_events=stored[1],
+                acknowledged_sessions=recorded[0],
+                acknowledged_events=recorded[1],
+            )
+            return
+        log.error(
+            "storage.behind",
+            path=str(self._path),
+            stored_sessions=stored[0],
+            stored_events=stored[1],
+            acknowledged_sessions=recorded[0],
+            acknowledged_events=recorded[1],
+        )
+        holds = "is missing or empty" if fresh else f"holds {_amount(stored)}"
+        raise StorageBehindError(
+            f"database file {self._path} {holds}, but {_amount(recorded)} were acknowledged "
+            f"(recorded in {self._position_path}): "
+            f"acknowledged commits are missing (a lost {self._path.name}-wal file, a truncated "
+            "or replaced database?); refusing to start. To start anyway with what the store "
+            "holds, run dsh serve --accept-data-loss"
+        )
+
+    def _open_position_record(self, position: _Position) -> None:
+        record = _POSITION_RECORD.format(*position).encode("ascii")
+        try:
+            fd = os.open(self._position_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StorageError(f"cannot open {self._position_path}: {exc}") from exc
+        self._position_fd = fd
+        try:
+            os.pwrite(fd, record, 0)
+            os.ftruncate(fd, len(record))
+        except OSError as exc:
+            raise StorageError(f"cannot write {self._position_path}: {exc}") from exc
+        self._position = position
+
+    def _close_position_record(self) -> None:
+        fd, self._position_fd = self._position_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _record_position(self, position: _Position) -> None:
+        """Worker thread, only after a COMMIT returned: the record is never ahead of the store."""
+        self._position = position
+        fd = self._position_fd
+        if fd is None:
+            return
+        try:
+            # Fixed width, in place: one write, no truncation, no fsync of its own.
+            os.pwrite(fd, _POSITION_RECORD.format(*position).encode("ascii"), 0)
+        except OSError as exc:
+            # The commit itself is durable; a stale record only weakens the check at open.
+            if not self._position_warned:
+                self._position_warned = True
+                log.warning(
+                    "storage.position_unwritten", path=str(self._position_path), error=str(exc)
+                )
 
     # -- integrity checks at open (never write) --------------------------------------------
 
@@ -383,8 +518,9 @@ class SQLiteBackend:
             )
         return False
 
-    def _check_database(self) -> bool:
-        """Integrity and schema checks on a read-only connection; True for an empty database."""
+    def _check_database(self) -> _Position | None:
+        """Integrity and schema checks on a read-only connection: the stored position, or
+        ``None`` for an empty database."""
         try:
             conn = _connect_read_only(self._path)
         except sqlite3.Error as exc:
@@ -395,23 +531,24 @@ class SQLiteBackend:
                 raise self._corrupt("PRAGMA quick_check reported: " + "; ".join(problems))
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             schema = _schema_rows(conn)
+            if version == 0 and not schema:
+                return None
+            if version != SCHEMA_VERSION:
+                raise self._foreign(
+                    f"unknown schema version {version} (PRAGMA user_version); "
+                    f"this dsh reads version {SCHEMA_VERSION}"
+                )
+            if schema != _EXPECTED_SCHEMA:
+                names = ", ".join(f"{row[0]} {row[1]}" for row in schema) or "nothing"
+                raise self._foreign(f"its schema ({names}) is not the dsh schema")
+            sessions, events = conn.execute(_POSITION_SQL).fetchone()
+            return int(sessions), int(events)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and not _is_corruption(exc):
                 raise self._mapped(exc, "check the database") from exc
             raise self._corrupt(str(exc)) from exc
         finally:
             conn.close()
-        if version == 0 and not schema:
-            return True
-        if version != SCHEMA_VERSION:
-            raise self._foreign(
-                f"unknown schema version {version} (PRAGMA user_version); "
-                f"this dsh reads version {SCHEMA_VERSION}"
-            )
-        if schema != _EXPECTED_SCHEMA:
-            names = ", ".join(f"{row[0]} {row[1]}" for row in schema) or "nothing"
-            raise self._foreign(f"its schema ({names}) is not the dsh schema")
-        return False
 
     def _connect(self, fresh: bool) -> sqlite3.Connection:
         try:
@@ -656,6 +793,15 @@ class SQLiteBackend:
         except BaseException:
             _rollback(conn)
             raise
+        # COMMIT returned: the batch is durable, so the record may now say so (never before).
+        # A failed batch records nothing: were it stored after all, the record is only behind.
+        sessions, events = self._position
+        for request, outcome in zip(batch, outcomes, strict=True):
+            if outcome is None:
+                sessions += request.header_json is not None
+                events += len(request.rows)
+        if (sessions, events) != self._position:
+            self._record_position((sessions, events))
         return outcomes
 
     def _apply_in_savepoint(
@@ -707,6 +853,14 @@ class SQLiteBackend:
 def _is_corruption(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(code, int) and (code & 0xFF) in _CORRUPT_CODES
+
+
+def _amount(position: _Position) -> str:
+    sessions, events = position
+    return (
+        f"{sessions} session{'' if sessions == 1 else 's'} and "
+        f"{events} event{'' if events == 1 else 's'}"
+    )
 
 
 def _is_read_only(exc: sqlite3.Error) -> bool:
