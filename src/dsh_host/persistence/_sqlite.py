@@ -17,7 +17,11 @@ observed.
 
 The store is never replaced or rewritten to "repair" it: a file that is not ours, truncated, or
 failing ``PRAGMA quick_check`` is reported at :meth:`~SQLiteBackend.open` with
-:class:`StorageCorruptError`, and the integrity checks run on a read-only connection.
+:class:`StorageCorruptError`, and the integrity checks run on a read-only connection. Open also
+refuses a store it cannot write (:class:`StorageReadOnlyError`, proven by a write that is rolled
+back) and a store that holds less than was acknowledged (:class:`StorageBehindError`, against
+the position record described on :class:`SQLiteBackend`). One undecodable Session row never
+hides the others: listings name it in :attr:`SessionListing.damaged`.
 """
 
 from __future__ import annotations
