@@ -89,6 +89,8 @@ class ChaosPlugin:
         self.due_open: dict[str, int] = {}
         #: (session id, seq) of the event whose write batch a stall point holds, then kills.
         self.stall_target: tuple[str, int] | None = None
+        #: Sessions with a turn open (turn/start validated, no turn/end yet).
+        self.open_turns: set[str] = set()
 
     # -- kill points -----------------------------------------------------------------------------
     def hit(self, point: str) -> None:
@@ -146,7 +148,11 @@ class ChaosPlugin:
             self.hit("followup-append")
             self.reminder_messages.add(data["messageId"])  # type: ignore[index]
             self.due_open[session.id] = event.seq + 1
-            self.pick("dispatch-stalled", session.id, event.seq + 1)
+            if session.id not in self.open_turns:
+                # An idle Agent: the reminder turn is next, so anything it shows early falls
+                # inside the stall (a busy one would first wait for its own turn's checkpoint,
+                # which the held batch blocks).
+                self.pick("dispatch-stalled", session.id, event.seq + 1)
             self._count_due()
         elif event.type == "schedule/change" and isinstance(data, dict):
             operation = data.get("operation")
@@ -157,7 +163,11 @@ class ChaosPlugin:
                 self.pending[session.id]["delete"].append(event.seq)
             elif operation == "dispatch":
                 self.hit("dispatch-append")
-        elif (
+        if event.type == "turn/start":
+            self.open_turns.add(session.id)
+        elif event.type == "turn/end":
+            self.open_turns.discard(session.id)
+        if (
             event.type == "turn/start"
             and isinstance(data, dict)
             and data.get("messageId") in self.reminder_messages

@@ -102,15 +102,35 @@ Invariants (all at every check; the last two at the end):
 
 {violations}
 
+### What a user saw
+
+The log can hold every reminder exactly once while the screen shows one twice, so the matrix
+also audits the browser. Each lane keeps one tab per Session for all its boots: it reconnects
+after every restart with the largest `Last-Event-ID` it saw and re-reads the history on every
+(re)connect, as `static/sse.js` and the page do, and it records every frame it was shown, raw
+and late-view. Per reminder (schedule id) it counts distinct occurrences across process
+lifetimes - a frame seen before a kill counts even when storage then lost it; the same stored
+event shown again (a replay, a history page, a late view) is one occurrence: the reminder turns
+started (`turn/start` of a Schedule follow-up), the assistant replies streamed inside them, and
+the cards (the dispatch shown with its `{{"for": "event"}}` view). Invariant: at most one of each
+per reminder at every check, and exactly one of each per stored dispatch at the end (no reply is
+owed for a turn the kill cut off before the model answered; it was closed `interrupted`).
+
+Two kill points land inside the window of finding 1 of issue 9 on purpose rather than by
+timing: the chaos plugin slows the SQLite writer, holding the write batch that carries a
+reminder's dispatch (`dispatch-stalled`, picked while its Agent is idle, so the reminder turn
+is next) or a reminder turn's `turn/start` (`reminder-turn-stalled`) for {stall_ms} ms while the
+rest of the server runs, then SIGKILLs it before that batch commits. Whatever the server showed
+during the stall was shown before it was durable. With the turn gated on the durable dispatch
+nothing of the reminder is shown in the first stall, and it is delivered once after the
+restart; with the gate removed (checked in a separate clone) the reminder's turn and reply
+stream during the stall and are shown again after the restart, and the quick matrix fails.
+
+{user_view}
+
 The crash windows after a dispatch (see also `tests/reliability/test_crash_windows.py`):
 
 {windows}
-
-The second row is what a user can see twice. The Agent is released before the dispatch barrier
-(upstream's order), so the reminder turn runs while the barrier commits and its text reaches the
-event stream before the dispatch is durable; a kill in that window loses follow-up and dispatch
-together, and the reminder is delivered again after the restart. The stored log then holds one
-delivery, and the receipt card, gated on the commit, appears once.
 
 {window_note}
 
@@ -242,6 +262,8 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
     corrupted = int(crash.get("corrupted", 0)) + sum(
         int(p.get("reminders corrupted", 0)) for p in parts
     )
+    closed = c.get("interrupted turns closed on resume", 0)
+    slow = figures.get("reliability--slow_clients", {})
     inputs = sum(
         int(bad.get(key, 0))
         for key in ("codec inputs tried", "tools inputs tried", "http requests tried")
@@ -264,6 +286,28 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
             ("**reminders duplicated**", f"**{duplicated}**"),
             ("**reminders corrupted**", f"**{corrupted}**"),
             ("reminders delivered early", clock.get("reminders early", 0)),
+            (
+                "**user-visible duplicates (turns / replies / cards)**",
+                "**"
+                + ratio(
+                    c.get("user-visible duplicate turns", 0),
+                    c.get("user-visible duplicate replies", 0),
+                    c.get("user-visible duplicate cards", 0),
+                )
+                + "**",
+            ),
+            (
+                "storage stalls recovered (storage failed at the due time)",
+                faults.get("stalls recovered", 0),
+            ),
+            ("interrupted turns closed on resume", closed),
+            (
+                "slow stream clients dropped within the send time-out / held",
+                ratio(
+                    slow.get("slow clients dropped within the bound", 0),
+                    slow.get("slow clients", 0),
+                ),
+            ),
             ("5xx answers, server errors and other violations", crash.get("other violations", 0)),
         ],
     )
@@ -359,6 +403,49 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
     listed = crash.get("violations") or []
     if listed:
         violations += "\n\nFirst violations:\n\n" + "\n".join(f"- {v}" for v in listed)
+    user_view = table(
+        ("user-visible audit", ""),
+        [
+            (
+                "reminder turns / replies / cards shown (distinct, all boots)",
+                ratio(
+                    c.get("user-visible reminder turns", 0),
+                    c.get("user-visible reminder replies", 0),
+                    c.get("user-visible reminder cards", 0),
+                ),
+            ),
+            (
+                "**user-visible duplicates (turns / replies / cards)**",
+                "**"
+                + ratio(
+                    c.get("user-visible duplicate turns", 0),
+                    c.get("user-visible duplicate replies", 0),
+                    c.get("user-visible duplicate cards", 0),
+                )
+                + "**",
+            ),
+            (
+                (
+                    "reminder turns re-started after a kill (same follow-up: its `turn/start` was "
+                    "shown, not yet durable, the model not yet called)"
+                ),
+                c.get("reminder turns re-started after a kill (same follow-up, no reply yet)", 0),
+            ),
+            (
+                "stall kills (writer held, killed at the end of the stall)",
+                crash.get("stall kills (storage writer held, killed at the end of the stall)", 0),
+            ),
+            (
+                "reminder `turn/start` appended before its dispatch was durable (server side)",
+                c.get("reminder turns started before their dispatch was durable (server)", 0),
+            ),
+            ("interrupted turns closed on resume (`turn/end` error `interrupted`)", closed),
+            (
+                "frames shown / history reads",
+                ratio(c.get("frames shown", 0), c.get("history reads", 0)),
+            ),
+        ],
+    )
     window_rows = [
         (
             "reminder follow-ups seen on a stream whose batch was not durable at the kill",
@@ -366,8 +453,9 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
         ),
         (
             (
-                "... whose reminder turn was already visible on the stream (delivered again "
-                "after the restart: the visible duplicate upstream documents)"
+                "... whose reminder turn was already visible on the stream (0 with the turn "
+                "gated on the durable dispatch; before that, the reminder was shown again after "
+                "the restart)"
             ),
             c.get("reminder turns seen on a stream before their dispatch was durable", 0),
         ),
@@ -376,7 +464,10 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
             c.get("dispatches durable, turn not started (re-queued on resume)", 0),
         ),
         (
-            "reminder turns interrupted by a kill (turn/start durable, no turn/end)",
+            (
+                "reminder turns interrupted by a kill (turn/start durable, no turn/end; closed "
+                "`interrupted` on resume)"
+            ),
             crash.get("interrupted reminder turns (turn/start durable, no turn/end)", 0),
         ),
     ]
@@ -388,7 +479,8 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
             f"{number(c.get('re-queued follow-ups whose turn then ran once', 0))} were seen "
             "re-queued and run exactly once right after the restart, and the final check found "
             "every dispatched reminder's turn run exactly once. "
-            f"{interrupted} reminder turns were interrupted (consumed, never re-run)."
+            f"{interrupted} reminder turns were interrupted (consumed, never re-run; closed "
+            "`interrupted` on resume, and no reply owed to the user audit)."
         )
     else:
         window_note = (
@@ -404,6 +496,7 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
             ("crash windows", windows.get("seconds", 0)),
             ("clock", clock.get("seconds", 0)),
             ("bad input", bad.get("seconds", 0)),
+            ("slow clients", slow.get("seconds", 0)),
         ],
     )
     machine = (
@@ -426,6 +519,8 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
         external=external,
         workload=workload,
         violations=violations,
+        user_view=user_view,
+        stall_ms=number(crash.get("stall (ms)", 300)),
         windows=table(("window", "count"), window_rows),
         window_note=window_note,
         requeued=number(windows.get("re-queued follow-ups verified", 0)),

@@ -109,6 +109,9 @@ async def test_crash_matrix(tmp_path: Path) -> None:
             "corrupted": categories["corrupted"],
             "other violations": categories["other"],
             "violations": [message for _, message in violations][:50],
+            "kill log (first 40)": [
+                {"lane": lane.index, **kill} for lane in lanes for kill in lane.kills
+            ][:40],
             "long creates (after_seconds)": "{}-{}".format(*lanes[0].long_range),
             "seconds": round(elapsed, 1),
         },

@@ -163,8 +163,9 @@ async def test_a_changed_stored_prefix_and_unfinished_work_are_reported(tmp_path
     assert [line.split(": ", 1)[1] for line in checked.pending_work(2**62, strict=True)] == [
         "schedule-1 due 2026-08-05T12:00:05.000Z not ended"
     ]
-    for name in ("dsh.sqlite3", "dsh.sqlite3-wal", "dsh.sqlite3-shm"):
-        (checked.data / name).unlink(missing_ok=True)
+    # Replace the store wholesale (database, WAL, and any file the backend keeps beside them).
+    for path in checked.data.glob("dsh.sqlite3*"):
+        path.unlink()
     await store(checked.data, [("user/message", {"text": "another history"})])
     checked.check("post-crash")
     assert categories(checked) == ["lost"]
