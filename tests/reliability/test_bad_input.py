@@ -300,7 +300,14 @@ def test_any_tool_arguments_give_a_value_or_a_closed_code(tally: Counter[str]) -
                     assert isinstance(value["message"], str)
                 else:
                     key = "invalid_delete_id" if name == "schedule_delete" else expected
-                    assert value == {"code": expected, "message": MESSAGES[key]}
+                    # The limit message quotes the configured limit, not the default.
+                    message = (
+                        f"This session already holds {MAX_ACTIVE} active reminders; "
+                        "delete one first."
+                        if expected == "too_many_active"
+                        else MESSAGES[key]
+                    )
+                    assert value == {"code": expected, "message": message}
                 seen[f"{name} -> {expected}"] += 1
                 return
             if name == "schedule_create":
