@@ -397,24 +397,16 @@ class SQLiteBackend:
         recorded = self._read_position_record()
         if recorded is None or (stored[0] >= recorded[0] and stored[1] >= recorded[1]):
             return
-        if self._accept_data_loss:
-            log.warning(
-                "storage.data_loss_accepted",
-                path=str(self._path),
-                stored_sessions=stored[0],
-                stored_events=stored[1],
-                acknowledged_sessions=recorded[0],
-                acknowledged_events=recorded[1],
-            )
-            return
-        log.error(
-            "storage.behind",
+        (log.warning if self._accept_data_loss else log.error)(
+            "storage.data_loss_accepted" if self._accept_data_loss else "storage.behind",
             path=str(self._path),
             stored_sessions=stored[0],
             stored_events=stored[1],
             acknowledged_sessions=recorded[0],
             acknowledged_events=recorded[1],
         )
+        if self._accept_data_loss:
+            return
         holds = "is missing or empty" if fresh else f"holds {_amount(stored)}"
         raise StorageBehindError(
             f"database file {self._path} {holds}, but {_amount(recorded)} were acknowledged "
