@@ -208,9 +208,6 @@ class PluginManager(SessionHooks):
                     log.error("plugin.bad_renderer_asset", plugin=plugin)
         return out
 
-    def has_impl(self, hook: str) -> bool:
-        return bool(self._impls(hook))
-
 
 def _args(impl: pluggy.HookImpl, kwargs: Mapping[str, object]) -> dict[str, object]:
     return {name: kwargs[name] for name in impl.argnames}
