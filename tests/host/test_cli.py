@@ -264,7 +264,8 @@ def test_serve_refuses_a_read_only_database_file(tmp_path):
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
-            pytest.skip("running as root without setpriv: a file mode cannot be enforced")
+            # util-linux (essential on Debian) ships it: its absence is a broken machine.
+            pytest.fail("running as root without setpriv: a file mode cannot be enforced")
         prefix = [setpriv, "--bounding-set=-dac_override"]
     data = tmp_path / "data"
     _store_with_sessions(data, "s1")
