@@ -24,6 +24,7 @@ from ._protocols import (
     ToolRegistry,
 )
 from ._specs import HOOK_NAMES, PROJECT, hookspec
+from ._tasks import Once, TaskSet, TaskSlot
 from ._types import (
     AgentBusyError,
     AgentDisposedError,
@@ -63,11 +64,14 @@ __all__ = [
     "EventRejectedError",
     "Host",
     "JSONValue",
+    "Once",
     "RendererAsset",
     "Session",
     "SessionHeader",
     "SessionNotLiveError",
     "SessionStore",
+    "TaskSet",
+    "TaskSlot",
     "TimerHandle",
     "Tool",
     "ToolCall",
