@@ -341,12 +341,13 @@ class LiveAgent:
         session = self._session
         store = self._registry.store
         delay = 0.0
-        while session.durable_length < required:
+        while store.durable_length(session) < required:
             if not store.is_live(session):
                 return False
             error = "unacknowledged"
             try:
-                if await store.flush(session) is True and session.durable_length >= required:
+                flushed = await store.flush(session) is True
+                if flushed and store.durable_length(session) >= required:
                     break
             except Exception as exc:
                 error = repr(exc)

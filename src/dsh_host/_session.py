@@ -7,8 +7,10 @@ A :class:`LiveSession` is an append-only log with contiguous ``seq``. The
 * every flush listener runs concurrently and all of them settle before a failure propagates
   (the first registered failure is raised);
 * the flush is durable only when some listener returned a literal ``True``;
-* only then is the observation ``session/flushed(session, through_seq)`` published, to internal
-  observers and to plugins; observer failures are logged and contained.
+* only then is the acknowledgement reported to the store's :class:`Durability` (the persistence
+  coordinator, the one authority on what is committed: :meth:`SessionStore.durable_length`
+  reads it), and then the observation ``session/flushed(session, through_seq)`` published, to
+  internal observers and to plugins; observer failures are logged and contained.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dsh_hookspecs import (
 from . import _json
 from ._clock import SystemClock
 from ._records import HEADER_VERSION
-from .persistence._backend import StoredSession
+from .persistence import Durability, StoredSession
 
 log = structlog.get_logger(__name__)
 
@@ -115,7 +117,6 @@ class LiveSession:
         "_store",
         "_view",
         "attached",
-        "durable_length",
         "first_live_seq",
     )
 
@@ -126,9 +127,6 @@ class LiveSession:
         self._view = _EventsView(self._events)
         #: Index of the first event appended by this object (the constructor seed length).
         self.first_live_seq = len(self._events)
-        #: How many leading events an acknowledged flush (or the load of a resumed Session)
-        #: proved stored: the maximum of every acknowledged ``through_seq``.
-        self.durable_length = 0
         self.attached = True
 
     def __repr__(self) -> str:
@@ -145,6 +143,11 @@ class LiveSession:
     @property
     def events(self) -> Sequence[Event]:
         return self._view
+
+    @property
+    def durable_length(self) -> int:
+        """compat: web switches to host.persistence.durable_length (read-only delegate)."""
+        return self._store.durable_length(self)
 
     def append(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
         return self.append_canonical(type, _json.canonical(data))
@@ -210,6 +213,7 @@ class SessionStore:
         self.clock: Clock = clock or SystemClock()
         self.hooks = hooks or SessionHooks()
         self._loader = loader
+        self._durability: Durability | None = None
         self._live: dict[str, LiveSession] = {}
         self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
         self._flush_listeners: list[FlushListener] = []
@@ -244,6 +248,10 @@ class SessionStore:
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
         self._loader = loader
 
+    def set_durability(self, durability: Durability) -> None:
+        """The authority on what is committed (the persistence coordinator sets itself)."""
+        self._durability = durability
+
     # -- queries ------------------------------------------------------------------------------
     def get(self, session_id: str) -> LiveSession | None:
         return self._live.get(session_id)
@@ -253,6 +261,12 @@ class SessionStore:
 
     def is_live(self, session: object) -> bool:
         return isinstance(session, LiveSession) and self._live.get(session.id) is session
+
+    def durable_length(self, session: LiveSession) -> int:
+        """Events ``[0, n)`` of ``session`` acknowledged durable, as the :class:`Durability`
+        answers (0 without one: nothing is proven then)."""
+        durability = self._durability
+        return 0 if durability is None else durability.durable_length(session)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def create(
@@ -354,7 +368,6 @@ class SessionStore:
         if header.id in self._live:
             raise ValueError(f"session {header.id} is already live")
         session = LiveSession(self, header, seed)
-        session.durable_length = stored_length
         self._live[header.id] = session
         for observer in list(self._open_observers):
             observer(session, reason, stored_length)
@@ -390,8 +403,9 @@ class SessionStore:
             durable = any(result is True for result in results)
         if not durable:
             return False
-        # Concurrent flushes may complete out of order: the maximum is what is proven.
-        session.durable_length = max(session.durable_length, through_seq)
+        # Before any observer runs, so each of them reads the advanced durable length.
+        if self._durability is not None:
+            self._durability.acknowledged(session, through_seq)
         self._publish_flushed(session, through_seq)
         return True
 

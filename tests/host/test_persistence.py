@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, SessionHeader
-from dsh_host import Host
+from dsh_host import Host, SessionStore
 from dsh_host._records import events_identical
-from dsh_host.persistence._backend import PrefixDivergedError, StorageError
-from dsh_host.persistence._memory import MemoryBackend
+from dsh_host.persistence import MemoryBackend, PrefixDivergedError, StorageError, StoredSession
 from dsh_host.testing import FaultInjectingBackend, wait_until
 
 
@@ -183,3 +184,145 @@ async def test_list_sessions_shows_live_and_stored_with_lineage(host):
     await host.close_session(child.session.id)
     rows = {row["id"]: row for row in await host.list_sessions()}
     assert rows[child.session.id]["live"] is False
+
+
+# -- one authority on what is committed: durable_length and proven_prefix --------------------
+
+
+async def test_durable_length_is_the_stored_length_after_a_resume(clock):
+    backend = MemoryBackend()
+    async with Host(backend=backend, clock=clock) as host:
+        agent = await host.create_session()
+        agent.session.append("user/message", {"text": "x"})
+        agent.session.append("user/message", {"text": "y"})
+        sid = agent.session.id
+    async with Host(backend=backend, clock=clock) as host:
+        agent = await host.resume_session(sid)
+        # Two stored events; the end-seed marker appended on resume is not durable yet.
+        assert len(agent.session.events) == 3
+        assert host.persistence.durable_length(agent.session) == 2
+        assert host.sessions.durable_length(agent.session) == 2
+        assert await host.sessions.flush(agent.session) is True
+        assert host.persistence.durable_length(agent.session) == 3
+
+
+async def test_durable_length_advances_only_on_an_acknowledged_flush(host, backend, clock):
+    session = host.sessions.create()
+    assert host.persistence.durable_length(session) == 0  # created: nothing proven yet
+    session.append("user/message", {"text": "a"})
+    assert host.persistence.durable_length(session) == 0  # an append is not durability
+    assert await host.sessions.flush(session) is True
+    assert host.persistence.durable_length(session) == 1
+
+    # Written behind, but no flush acknowledged it: storage holds it, the length stays.
+    session.append("user/message", {"text": "b"})
+    clock.advance(0.01)
+    await wait_until(lambda: backend.plan.append_calls[-1][1:] == (1, 1))
+    assert await stored_types(host, session.id) == ["user/message", "user/message"]
+    assert host.persistence.durable_length(session) == 1
+
+    # A failed flush does not move it.
+    session.append("user/message", {"text": "c"})
+    backend.plan.fail_appends = 1
+    with pytest.raises(StorageError, match="injected write failure"):
+        await host.sessions.flush(session)
+    assert host.persistence.durable_length(session) == 1
+
+    # Nor does a flush that stored everything but whose outcome is a failure (another
+    # listener raised, so the flush was never acknowledged).
+    async def refuse(_session: object) -> bool:
+        raise StorageError("injected listener failure")
+
+    remove = host.sessions.add_flush_listener(refuse)
+    with pytest.raises(StorageError, match="injected listener failure"):
+        await host.sessions.flush(session)
+    remove()
+    await assert_identical_prefix(host, session)
+    assert host.persistence.durable_length(session) == 1
+
+    assert await host.sessions.flush(session) is True
+    assert host.persistence.durable_length(session) == 3
+    assert session.durable_length == 3  # compat: the read-only delegate agrees
+
+
+async def test_durable_length_is_the_maximum_when_flushes_complete_out_of_order(host):
+    session = host.sessions.create()
+    session.append("user/message", {"text": "a"})
+    release = asyncio.Event()
+    calls = 0
+
+    async def slow_first(_session: object) -> None:  # observe-only: never acknowledges
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await release.wait()
+
+    seen: list[tuple[int, int]] = []
+
+    def flushed(flushed_session: object, through_seq: int) -> None:
+        seen.append((through_seq, host.persistence.durable_length(session)))
+
+    host.sessions.add_flush_listener(slow_first)
+    host.sessions.add_flushed_observer(flushed)
+    first = asyncio.create_task(host.sessions.flush(session))  # through_seq 1
+    await wait_until(lambda: calls == 1)
+    session.append("user/message", {"text": "b"})
+    assert await host.sessions.flush(session) is True  # through_seq 2 completes first
+    assert host.persistence.durable_length(session) == 2
+    release.set()
+    assert await first is True
+    assert host.persistence.durable_length(session) == 2  # the late, older flush: no step back
+    # Every session/flushed observer already reads the advanced length.
+    assert seen == [(2, 2), (1, 2)]
+
+
+async def test_durable_length_of_an_unknown_session_is_zero(host):
+    other = SessionStore().create()
+    assert host.persistence.durable_length(other) == 0
+
+
+async def test_proven_prefix_is_proved_once_per_durable_length(host, monkeypatch):
+    agent = await host.create_session()
+    session = agent.session
+    session.append("user/message", {"text": "a"})
+    assert await host.sessions.flush(session) is True
+    reads: list[str] = []
+    real = host.persistence.inspect
+
+    async def counting(session_id: str) -> StoredSession | None:
+        reads.append(session_id)
+        return await real(session_id)
+
+    monkeypatch.setattr(host.persistence, "inspect", counting)
+    assert await host.persistence.proven_prefix(session) == 1
+    session.append("user/message", {"text": "b"})
+    assert await host.persistence.proven_prefix(session) == 1  # no flush since: reused
+    assert len(reads) == 1
+    assert await host.sessions.flush(session) is True
+    assert await host.persistence.proven_prefix(session, needed=1) == 1  # covers the range
+    assert len(reads) == 1
+    assert await host.persistence.proven_prefix(session) == 2  # the durable length moved
+    assert len(reads) == 2
+
+
+@pytest.mark.parametrize("how", ["absent", "fails", "diverged"])
+async def test_proven_prefix_proves_nothing_without_an_identical_stored_prefix(
+    host, monkeypatch, how
+):
+    agent = await host.create_session()
+    session = agent.session
+    assert await host.sessions.flush(session) is True
+    session.append("user/message", {"text": "a"})
+
+    async def inspect(session_id: str) -> StoredSession | None:
+        if how == "fails":
+            raise StorageError("injected inspection failure")
+        if how == "absent":
+            return None
+        forged = Event(seq=0, type="user/message", time=0, data={"text": "forged"})
+        return StoredSession(header=session.header, events=(forged,))
+
+    monkeypatch.setattr(host.persistence, "inspect", inspect)
+    with capture_logs() as logs:
+        assert await host.persistence.proven_prefix(session) == 0
+    assert any(e["event"].startswith("web.history_") for e in logs)

@@ -22,20 +22,23 @@ from ._backend import (
     StoredSummary,
     damaged_sessions,
 )
-from ._coordinator import check_stored_prefix
+from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._lock import DataDirLock
 from ._memory import MemoryBackend
 from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
     "Backend",
+    "Coordinator",
     "DamagedSummary",
     "DataDirLock",
     "DataDirLockedError",
+    "Durability",
     "MemoryBackend",
     "PrefixDivergedError",
     "SQLiteBackend",
     "SessionListing",
+    "SessionSource",
     "StorageBehindError",
     "StorageConflictError",
     "StorageCorruptError",

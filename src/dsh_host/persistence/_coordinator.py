@@ -12,53 +12,102 @@ the stored Session, checks that the header and every stored event are identical 
 prefix, adopts the stored length as the cursor and writes only the missing suffix. A stored
 prefix that differs is refused with :class:`PrefixDivergedError` and never overwritten; a Session
 that was materialized once and has vanished from storage is refused too.
+
+It is the one authority on "what is committed": :meth:`Coordinator.durable_length` is how many
+leading events of a live Session object are acknowledged durable (the stored length when it was
+resumed, 0 for a created or forked one until its first flush; then the maximum ``through_seq``
+of every acknowledged flush, so flushes completing out of order never move it back), and
+:meth:`Coordinator.proven_prefix` is how much of what storage holds is proven identical to it.
+
+This module sits on the storage floor, below the Sessions: it types the live Sessions against
+:class:`dsh_hookspecs.Session` and the store it observes against :class:`SessionSource`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 import structlog
 
-from dsh_hookspecs import Clock, Session, TimerHandle
+from dsh_hookspecs import Clock, Event, Session, TaskSet, TimerHandle
 
 from .._records import events_identical, headers_identical
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
 
-if TYPE_CHECKING:  # annotations only: _session imports this package
-    from .._session import LiveSession, OpenReason, SessionStore
-
 log = structlog.get_logger(__name__)
+
+
+class Durability(Protocol):
+    """What a store asks about and tells of durability (the :class:`Coordinator` is one)."""
+
+    def durable_length(self, session: Session) -> int:
+        """Events ``[0, n)`` of this live Session object are acknowledged durable."""
+        ...
+
+    def acknowledged(self, session: Session, through_seq: int) -> None:
+        """A flush of ``session`` captured at ``through_seq`` was acknowledged durable."""
+        ...
+
+
+class SessionSource(Protocol):
+    """The observations the coordinator subscribes to (the host's ``SessionStore``).
+
+    Each ``add_*`` returns a callable that removes the subscription.
+    """
+
+    def add_open_observer(
+        self, observer: Callable[[Session, str, int], None]
+    ) -> Callable[[], None]: ...
+
+    def add_append_observer(
+        self, observer: Callable[[Session, Event], None]
+    ) -> Callable[[], None]: ...
+
+    def add_flush_listener(
+        self, listener: Callable[[Session], Awaitable[bool | None]]
+    ) -> Callable[[], None]: ...
+
+    def add_detach_observer(self, observer: Callable[[Session], None]) -> Callable[[], None]: ...
+
+    def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None: ...
+
+    def set_durability(self, durability: Durability) -> None: ...
 
 
 class _State:
     __slots__ = (
         "cursor",
+        "detached",
+        "durable",
         "lock",
         "materialized",
         "timer",
         "write_failed",
     )
 
-    def __init__(self, cursor: int | None, materialized: bool) -> None:
+    def __init__(self, cursor: int | None, materialized: bool, durable: int) -> None:
         #: Events ``[0, cursor)`` are known to be stored; ``None`` = unknown, reconcile first.
         self.cursor = cursor
         #: Storage held this Session at some point (a later absence is data loss, not "new").
         self.materialized = materialized
+        #: Events ``[0, durable)`` are acknowledged durable (:meth:`Coordinator.durable_length`).
+        self.durable = durable
+        #: The store detached the Session: no more background writes start for it.
+        self.detached = False
         self.lock = asyncio.Lock()
         self.timer: TimerHandle | None = None
         self.write_failed = False
 
 
 class Coordinator:
-    """Connects a :class:`SessionStore` to a :class:`Backend`."""
+    """Connects a Session store (:class:`SessionSource`) to a :class:`Backend`."""
 
     def __init__(
         self,
-        store: SessionStore,
+        store: SessionSource,
         backend: Backend,
         *,
         clock: Clock,
@@ -68,8 +117,15 @@ class Coordinator:
         self.backend = backend
         self.clock = clock
         self.batch_delay = batch_delay
-        self._states: weakref.WeakKeyDictionary[LiveSession, _State] = weakref.WeakKeyDictionary()
-        self._background: set[asyncio.Task[None]] = set()
+        self._states: weakref.WeakKeyDictionary[Session, _State] = weakref.WeakKeyDictionary()
+        #: Per exact live Session object: ``(durable length at the proof, proven stored
+        #: length)``. A proven prefix stays proven (the log is append-only and storage only
+        #: grows by the live events), so a proof is reused while no flush has moved the durable
+        #: length, or while it covers the page.
+        self._proofs: weakref.WeakKeyDictionary[Session, tuple[int, int]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._background = TaskSet("persistence.background_drain")
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = [
             store.add_open_observer(self._on_open),
@@ -78,16 +134,74 @@ class Coordinator:
             store.add_detach_observer(self._on_detach),
         ]
         store.set_loader(self.backend.load)
+        store.set_durability(self)
+
+    # -- what is committed ------------------------------------------------------------------
+    def durable_length(self, session: Session) -> int:
+        """Events ``[0, n)`` of this live Session object are acknowledged durable.
+
+        The stored length when it was resumed, 0 for a created or forked Session until its
+        first acknowledged flush, then the maximum ``through_seq`` of every acknowledged flush
+        (an unacknowledged or failed flush never moves it). 0 for a Session this coordinator
+        does not know.
+        """
+        state = self._states.get(session)
+        return 0 if state is None else state.durable
+
+    def acknowledged(self, session: Session, through_seq: int) -> None:
+        """The store's report of an acknowledged flush (before ``session/flushed`` observers)."""
+        state = self._states.get(session)
+        if state is not None and through_seq > state.durable:
+            state.durable = through_seq
+
+    async def proven_prefix(self, session: Session, *, needed: int | None = None) -> int:
+        """Length of the stored prefix proven identical to ``session`` (0 when none is proven).
+
+        The stored header must match (an absent ``delegationDepth`` counts as 0) and every stored
+        event must equal the live event at its index; a stored log longer than the live one, any
+        mismatch, no stored Session or a failed read proves nothing (the reason is logged).
+        ``needed``: the end of the caller's range. A previous proof of this Session object is
+        reused when its :meth:`durable_length` has not moved since, or when it covers ``needed``.
+        """
+        durable = self.durable_length(session)
+        cached = self._proofs.get(session)
+        if cached is not None:
+            proven_at, proven = cached
+            if proven_at == durable or (needed is not None and proven >= needed):
+                return proven
+        proven = await self._prove(session)
+        if proven:
+            self._proofs[session] = (durable, proven)
+        return proven
+
+    async def _prove(self, session: Session) -> int:
+        # The log event names are the ones history pages logged before this proof moved here.
+        try:
+            stored = await self.inspect(session.id)
+        except Exception as exc:
+            log.warning("web.history_inspect_failed", session_id=session.id, error=str(exc))
+            return 0
+        if stored is None:
+            log.info("web.history_not_stored", session_id=session.id)
+            return 0
+        try:
+            check_stored_prefix(session, stored)
+        except PrefixDivergedError as exc:
+            log.warning("web.history_prefix_unproven", session_id=session.id, reason=str(exc))
+            return 0
+        return len(stored.events)
 
     # -- store observers ------------------------------------------------------------------
-    def _on_open(self, session: LiveSession, reason: OpenReason, stored_length: int) -> None:
+    def _on_open(self, session: Session, reason: str, stored_length: int) -> None:
         if reason == "resumed":
-            self._states[session] = _State(cursor=stored_length, materialized=True)
+            self._states[session] = _State(
+                cursor=stored_length, materialized=True, durable=stored_length
+            )
         else:
             # Created and forked Sessions are written with their header on the first drain.
-            self._states[session] = _State(cursor=None, materialized=False)
+            self._states[session] = _State(cursor=None, materialized=False, durable=0)
 
-    def _on_append(self, session: LiveSession, _event: object) -> None:
+    def _on_append(self, session: Session, _event: object) -> None:
         state = self._states.get(session)
         if state is None or self._closed:
             return
@@ -97,12 +211,17 @@ class Coordinator:
                 self.batch_delay, lambda: self._start_background(session)
             )
 
-    def _on_detach(self, session: LiveSession) -> None:
-        state = self._states.pop(session, None)
-        if state is not None and state.timer is not None:
+    def _on_detach(self, session: Session) -> None:
+        # The state stays while the object lives: its durable length still answers.
+        state = self._states.get(session)
+        if state is None:
+            return
+        state.detached = True
+        if state.timer is not None:
             state.timer.cancel()
+            state.timer = None
 
-    async def _on_flush(self, session: LiveSession) -> bool:
+    async def _on_flush(self, session: Session) -> bool:
         state = self._states.get(session)
         if state is None:
             raise StorageError(f"session {session.id} is not tracked by persistence")
@@ -113,18 +232,16 @@ class Coordinator:
         return True
 
     # -- background write-behind ------------------------------------------------------------
-    def _start_background(self, session: LiveSession) -> None:
+    def _start_background(self, session: Session) -> None:
         state = self._states.get(session)
-        if state is None:
+        if state is None or state.detached:
             return
         state.timer = None
         if self._closed or state.write_failed:
             return
-        task = asyncio.get_running_loop().create_task(self._background_drain(session, state))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(self._background_drain(session, state))
 
-    async def _background_drain(self, session: LiveSession, state: _State) -> None:
+    async def _background_drain(self, session: Session, state: _State) -> None:
         try:
             await self._drain(session, state)
         except Exception as exc:
@@ -139,7 +256,7 @@ class Coordinator:
             )
 
     # -- the write path -----------------------------------------------------------------------
-    async def _drain(self, session: LiveSession, state: _State) -> None:
+    async def _drain(self, session: Session, state: _State) -> None:
         async with state.lock:
             while True:
                 if state.cursor is None:
@@ -160,7 +277,7 @@ class Coordinator:
                 state.materialized = True
                 state.cursor = end
 
-    async def _reconcile(self, session: LiveSession, state: _State) -> None:
+    async def _reconcile(self, session: Session, state: _State) -> None:
         stored = await self.backend.load(session.id)
         if stored is None:
             if state.materialized:
@@ -187,8 +304,7 @@ class Coordinator:
             if state.timer is not None:
                 state.timer.cancel()
                 state.timer = None
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.join()
 
     async def inspect(self, session_id: str) -> StoredSession | None:
         """The stored header and events of ``session_id`` (for identity checks and cold history)."""
