@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shutil
@@ -34,14 +35,39 @@ DB = "dsh.sqlite3"
 BOUND = 30.0  # seconds: the most any wait on a condition may take before the test fails
 
 
-@pytest.fixture
-async def backend(tmp_path: Path) -> AsyncIterator[SQLiteBackend]:
-    backend = SQLiteBackend(tmp_path)
+@contextlib.asynccontextmanager
+async def opened(folder: Path, *, accept_data_loss: bool = False) -> AsyncIterator[SQLiteBackend]:
+    """An open backend on ``folder``, closed when the block ends, however it ends."""
+    backend = SQLiteBackend(folder, accept_data_loss=accept_data_loss)
     await backend.open()
     try:
         yield backend
     finally:
         await backend.close()
+
+
+def run_sql(db: Path, *statements: str) -> None:
+    """Change the store behind dsh's back, as another program would."""
+    outside = sqlite3.connect(db, isolation_level=None)
+    try:
+        for statement in statements:
+            outside.execute(statement)
+    finally:
+        outside.close()
+
+
+async def _assert_released(folder: Path, backend: SQLiteBackend) -> None:
+    """After a refused open the folder is free again, and closing the refused backend is a no-op."""
+    lock = DataDirLock(folder)
+    lock.acquire()
+    lock.release()
+    await backend.close()
+
+
+@pytest.fixture
+async def backend(tmp_path: Path) -> AsyncIterator[SQLiteBackend]:
+    async with opened(tmp_path) as backend:
+        yield backend
 
 
 async def wait_until(condition: Callable[[], bool]) -> None:
@@ -69,6 +95,16 @@ class BlockedWorker:
     def release(self) -> None:
         self._release.set()
         self._done.result(BOUND)
+
+
+def start_creates(backend: SQLiteBackend, count: int, *, length: int) -> list[asyncio.Task[None]]:
+    """Appends creating ``s0`` .. ``s<count-1>`` with ``length`` events each, as tasks."""
+    return [
+        asyncio.create_task(
+            backend.append(f"s{i}", 0, make_events(0, length), make_header(f"s{i}"))
+        )
+        for i in range(count)
+    ]
 
 
 def wal_bytes(db: Path) -> int:
@@ -122,10 +158,7 @@ async def test_concurrent_appends_share_one_transaction(backend: SQLiteBackend) 
     before = backend.commits
     blocker = BlockedWorker(backend)
     try:
-        tasks = [
-            asyncio.create_task(backend.append(f"s{i}", 0, make_events(0, 2), make_header(f"s{i}")))
-            for i in range(50)
-        ]
+        tasks = start_creates(backend, 50, length=2)
         await wait_until(lambda: backend.pending == 50)
     finally:
         blocker.release()
@@ -211,10 +244,7 @@ async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
     await backend.open()
     blocker = BlockedWorker(backend)
     try:
-        tasks = [
-            asyncio.create_task(backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}")))
-            for i in range(10)
-        ]
+        tasks = start_creates(backend, 10, length=1)
         await wait_until(lambda: backend.pending == 10)
         closing = asyncio.create_task(backend.close())
         await wait_until(lambda: not backend._accepting)
@@ -228,12 +258,8 @@ async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
     assert asyncio.all_tasks() == {asyncio.current_task()}
     assert not [t for t in threading.enumerate() if t.name.startswith("dsh-sqlite")]
 
-    again = SQLiteBackend(tmp_path)
-    await again.open()
-    try:
+    async with opened(tmp_path) as again:
         assert len(await again.list_sessions()) == 10
-    finally:
-        await again.close()
 
 
 # -- the data-folder lock ------------------------------------------------------------------
@@ -363,12 +389,18 @@ async def children() -> AsyncIterator[list[Child]]:
             await child.kill()
 
 
+async def open_child(children: list[Child], mode: str, folder: Path) -> Child:
+    """A child in ``mode`` on ``folder`` (killed at teardown), once it has the store open."""
+    child = await Child.start(mode, folder)
+    children.append(child)
+    await child.line("child: open")
+    return child
+
+
 async def test_a_folder_held_by_a_live_process_is_refused_until_it_dies(
     tmp_path: Path, children: list[Child]
 ) -> None:
-    child = await Child.start("hold", tmp_path)
-    children.append(child)
-    await child.line("child: open")
+    child = await open_child(children, "hold", tmp_path)
 
     with pytest.raises(DataDirLockedError) as caught:
         await SQLiteBackend(tmp_path).open()
@@ -379,32 +411,22 @@ async def test_a_folder_held_by_a_live_process_is_refused_until_it_dies(
     assert child.proc.returncode == -9
     # The lock file of the dead process is still there, and does not block.
     assert (tmp_path / "dsh.lock").read_text().strip() == str(child.proc.pid)
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         assert await backend.list_sessions() == []
-    finally:
-        await backend.close()
 
 
 async def test_a_committed_append_survives_sigkill_of_the_writer(
     tmp_path: Path, children: list[Child]
 ) -> None:
-    child = await Child.start("append", tmp_path)
-    children.append(child)
-    await child.line("child: open")
+    child = await open_child(children, "append", tmp_path)
     last = -1
     while last < 30:
         last = int((await child.line("child: committed")).split()[-1])
     await child.kill()  # the writer is killed while it keeps appending
     assert child.proc.returncode == -9
 
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         stored = await backend.load("s")
-    finally:
-        await backend.close()
     assert stored is not None
     # Every acknowledged append is there, and what is there is a contiguous, exact prefix.
     assert len(stored.events) >= last + 1
@@ -421,9 +443,7 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
     tmp_path: Path, damage: str
 ) -> None:
     live, copy = tmp_path / "live", tmp_path / "copy"
-    backend = SQLiteBackend(live)
-    await backend.open()
-    try:
+    async with opened(live) as backend:
         for sid in ("a", "b", "c"):
             await backend.append(sid, 0, make_events(0, 2, sid), make_header(sid))
         for round_ in range(3):
@@ -440,8 +460,6 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
         copy.mkdir()
         shutil.copyfile(live / DB, copy / DB)
         shutil.copyfile(live / f"{DB}-wal", copy / f"{DB}-wal")
-    finally:
-        await backend.close()
 
     wal = copy / f"{DB}-wal"
     if damage == "garbage-tail":
@@ -450,9 +468,7 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
     else:
         os.truncate(wal, (before_last + after_last) // 2)
 
-    reopened = SQLiteBackend(copy)
-    await reopened.open()
-    try:
+    async with opened(copy) as reopened:
         for sid in ("a", "b"):
             assert_stored(await reopened.load(sid), make_header(sid), make_events(0, 8, sid))
         c_events = make_events(0, 8, "c")
@@ -461,25 +477,19 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
         assert_stored(await reopened.load("c"), make_header("c"), c_events)
         # The recovered store is writable at the recovered cursor.
         await reopened.append("c", len(c_events), [make_event(len(c_events), "after")])
-    finally:
-        await reopened.close()
 
 
 # -- corruption: reported, never repaired --------------------------------------------------
 
 
 async def _write_some_data(folder: Path, sessions: int = 40) -> None:
-    backend = SQLiteBackend(folder)
-    await backend.open()
-    try:
+    async with opened(folder) as backend:
         await asyncio.gather(
             *(
                 backend.append(f"s{i}", 0, make_events(0, 5, "z" * 200), make_header(f"s{i}", i))
                 for i in range(sessions)
             )
         )
-    finally:
-        await backend.close()
 
 
 async def _assert_refused_unchanged(folder: Path, match: str) -> StorageCorruptError:
@@ -490,11 +500,7 @@ async def _assert_refused_unchanged(folder: Path, match: str) -> StorageCorruptE
         await backend.open()
     assert str(db) in str(caught.value)
     assert db.read_bytes() == before
-    # The refused open released the folder.
-    lock = DataDirLock(folder)
-    lock.acquire()
-    lock.release()
-    await backend.close()
+    await _assert_released(folder, backend)  # the refused open released the folder
     return caught.value
 
 
@@ -527,13 +533,9 @@ async def test_a_damaged_page_fails_quick_check_and_is_left_alone(tmp_path: Path
 
 
 async def test_corruption_met_after_open_is_a_storage_corrupt_error(tmp_path: Path) -> None:
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         events = [make_event(i, {"blob": "q" * 500}) for i in range(200)]
         await backend.append("s", 0, events, make_header("s"))
-    finally:
-        await backend.close()
     db = tmp_path / DB
     outside = sqlite3.connect(db)
     try:
@@ -542,17 +544,13 @@ async def test_corruption_met_after_open_is_a_storage_corrupt_error(tmp_path: Pa
     finally:
         outside.close()
 
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         # Damage every events leaf page on disk under the open backend.
         with db.open("r+b") as f:
             f.seek(last_root * page_size)
             f.write(b"\xff" * (db.stat().st_size - last_root * page_size))
         with pytest.raises(StorageCorruptError, match=re.escape(f"database file {db} is corrupt")):
             await backend.load("s")
-    finally:
-        await backend.close()
 
 
 @pytest.mark.parametrize(
@@ -594,53 +592,32 @@ async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
     tmp_path: Path, sql: str, match: str, lost: bool
 ) -> None:
     await _write_some_data(tmp_path, sessions=5)
-    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
-    try:
-        outside.execute(sql)
-    finally:
-        outside.close()
+    run_sql(tmp_path / DB, sql)
     if lost:
         with pytest.raises(StorageBehindError, match="acknowledged commits are missing"):
             await SQLiteBackend(tmp_path).open()
-    backend = SQLiteBackend(tmp_path, accept_data_loss=lost)
-    await backend.open()
-    try:
+    async with opened(tmp_path, accept_data_loss=lost) as backend:
         with pytest.raises(StorageCorruptError, match=re.escape(match)):
             await backend.load("s3")
         assert await backend.load("s2") is not None
-    finally:
-        await backend.close()
 
 
 async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
     await _write_some_data(tmp_path, sessions=1)
-    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
-    try:
-        outside.execute("PRAGMA user_version = 7")
-    finally:
-        outside.close()
+    run_sql(tmp_path / DB, "PRAGMA user_version = 7")
     await _assert_refused_unchanged(tmp_path, "unknown schema version 7")
 
 
 async def test_a_database_that_is_not_ours_is_reported(tmp_path: Path) -> None:
-    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
-    try:
-        outside.execute("CREATE TABLE notes (body TEXT)")
-        outside.execute("INSERT INTO notes VALUES ('keep me')")
-    finally:
-        outside.close()
+    run_sql(tmp_path / DB, "CREATE TABLE notes (body TEXT)", "INSERT INTO notes VALUES ('keep me')")
     await _assert_refused_unchanged(tmp_path, "is not a dsh store")
 
 
 async def test_an_empty_file_is_a_fresh_store(tmp_path: Path) -> None:
     (tmp_path / DB).write_bytes(b"")
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 1))
-    finally:
-        await backend.close()
 
 
 # -- a store that cannot be written is refused at open ----------------------------------------
@@ -664,18 +641,11 @@ async def test_an_unknown_write_version_is_refused_at_open_and_left_alone(tmp_pa
         await backend.open()
     assert db.read_bytes() == before
     # The refused open released the folder and left nothing open.
-    lock = DataDirLock(tmp_path)
-    lock.acquire()
-    lock.release()
-    await backend.close()
+    await _assert_released(tmp_path, backend)
     # Made writable again, the same store opens with everything it held.
     _set_write_version(db, 2)
-    again = SQLiteBackend(tmp_path)
-    await again.open()
-    try:
+    async with opened(tmp_path) as again:
         assert len(await again.list_sessions()) == 2
-    finally:
-        await again.close()
 
 
 # -- an undecodable Session row is listed as damaged, beside the others ------------------------
@@ -712,18 +682,12 @@ async def test_an_undecodable_session_row_is_listed_as_damaged_beside_the_others
 ) -> None:
     # Fails before this fix: one such row made every listing raise StorageCorruptError.
     await _write_some_data(tmp_path, sessions=5)
-    outside = sqlite3.connect(tmp_path / DB, isolation_level=None)
-    try:
-        outside.execute(sql)
-    finally:
-        outside.close()
+    run_sql(tmp_path / DB, sql)
     db = tmp_path / DB
     readers: list[Callable[[], Awaitable[Sequence[StoredSummary]]]] = [
         lambda: asyncio.to_thread(list_sessions_read_only, tmp_path)
     ]
-    backend = SQLiteBackend(tmp_path)
-    await backend.open()
-    try:
+    async with opened(tmp_path) as backend:
         readers.append(backend.list_sessions)
         for read in readers:
             listed = await read()
@@ -742,8 +706,6 @@ async def test_an_undecodable_session_row_is_listed_as_damaged_beside_the_others
         with pytest.raises(StorageCorruptError, match=re.escape(f"database file {db}")):
             await backend.load("s3")
         assert await backend.load("s4") is not None
-    finally:
-        await backend.close()
 
 
 # -- silent loss: the store behind the last acknowledged position is refused --------------------
@@ -778,10 +740,7 @@ async def _assert_refused_for_loss(folder: Path, match: str) -> None:
     assert "\n" not in message
     assert "--accept-data-loss" in message  # names the override
     assert (db.read_bytes() if db.exists() else None) == before  # nothing written
-    lock = DataDirLock(folder)  # the refused open released the folder
-    lock.acquire()
-    lock.release()
-    await backend.close()
+    await _assert_released(folder, backend)  # the refused open released the folder
 
 
 async def test_a_lost_wal_is_refused_at_open_and_the_override_starts_anyway(
@@ -855,9 +814,5 @@ async def test_no_alarm_without_loss_fresh_clean_crashed_or_with_a_lagging_recor
         (tmp_path / "crashed", [5, 3, 3]),
         (tmp_path / "lagging", [5, 4, 3]),
     ):
-        reopened = SQLiteBackend(folder)
-        await reopened.open()
-        try:
+        async with opened(folder) as reopened:
             assert [s.length for s in await reopened.list_sessions()] == lengths
-        finally:
-            await reopened.close()
