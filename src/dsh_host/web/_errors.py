@@ -47,14 +47,19 @@ HTTP   code                        when
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Final
 
+import structlog
 from starlette.responses import Response
 
 from dsh_hookspecs import JSONValue
 
 from .. import _json
+from ..persistence import StorageError
+
+log = structlog.get_logger(__name__)
 
 #: Every code this module may answer with, and its HTTP status.
 ERROR_CODES: Final[Mapping[str, int]] = {
@@ -110,3 +115,25 @@ def json_response(
 
 def error_response(code: str, message: str, headers: Mapping[str, str] | None = None) -> Response:
     return json_response({"error": {"code": code, "message": message}}, ERROR_CODES[code], headers)
+
+
+#: What a failing storage read or write raises (a backend's error, or the file system's).
+STORAGE_FAILURES: Final = (StorageError, OSError)
+
+
+@contextmanager
+def storage_operation(operation: str) -> Iterator[None]:
+    """Answer a storage failure inside the block with 503 ``storage_unavailable``.
+
+    ``operation`` (``"create"``, ``"list"``, ...) is logged and named in the message, so a client
+    and an operator both see which call storage refused. Anything else passes through.
+    """
+    try:
+        yield
+    except STORAGE_FAILURES as exc:
+        log.warning(
+            "web.storage_failed", operation=operation, error=str(exc), error_type=type(exc).__name__
+        )
+        raise ApiError(
+            "storage_unavailable", f"storage is unavailable ({operation}); retry later"
+        ) from None

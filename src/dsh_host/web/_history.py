@@ -35,7 +35,7 @@ from dsh_hookspecs import Event, JSONValue
 from .._host import Host
 from .._session import LiveSession
 from ..persistence import PrefixDivergedError, StoredSession, check_stored_prefix
-from ._sidecar import present
+from ._present import present
 
 log = structlog.get_logger(__name__)
 

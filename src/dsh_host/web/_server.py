@@ -23,6 +23,8 @@ import structlog
 import uvicorn
 from starlette.applications import Starlette
 
+from dsh_hookspecs import TaskSlot
+
 from .._host import Host
 from ._app import create_app
 from ._guard import is_loopback
@@ -101,7 +103,7 @@ class WebServer:
         self.sidecar: Sidecar | None = None
         self._server: uvicorn.Server | None = None
         self._socket: socket.socket | None = None
-        self._main_loop: asyncio.Task[None] | None = None
+        self._main_loop = TaskSlot("dsh-web-main-loop")
         self._app: Starlette | None = None
         self._stopped = False
 
@@ -154,9 +156,7 @@ class WebServer:
             sidecar.close()
             raise
         self.sidecar, self._server, self._socket, self._app = sidecar, server, sock, app
-        self._main_loop = asyncio.get_running_loop().create_task(
-            server.main_loop(), name="dsh-web-main-loop"
-        )
+        self._main_loop.start(server.main_loop, on_done=_log_main_loop_failure)
         port = sock.getsockname()[1]
         shown = f"[{self.bind_host.strip('[]')}]" if ":" in self.bind_host else self.bind_host
         self.url = f"http://{shown}:{port}"
@@ -175,10 +175,12 @@ class WebServer:
         app.state.web.closing = True
         sidecar.close()
         server.should_exit = True
-        if self._main_loop is not None:
-            try:
-                await self._main_loop  # returns within one 0.1 s tick of should_exit
-            except Exception:
-                log.exception("web.main_loop_failed")  # still close the listener below
+        await self._main_loop.join()  # returns within one 0.1 s tick of should_exit
         await server.shutdown(sockets=[self._socket] if self._socket is not None else None)
         log.info("web.stopped", url=self.url)
+
+
+def _log_main_loop_failure(task: asyncio.Task[None]) -> None:
+    # A failed main loop still lets stop() close the listener; the failure is logged once.
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("web.main_loop_failed", exc_info=exc)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -39,6 +39,7 @@ from dsh_hookspecs import Event, JSONValue
 from .. import _json
 from .._plugins import PluginManager
 from .._session import LiveSession, OpenReason, SessionStore
+from ._present import present
 
 log = structlog.get_logger(__name__)
 
@@ -72,24 +73,6 @@ def encode_frame(event: Event, view: JSONValue | None) -> bytes:
 
 def make_frame(event: Event, view: JSONValue | None = None, *, late: bool = False) -> Frame:
     return Frame(event=event, view=view, late=late, data=encode_frame(event, view))
-
-
-def present(
-    plugins: PluginManager, events: Sequence[Event], seq: int, seed_length: int
-) -> JSONValue | None:
-    """The sidecar for ``events[seq]`` (``{"for": "event", "view": ...}``) or ``None``.
-
-    The facade already logs and skips a failing plugin; this also contains a view that is not
-    strict JSON, so a presentation problem only ever means "served raw".
-    """
-    try:
-        view = plugins.event_present(events, seq, seed_length)
-        if view is None:
-            return None
-        return {"for": "event", "view": _json.canonical(view)}
-    except Exception:
-        log.exception("web.present_failed", seq=seq)
-        return None
 
 
 class SubscriptionClosedError(Exception):
@@ -188,9 +171,6 @@ class Sidecar:
         """How many leading events of ``session`` a successful flush has covered."""
         return self._watermarks.get(session, 0)
 
-    def present(self, events: Sequence[Event], seq: int, seed_length: int) -> JSONValue | None:
-        return present(self._plugins, events, seq, seed_length)
-
     def subscriber_count(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))
 
@@ -250,6 +230,6 @@ class Sidecar:
         events = session.events
         seed_length = session.header.seed_length or 0
         for seq in range(previous, min(through_seq, len(events))):
-            view = self.present(events, seq, seed_length)
+            view = present(self._plugins, events, seq, seed_length)
             if view is not None:
                 self._broadcast(session.id, make_frame(events[seq], view, late=True))

@@ -21,21 +21,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final
 
 import structlog
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from dsh_hookspecs import Event, JSONValue
+from dsh_hookspecs import Event, TaskSlot
 
+from .._plugins import PluginManager
+from ._present import present
 from ._protocol import ABORT
 from ._sidecar import Subscription, SubscriptionClosedError, encode_frame
 
 log = structlog.get_logger(__name__)
-
-#: ``present(events, seq, seed_length)``: the sidecar view of ``events[seq]`` or ``None``.
-Presenter: TypeAlias = "Callable[[Sequence[Event], int, int], JSONValue | None]"
 
 SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -63,7 +62,7 @@ class EventStream(Response):
         self,
         subscription: Subscription,
         replay: Replay,
-        present: Presenter,
+        plugins: PluginManager,
         *,
         keepalive: float,
         send_timeout: float,
@@ -73,7 +72,7 @@ class EventStream(Response):
         self.background = None
         self._subscription = subscription
         self._replay = replay
-        self._present = present
+        self._plugins = plugins
         self._keepalive = keepalive
         self._send_timeout = send_timeout
         self._abort: Callable[[], None] | None = None
@@ -87,12 +86,14 @@ class EventStream(Response):
             if scope["method"] == "HEAD":
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 return
-            watcher = asyncio.get_running_loop().create_task(_watch(receive, subscription))
+            # The watcher owns ``receive`` while the pump owns ``send``; it lives as long as
+            # the pump (a TaskGroup would turn a watcher failure into the stream's failure).
+            watcher = TaskSlot("dsh-web-stream-watcher")
+            watcher.start(lambda: _watch(receive, subscription))
             try:
                 complete = await self._pump(send)
             finally:
-                watcher.cancel()
-                await asyncio.gather(watcher, return_exceptions=True)
+                await watcher.stop()
             if complete:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
@@ -100,13 +101,15 @@ class EventStream(Response):
 
     async def _pump(self, send: Send) -> bool:
         """Send replay then live frames; False when the client stopped taking them."""
-        replay, subscription, present = self._replay, self._subscription, self._present
+        replay, subscription = self._replay, self._subscription
         for seq in replay.seqs:
             if subscription.closed:
                 return subscription.reason != "disconnected"
             event = replay.events[seq]
             view = (
-                present(replay.events, seq, replay.seed_length) if seq < replay.view_limit else None
+                present(self._plugins, replay.events, seq, replay.seed_length)
+                if seq < replay.view_limit
+                else None
             )
             if not await self._send(send, encode_frame(event, view)):
                 return False

@@ -1,0 +1,218 @@
+"""The JSON API's handlers: Sessions, messages, flushes, history pages and event streams.
+
+Each handler parses its request first (:mod:`._requests`; a refused request changes no Session),
+then does one host operation. A storage failure anywhere in one is answered by
+:func:`~._errors.storage_operation` with 503 ``storage_unavailable`` naming the operation. The
+stream itself lives in :mod:`._stream`, its data in :mod:`._sidecar`, pages in :mod:`._history`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from dsh_hookspecs import (
+    AgentDisposedError,
+    Event,
+    EventRejectedError,
+    JSONValue,
+    SessionNotLiveError,
+)
+
+from .._agent import LiveAgent
+from .._host import Host
+from .._session import ForkBoundaryError
+from ..persistence import StoredSession
+from ._errors import ApiError, json_response, storage_operation
+from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
+from ._requests import fields, last_event_id, query, read_json, session_id, uint
+from ._sidecar import Sidecar
+from ._stream import EventStream, Replay
+
+_NO_QUERY = frozenset[str]()
+
+
+@dataclass(slots=True)
+class Settings:
+    """What one app runs with (``app.state.web``); set ``closing`` to refuse new API requests."""
+
+    host: Host
+    sidecar: Sidecar
+    token: bytes | None
+    keepalive: float
+    send_timeout: float
+    max_body: int
+    body_timeout: float = 10.0
+    closing: bool = False
+
+
+class Api:
+    """The route handlers; one instance per app."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.s = settings
+        self.host = settings.host
+
+    # -- Sessions ---------------------------------------------------------------------------------
+    async def sessions(self, request: Request) -> Response:
+        query(request, _NO_QUERY)
+        if request.method == "POST":
+            fields(await self._body(request, required=False), ())
+            with storage_operation("create"):
+                agent = await self.host.create_session()
+            session = agent.session
+            return json_response({"id": session.id, "header": session.header.to_json()}, 201)
+        with storage_operation("list"):
+            rows: list[JSONValue] = list(await self.host.list_sessions())
+        return json_response({"sessions": rows})
+
+    async def fork(self, request: Request) -> Response:
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        body = await self._body(request, required=False)
+        fields(body, ("boundary",))
+        boundary = body.get("boundary")
+        if "boundary" in body and type(boundary) is not int:
+            raise ApiError("invalid_field", "boundary must be an integer")
+        assert boundary is None or isinstance(boundary, int)
+        try:
+            # A cold parent is checked against its stored log first and stays cold if refused.
+            with storage_operation("fork"):
+                agent = await self.host.fork_session(sid, boundary)
+        except KeyError:
+            raise ApiError("session_not_found", "no such session") from None
+        except ForkBoundaryError as exc:
+            raise ApiError("invalid_boundary", str(exc)) from None
+        except EventRejectedError as exc:
+            raise ApiError("event_rejected", str(exc)) from None
+        except SessionNotLiveError:
+            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
+        session = agent.session
+        return json_response({"id": session.id, "header": session.header.to_json()}, 201)
+
+    async def resume(self, request: Request) -> Response:
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        fields(await self._body(request, required=False), ())
+        agent = await self._resume(sid)
+        return json_response({"id": agent.session.id, "live": True})
+
+    async def messages(self, request: Request) -> Response:
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        body = await self._body(request, required=True)
+        fields(body, ("text",))
+        if "text" not in body:
+            raise ApiError("missing_field", "text is required")
+        text = body["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise ApiError("invalid_field", "text must be a non-blank string")
+        agent = await self._resume(sid)
+        try:
+            agent.send(text)
+        except AgentDisposedError:
+            raise ApiError("session_unavailable", "the session is closing") from None
+        return json_response({"accepted": True}, 202)
+
+    async def flush(self, request: Request) -> Response:
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        fields(await self._body(request, required=False), ())
+        session = self.host.sessions.get(sid)
+        if session is None:
+            # A cold Session is its stored log: everything it has is durable already, and
+            # flushing must not activate it.
+            stored = await self._stored(sid)
+            return json_response({"durable": True, "throughSeq": len(stored.events)})
+        through_seq = len(session.events)  # what this flush covers (captured at entry)
+        try:
+            with storage_operation("flush"):
+                durable = await self.host.sessions.flush(session)
+        except SessionNotLiveError:
+            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
+        return json_response({"durable": durable, "throughSeq": through_seq})
+
+    async def history(self, request: Request) -> Response:
+        sid = session_id(request)
+        params = query(request, frozenset({"beforeSeq", "maxMessages"}))
+        before_seq = uint(params, "beforeSeq")
+        max_messages = uint(params, "maxMessages")
+        if max_messages is None:
+            max_messages = DEFAULT_MAX_MESSAGES
+        elif not 1 <= max_messages <= MAX_MAX_MESSAGES:
+            raise ApiError("invalid_query", f"maxMessages must be in [1, {MAX_MAX_MESSAGES}]")
+        # A live Session proves its stored prefix itself (a failed inspection only costs views).
+        stored = None
+        if self.host.sessions.get(sid) is None:
+            stored = await self._stored(sid, "history")
+        page = await history_page(self.host, sid, before_seq, max_messages, stored=stored)
+        assert page is not None  # live, or read from storage above
+        return json_response(page)
+
+    async def events(self, request: Request) -> Response:
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        last_seen = last_event_id(request)
+        # Subscribe before the snapshot: every append from now on is queued, so replay plus
+        # queue has no gap; the floor then drops what both contain.
+        subscription = self.s.sidecar.subscribe(sid)
+        try:
+            replay = await self._replay(sid, last_seen)
+        except BaseException:
+            subscription.close("done")
+            raise
+        return EventStream(
+            subscription,
+            replay,
+            self.host.plugins,
+            keepalive=self.s.keepalive,
+            send_timeout=self.s.send_timeout,
+        )
+
+    # -- helpers --------------------------------------------------------------------------------
+    async def _body(self, request: Request, *, required: bool) -> dict[str, object]:
+        return await read_json(
+            request, limit=self.s.max_body, timeout=self.s.body_timeout, required=required
+        )
+
+    async def _resume(self, sid: str) -> LiveAgent:
+        try:
+            with storage_operation("resume"):
+                return await self.host.resume_session(sid)
+        except KeyError:
+            raise ApiError("session_not_found", "no such session") from None
+        except EventRejectedError as exc:
+            raise ApiError("event_rejected", str(exc)) from None
+
+    async def _stored(self, sid: str, operation: str = "inspect") -> StoredSession:
+        """The stored Session; 404 when storage has none, 503 when storage fails."""
+        with storage_operation(operation):
+            stored = await self.host.inspect(sid)
+        if stored is None:
+            raise ApiError("session_not_found", "no such session")
+        return stored
+
+    async def _replay(self, sid: str, last_seen: int | None) -> Replay:
+        live = self.host.sessions.get(sid)
+        if live is not None:
+            # No await between subscribing and this snapshot: the queue holds exactly the
+            # events from len(events) on.
+            events: Sequence[Event] = live.events
+            end = len(events)
+            view_limit = self.s.sidecar.watermark(live)
+            seed_length = live.header.seed_length or 0
+        else:
+            stored = await self._stored(sid)
+            events = stored.events
+            end = len(events)
+            view_limit = end  # every stored event is committed
+            seed_length = stored.header.seed_length or 0
+        if last_seen is None:
+            # Only what is appended after connecting; the queue holds nothing older.
+            return Replay(events, range(0), view_limit, seed_length, floor=-1)
+        start = min(last_seen + 1, end)
+        # Anything at or below end - 1 is either known to the client or replayed here.
+        return Replay(events, range(start, end), view_limit, seed_length, floor=end - 1)
