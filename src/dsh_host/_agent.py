@@ -34,7 +34,7 @@ import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import structlog
 
@@ -45,15 +45,15 @@ from dsh_hookspecs import (
     Disposable,
     Event,
     JSONValue,
+    Once,
+    TaskSlot,
     ToolCall,
 )
 
 from . import _json
+from ._disposables import close_disposable
 from ._session import LiveSession, Remover, SessionStore
 from ._tools import ToolLayer, resolve, validate
-
-if TYPE_CHECKING:
-    from ._plugins import PluginManager
 
 log = structlog.get_logger(__name__)
 
@@ -124,12 +124,12 @@ class LiveAgent:
         self._phase: AgentPhase = "idle"
         self._inbox: deque[InboxMessage] = deque()
         self._wake_latched = False
-        self._driver: asyncio.Task[None] | None = None
+        self._driver = TaskSlot("agent.driver")
         self._idle_waiters: list[asyncio.Future[None]] = []
         self._idle_callbacks: list[Callable[[], None]] = []
         self._disposables: list[tuple[str, Disposable]] = []
         self._disposed = False
-        self._dispose_task: asyncio.Task[None] | None = None
+        self._disposal = Once("agent.dispose")
         #: The log length that must be durable before any next turn starts (an interrupted
         #: turn's closure), on top of each message's own ``durable_through``.
         self._floor = 0
@@ -305,10 +305,10 @@ class LiveAgent:
 
     # -- the driver -----------------------------------------------------------------------------
     def _start_driver(self) -> None:
-        if self._disposed or not self._inbox or self._driver is not None:
+        if self._disposed or not self._inbox or self._driver.busy:
             return
         self._phase = "running"
-        self._driver = asyncio.get_running_loop().create_task(self._drive())
+        self._driver.start(self._drive)
 
     async def _drive(self) -> None:
         try:
@@ -319,7 +319,8 @@ class LiveAgent:
                 message = self._inbox.popleft()
                 await self._run_turn(message)
         finally:
-            self._driver = None
+            # Free the slot first: an idle callback below may start the next driver.
+            self._driver.release()
             self._phase = "idle"
             self._resolve_idle_waiters()
             if not self._disposed:
@@ -490,36 +491,22 @@ class LiveAgent:
         mine = [item for item in self._disposables if item[0] == plugin]
         self._disposables = [item for item in self._disposables if item[0] != plugin]
         for name, disposable in reversed(mine):
-            await _close(name, disposable, agent_id=self._id)
+            await close_disposable(name, disposable, agent_id=self._id)
 
     async def dispose(self) -> None:
         """Refuse new input, close plugin disposables in reverse order, stop the driver."""
-        if self._dispose_task is None:
-            self._dispose_task = asyncio.get_running_loop().create_task(self._dispose())
-        await asyncio.shield(self._dispose_task)
+        await self._disposal.run(self._dispose)
 
     async def _dispose(self) -> None:
         self._disposed = True
         disposables, self._disposables = self._disposables, []
         for name, disposable in reversed(disposables):
-            await _close(name, disposable, agent_id=self._id)
-        driver = self._driver
-        if driver is not None:
-            driver.cancel()
-            await asyncio.gather(driver, return_exceptions=True)
+            await close_disposable(name, disposable, agent_id=self._id)
+        await self._driver.stop()
         self._inbox.clear()
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
         self._registry._forget(self)  # noqa: SLF001 - registry and agents are one unit
-
-
-async def _close(plugin: str, disposable: Disposable, *, agent_id: str | None = None) -> None:
-    try:
-        result = disposable()
-        if inspect.isawaitable(result):
-            await result
-    except Exception:
-        log.exception("plugin.dispose_failed", plugin=plugin, agent_id=agent_id)
 
 
 class AgentRegistry:
@@ -529,12 +516,14 @@ class AgentRegistry:
         self,
         *,
         store: SessionStore,
-        plugins: PluginManager,
+        publish: Callable[[LiveAgent], Sequence[tuple[str, Disposable]]],
         global_tools: ToolLayer,
         model: ModelAdapter,
     ) -> None:
+        """``publish(agent)`` tells the plugins of a new Agent and returns the disposables they
+        handed back, as ``(plugin, disposable)`` pairs (the plugin layer above provides it)."""
         self.store = store
-        self.plugins = plugins
+        self._publish = publish
         self.global_tools = global_tools
         self.model = model
         self._agents: dict[str, LiveAgent] = {}
@@ -559,7 +548,7 @@ class AgentRegistry:
         self._agents[agent.id] = agent
         if parent is None:
             self._roots_by_session.setdefault(session.id, agent)
-        for plugin, disposable in self.plugins.agent_published(agent):
+        for plugin, disposable in self._publish(agent):
             agent.add_disposable(plugin, disposable)
         agent.restore_inbox()
         return agent
@@ -571,6 +560,11 @@ class AgentRegistry:
             cwd=parent.session.header.cwd, origin="subagent", delegation_depth=depth
         )
         return self.create(session, parent=parent)
+
+    async def dispose_plugin(self, plugin: str) -> None:
+        """Close what ``plugin`` started on every live Agent (it is being unloaded)."""
+        for agent in self.all():
+            await agent.dispose_plugin(plugin)
 
     def _forget(self, agent: LiveAgent) -> None:
         if self._agents.get(agent.id) is agent:

@@ -25,10 +25,10 @@ from ._clock import SystemClock
 from ._models import make_model
 from ._overlay import Overlay
 from ._plugins import PluginManager
+from ._records import StoredSession, damaged_sessions
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
-from .persistence._backend import Backend, StoredSession, damaged_sessions
-from .persistence._coordinator import Coordinator
+from .persistence import Backend, Coordinator
 
 log = structlog.get_logger(__name__)
 
@@ -48,14 +48,16 @@ class Host:
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
-        self.plugins = PluginManager()
+        self.plugins = PluginManager(before_unload=self._dispose_plugin)
         self.sessions = SessionStore(clock=self.clock, hooks=self.plugins)
         self.tools = ToolLayer()
         self.model = make_model(model) if isinstance(model, str) else model
         self.agents = AgentRegistry(
-            store=self.sessions, plugins=self.plugins, global_tools=self.tools, model=self.model
+            store=self.sessions,
+            publish=self.plugins.agent_published,
+            global_tools=self.tools,
+            model=self.model,
         )
-        self.plugins.agents = self.agents
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay
         )
@@ -106,6 +108,10 @@ class Host:
 
     async def unload_plugin(self, name: str) -> None:
         await self.plugins.unload(name)
+
+    async def _dispose_plugin(self, name: str) -> None:
+        # The plugin manager asks this before unloading ``name``: from above, not a back-door.
+        await self.agents.dispose_plugin(name)
 
     async def close(self) -> None:
         """Dispose every Agent, commit every pending flush, unload plugins, close storage."""

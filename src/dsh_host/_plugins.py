@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import pluggy
@@ -31,11 +31,11 @@ from dsh_hookspecs import (
     hookspecs,
 )
 
-from ._agent import _close
+from ._disposables import close_disposable
 from ._session import LiveSession, OpenReason, SessionHooks
 
 if TYPE_CHECKING:
-    from ._agent import AgentRegistry, LiveAgent
+    from ._agent import LiveAgent
 
 log = structlog.get_logger(__name__)
 
@@ -55,12 +55,14 @@ def _callable_disposable(value: object) -> bool:
 class PluginManager(SessionHooks):
     """Owns the pluggy manager, the loaded plugins and their start disposables."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, before_unload: Callable[[str], Awaitable[None]] | None = None) -> None:
+        """``before_unload(name)``: closes what plugin ``name`` started on each Agent (the host
+        wires the Agent registry's ``dispose_plugin`` in), before its start disposable."""
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self._started: dict[str, Disposable | None] = {}
         self._impl_cache: dict[str, list[pluggy.HookImpl]] = {}
-        self.agents: AgentRegistry | None = None
+        self._before_unload = before_unload
 
     # -- loading ------------------------------------------------------------------------------
     @property
@@ -116,12 +118,11 @@ class PluginManager(SessionHooks):
         """Dispose everything ``name`` started (per-Agent first), then unregister it."""
         if name not in self._started:
             raise KeyError(name)
-        if self.agents is not None:
-            for agent in self.agents.all():
-                await agent.dispose_plugin(name)
+        if self._before_unload is not None:
+            await self._before_unload(name)
         disposable = self._started.pop(name)
         if disposable is not None:
-            await _close(name, disposable)
+            await close_disposable(name, disposable)
         self.pm.unregister(name=name)
         self._impl_cache.clear()
         log.info("plugin.unloaded", plugin=name)

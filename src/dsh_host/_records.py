@@ -1,12 +1,15 @@
-"""Strict codecs for the host's own durable records: the Session header and the event envelope.
+"""The host's own durable records: strict codecs for the Session header and the event envelope,
+and the stored-record types every backend returns.
 
 The wire/disk form is camelCase JSON (DESIGN section 2); the in-memory form is
-:class:`dsh_hookspecs.SessionHeader` / :class:`dsh_hookspecs.Event`.
+:class:`dsh_hookspecs.SessionHeader` / :class:`dsh_hookspecs.Event`. This floor sits below both
+storage (``dsh_host.persistence``) and the live Sessions, which both use these types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
 
@@ -113,3 +116,50 @@ def events_identical(a: Event, b: Event) -> bool:
     return (
         a.seq == b.seq and a.type == b.type and a.time == b.time and _json.identical(a.data, b.data)
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """What :meth:`Backend.load` returns: the stored header and every stored event."""
+
+    header: SessionHeader
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSummary:
+    """One row of :meth:`Backend.list_sessions`."""
+
+    header: SessionHeader
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedSummary:
+    """A stored Session row that cannot be decoded: listed as damaged, never guessed at."""
+
+    id: str
+    #: A plain, one-line reason.
+    error: str
+    #: The creation time when it can still be read, else ``None``.
+    created_at: int | None
+
+
+class SessionListing(list[StoredSummary]):
+    """What a backend that can meet undecodable rows returns from ``list_sessions``.
+
+    It is the list of decodable rows (so it is used as any ``Sequence[StoredSummary]``), plus
+    :attr:`damaged`: the rows it could not decode, in the same order. One damaged row never
+    hides the others; read it with :func:`damaged_sessions`.
+    """
+
+    def __init__(
+        self, summaries: Sequence[StoredSummary] = (), damaged: Sequence[DamagedSummary] = ()
+    ) -> None:
+        super().__init__(summaries)
+        self.damaged: tuple[DamagedSummary, ...] = tuple(damaged)
+
+
+def damaged_sessions(listing: Sequence[StoredSummary]) -> tuple[DamagedSummary, ...]:
+    """The damaged rows of a ``list_sessions`` answer (none for a backend that has none)."""
+    return listing.damaged if isinstance(listing, SessionListing) else ()

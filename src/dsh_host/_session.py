@@ -32,8 +32,8 @@ from dsh_hookspecs import (
 
 from . import _json
 from ._clock import SystemClock
-from ._records import HEADER_VERSION
-from .persistence import Durability, StoredSession
+from ._records import HEADER_VERSION, StoredSession
+from .persistence import Durability
 
 log = structlog.get_logger(__name__)
 
@@ -117,7 +117,6 @@ class LiveSession:
         "_store",
         "_view",
         "attached",
-        "first_live_seq",
     )
 
     def __init__(self, store: SessionStore, header: SessionHeader, seed: Sequence[Event]) -> None:
@@ -125,8 +124,6 @@ class LiveSession:
         self._header = header
         self._events: list[Event] = list(seed)
         self._view = _EventsView(self._events)
-        #: Index of the first event appended by this object (the constructor seed length).
-        self.first_live_seq = len(self._events)
         self.attached = True
 
     def __repr__(self) -> str:

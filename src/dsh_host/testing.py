@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from dsh_hookspecs import Event, SessionHeader
 
-from .persistence._backend import Backend, StorageError, StoredSession, StoredSummary
+from ._records import StoredSession, StoredSummary
+from .persistence import Backend, StorageError
 
 
 class ManualClock:

@@ -73,7 +73,8 @@ def test_fork_copies_the_seed_records_seed_length_and_appends_end_seed():
     assert [e.type for e in child.events] == ["user/message", "user/message", "session/end-seed"]
     assert child.events[2].seq == 2
     assert child.events[:2] == parent.events[:2]
-    assert child.first_live_seq == 2
+    # The child's own appends start right after its seed.
+    assert [e.seq for e in child.events[child.header.seed_length :]] == [2]
     # The parent is untouched and independent.
     parent.append("user/message", {"text": "d"})
     assert len(child.events) == 3
@@ -119,7 +120,9 @@ async def test_resume_loads_keeps_the_header_and_appends_end_seed_once():
     assert session is again
     assert loads == ["s1"]
     assert session.header == header
-    assert session.first_live_seq == 3
+    # The stored log is the prefix; this object's own appends start right after it.
+    assert tuple(session.events[:3]) == events
+    assert session.events[3].seq == 3
     assert [e.type for e in session.events][-1] == "session/end-seed"
     assert len(session.events) == 4
     with pytest.raises(KeyError):

@@ -14,6 +14,10 @@ Errors::
     ├── DataDirLockedError       the data folder is held by another live dsh process
     └── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
 
+The stored-record types (:class:`StoredSession`, :class:`StoredSummary`, :class:`DamagedSummary`,
+:class:`SessionListing`) live on the records floor (``dsh_host._records``), below both storage
+and Sessions; they are re-exported here.
+
 Every backend runs the same request checks before touching its store (:func:`encode_append`)
 and decides conflicts with what is stored by the same rules (:func:`check_position`).
 """
@@ -25,7 +29,34 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
-from dsh_host import _json, _records
+
+from .. import _json, _records
+from .._records import (
+    DamagedSummary,
+    SessionListing,
+    StoredSession,
+    StoredSummary,
+    damaged_sessions,
+)
+
+__all__ = [
+    "Backend",
+    "DamagedSummary",
+    "DataDirLockedError",
+    "EncodedAppend",
+    "PrefixDivergedError",
+    "SessionListing",
+    "StorageBehindError",
+    "StorageConflictError",
+    "StorageCorruptError",
+    "StorageError",
+    "StorageReadOnlyError",
+    "StoredSession",
+    "StoredSummary",
+    "check_position",
+    "damaged_sessions",
+    "encode_append",
+]
 
 
 class StorageError(Exception):
@@ -54,53 +85,6 @@ class DataDirLockedError(StorageError):
 
 class PrefixDivergedError(StorageError):
     """The stored prefix of a Session differs from the live Session."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSession:
-    """What :meth:`Backend.load` returns: the stored header and every stored event."""
-
-    header: SessionHeader
-    events: tuple[Event, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class StoredSummary:
-    """One row of :meth:`Backend.list_sessions`."""
-
-    header: SessionHeader
-    length: int
-
-
-@dataclass(frozen=True, slots=True)
-class DamagedSummary:
-    """A stored Session row that cannot be decoded: listed as damaged, never guessed at."""
-
-    id: str
-    #: A plain, one-line reason.
-    error: str
-    #: The creation time when it can still be read, else ``None``.
-    created_at: int | None
-
-
-class SessionListing(list[StoredSummary]):
-    """What a backend that can meet undecodable rows returns from ``list_sessions``.
-
-    It is the list of decodable rows (so it is used as any ``Sequence[StoredSummary]``), plus
-    :attr:`damaged`: the rows it could not decode, in the same order. One damaged row never
-    hides the others; read it with :func:`damaged_sessions`.
-    """
-
-    def __init__(
-        self, summaries: Sequence[StoredSummary] = (), damaged: Sequence[DamagedSummary] = ()
-    ) -> None:
-        super().__init__(summaries)
-        self.damaged: tuple[DamagedSummary, ...] = tuple(damaged)
-
-
-def damaged_sessions(listing: Sequence[StoredSummary]) -> tuple[DamagedSummary, ...]:
-    """The damaged rows of a ``list_sessions`` answer (none for a backend that has none)."""
-    return listing.damaged if isinstance(listing, SessionListing) else ()
 
 
 class Backend(Protocol):
