@@ -7,7 +7,10 @@ unregisters it and raises :class:`PluginLoadError` naming the plugin. Then only 
 ``dsh_plugin_start`` runs, with its own config table.
 
 Every hook is called impl by impl, in pluggy's order (last registered first), so one failing
-plugin is logged and never starves the others; nothing else touches ``pm.hook``.
+plugin is logged and never starves the others; nothing else touches ``pm.hook``. Because the host
+runs that loop itself, a pluggy wrapper (``@hookimpl(wrapper=True)`` or ``hookwrapper=True``)
+would be called as an ordinary implementation: such a plugin is refused at load with a
+:class:`PluginLoadError` naming the plugin and the hook.
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class PluginManager(SessionHooks):
         try:
             self.pm.register(plugin, name=name)
             self.pm.check_pending()
+            _refuse_wrappers(self.pm, plugin)
         except Exception as exc:
             if self.pm.get_plugin(name) is not None:
                 self.pm.unregister(name=name)
@@ -208,6 +212,18 @@ class PluginManager(SessionHooks):
                 else:
                     log.error("plugin.bad_renderer_asset", plugin=plugin)
         return out
+
+
+def _refuse_wrappers(pm: pluggy.PluginManager, plugin: object) -> None:
+    """Raise ``TypeError`` naming the first hook that ``plugin`` implements as a wrapper."""
+    for caller in pm.get_hookcallers(plugin) or ():
+        for impl in caller.get_hookimpls():
+            if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper):
+                kind = "wrapper=True" if impl.wrapper else "hookwrapper=True"
+                raise TypeError(
+                    f"{caller.name} is a {kind} implementation; this host calls each "
+                    "implementation on its own and does not run wrappers"
+                )
 
 
 def _args(impl: pluggy.HookImpl, kwargs: Mapping[str, object]) -> dict[str, object]:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh_hookspecs import hookimpl
 from dsh_host import Host, Overlay, OverlayError, PluginLoadError
-from dsh_host.persistence._memory import MemoryBackend
+from dsh_host.persistence import MemoryBackend
 
 PLUGINS = {
     "dshtest_good": """
@@ -165,6 +166,60 @@ async def test_unloading_a_plugin_disposes_everything_it_started(plugin_dist, cl
         assert len(plugin.agents) == 2  # unregistered: no more publications reach it
         # Disposing the Agents later does not close the plugin's disposables twice.
     assert len(plugin.closed) == 3
+
+
+class NewStyleWrapper:
+    @hookimpl(wrapper=True)
+    def dsh_session_flushed(self, session, through_seq):
+        return (yield)
+
+
+class OldStyleWrapper:
+    @hookimpl
+    def dsh_agent_published(self, agent):
+        return None
+
+    @hookimpl(hookwrapper=True)
+    def dsh_event_present(self, events, seq, seed_length):
+        yield
+
+
+class Recorder:
+    def __init__(self):
+        self.flushed: list[int] = []
+
+    @hookimpl
+    def dsh_session_flushed(self, session, through_seq):
+        self.flushed.append(through_seq)
+
+
+@pytest.mark.parametrize(
+    ("factory", "hook", "kind"),
+    [
+        (NewStyleWrapper, "dsh_session_flushed", "wrapper=True"),
+        (OldStyleWrapper, "dsh_event_present", "hookwrapper=True"),
+    ],
+)
+async def test_a_wrapper_implementation_is_refused_at_load_naming_plugin_and_hook(
+    clock, factory, hook, kind
+):
+    async with Host(backend=MemoryBackend(), clock=clock) as host:
+        host.load_plugin("recorder", factory=Recorder)
+        recorder = host.plugins.pm.get_plugin("recorder")
+        with pytest.raises(PluginLoadError) as refused:
+            host.load_plugin("wrapping", factory=factory)
+        assert str(refused.value).startswith("plugin 'wrapping': ")
+        assert f"{hook} is a {kind} implementation" in str(refused.value)
+        assert refused.value.plugin == "wrapping"
+        # The host is as before: the refused plugin left nothing behind, the others still work.
+        assert host.plugins.names == ["recorder"]
+        assert host.plugins.pm.get_plugin("wrapping") is None
+        agent = await host.create_session()  # its first flush: through_seq 0
+        agent.session.append("test/plain", {})
+        assert await host.sessions.flush(agent.session) is True
+        assert recorder.flushed == [0, 1]
+        host.load_plugin("wrapping", factory=Recorder)  # the name is free again
+        assert host.plugins.names == ["recorder", "wrapping"]
 
 
 async def test_loading_the_same_plugin_twice_is_refused(plugin_dist, clock):
