@@ -24,7 +24,8 @@ from dsh_hookspecs import Session, ToolCall
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
-from dsh_schedule import IncrementalFold, ScheduleTools
+from dsh_schedule import IncrementalFold
+from dsh_schedule._tools import ScheduleTools
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, print_table

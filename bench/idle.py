@@ -40,7 +40,8 @@ from typing import Any
 from dsh_host import Host, SystemClock
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
-from dsh_schedule import ScheduleOwner, parse_instant
+from dsh_schedule import parse_instant
+from dsh_schedule._runtime import ScheduleOwner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common

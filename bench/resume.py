@@ -49,9 +49,9 @@ from dsh_schedule import (
     SchedulePlugin,
     encode_change,
     format_instant,
-    record_view,
     reminder_framing,
 )
+from dsh_schedule._views import record_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common

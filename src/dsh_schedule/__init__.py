@@ -3,40 +3,61 @@
 The plugin (entry point ``schedule``) gives every root Agent published after it loaded the
 ``schedule_create`` / ``schedule_list`` / ``schedule_delete`` tools and one live owner that turns
 due reminders into one follow-up turn plus a durable ``schedule/change`` dispatch. All state is
-the Session's own log; the domain layer (:mod:`dsh_schedule._domain`) is pure.
+the Session's own log.
+
+The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
+limits and instants, the fold, the presentation view and the reminder framing, and the tools'
+fixed messages. Everything else is internal.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
-
-from ._domain import *  # noqa: F403 - the domain API is part of the public API
-from ._domain import __all__ as _domain_all
+from ._codec import (
+    MAX_AFTER_SECONDS,
+    MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
+    AfterRecord,
+    Create,
+    Delete,
+    Dispatch,
+    ScheduleChange,
+    ScheduleLogError,
+    decode_change,
+    encode_change,
+    format_instant,
+    parse_instant,
+)
+from ._fold import SCHEDULE_CHANGE, FoldResult, IncrementalFold, fold
 from ._plugin import ConfigError, SchedulePlugin
-from ._runtime import PLUGIN_NAME, Fifo, FoldCache, ScheduleOwner
-from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES, ScheduleTools
+from ._receipts import ReminderView, present_dispatch
+from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES
+from ._views import parse_reminder_framing, reminder_framing
 
-
-class ReminderView(TypedDict):
-    """The presentation view of a dispatched reminder (what ``dsh_event_present`` returns)."""
-
-    scheduleId: str
-    prompt: str
-    occurrenceAt: str
-    deliveryMode: str
-
-
-__all__ = [  # noqa: PLE0604 - extended from the domain module's own __all__
-    *_domain_all,
+__all__ = [
     "MAX_ACTIVE",
+    "MAX_AFTER_SECONDS",
+    "MAX_INSTANT_MS",
     "MAX_PROMPT_CHARS",
     "MESSAGES",
-    "PLUGIN_NAME",
+    "MIN_INSTANT_MS",
+    "SCHEDULE_CHANGE",
+    "AfterRecord",
     "ConfigError",
-    "Fifo",
-    "FoldCache",
+    "Create",
+    "Delete",
+    "Dispatch",
+    "FoldResult",
+    "IncrementalFold",
     "ReminderView",
-    "ScheduleOwner",
+    "ScheduleChange",
+    "ScheduleLogError",
     "SchedulePlugin",
-    "ScheduleTools",
+    "decode_change",
+    "encode_change",
+    "fold",
+    "format_instant",
+    "parse_instant",
+    "parse_reminder_framing",
+    "present_dispatch",
+    "reminder_framing",
 ]

@@ -38,6 +38,7 @@ __all__ = [
     "Dispatch",
     "ScheduleChange",
     "ScheduleLogError",
+    "brief",
     "decode_change",
     "encode_change",
     "format_instant",
@@ -45,7 +46,7 @@ __all__ = [
 ]
 
 
-def _brief(value: object) -> str:
+def brief(value: object) -> str:
     """``repr`` of an offending value, cut short so junk cannot flood a log line."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
@@ -98,12 +99,12 @@ def parse_instant(text: str) -> int:
     """
     match = _INSTANT.fullmatch(text)
     if match is None:
-        raise ValueError(f"{_brief(text)} is not a YYYY-MM-DDTHH:MM:SS.sssZ instant")
+        raise ValueError(f"{brief(text)} is not a YYYY-MM-DDTHH:MM:SS.sssZ instant")
     year, month, day, hour, minute, second, millis = (int(part) for part in match.groups())
     try:
         date = dt.date(year, month, day)
     except ValueError:
-        raise ValueError(f"{_brief(text)} is not a real calendar date") from None
+        raise ValueError(f"{brief(text)} is not a real calendar date") from None
     ms = (
         (date.toordinal() - _EPOCH_ORDINAL) * _MS_PER_DAY
         + ((hour * 60 + minute) * 60 + second) * 1000
@@ -112,7 +113,7 @@ def parse_instant(text: str) -> int:
     # Hour 24, minute 60 or second 60 land on another instant and fail to round-trip (the last
     # day's 24:00 would even leave the range, which format_instant reports the same way).
     if ms > MAX_INSTANT_MS or format_instant(ms) != text:
-        raise ValueError(f"{_brief(text)} is not a real time of day")
+        raise ValueError(f"{brief(text)} is not a real time of day")
     return ms
 
 
@@ -209,14 +210,14 @@ def _schedule_id(value: object, _: object) -> str:
     text = _exact_str(value, _)
     if not text or text != text.strip():
         raise _InvalidFieldError(
-            f"id {_brief(text)} must be non-empty without surrounding whitespace"
+            f"id {brief(text)} must be non-empty without surrounding whitespace"
         )
     return text
 
 
 def _kind(value: object, _: object) -> Literal["after"]:
     if _exact_str(value, _) != "after":
-        raise _InvalidFieldError(f"kind {_brief(value)} is not 'after'")
+        raise _InvalidFieldError(f"kind {brief(value)} is not 'after'")
     return "after"
 
 
@@ -344,13 +345,13 @@ def decode_change(data: object, *, seq: int | None = None) -> ScheduleChange:
         _fail(seq, "missing key @ $.version")
     version = data["version"]
     if type(version) is not int or version != 1:
-        _fail(seq, f"unsupported version {_brief(version)}, expected the integer 1 @ $.version")
+        _fail(seq, f"unsupported version {brief(version)}, expected the integer 1 @ $.version")
     if "operation" not in data:
         _fail(seq, "missing key @ $.operation")
     operation = data["operation"]
     cls = _OPERATIONS.get(operation) if type(operation) is str else None
     if cls is None:
-        _fail(seq, f"unknown operation {_brief(operation)} @ $.operation")
+        _fail(seq, f"unknown operation {brief(operation)} @ $.operation")
     body = {key: value for key, value in data.items() if key not in {"version", "operation"}}
     try:
         return _CONVERTER.structure(body, cls)

@@ -1,9 +1,10 @@
 """Folding a Session log's ``schedule/change`` events into the active reminders.
 
 :func:`fold` is the reference: it walks the owned suffix ``events[seed_length:]`` from scratch.
-:class:`IncrementalFold` is the form the live owner and the tools keep per Session object: it
-consumes only the events appended since its last :meth:`~IncrementalFold.apply` and agrees with
-:func:`fold` on every prefix of an append-only log (property-tested).
+:class:`IncrementalFold` is the form the live owner and the tools keep per Session object (in a
+:class:`FoldCache`): it consumes only the events appended since its last
+:meth:`~IncrementalFold.apply` and agrees with :func:`fold` on every prefix of an append-only log
+(property-tested).
 
 Transition rules (any violation makes the log corrupt):
 
@@ -14,30 +15,34 @@ Transition rules (any violation makes the log corrupt):
 Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
 """
 
+import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Final, NoReturn
 
 import attrs
 
-from dsh_hookspecs import Event
+from dsh_hookspecs import Event, Session
 
 from ._codec import (
     AfterRecord,
     Create,
     ScheduleChange,
     ScheduleLogError,
-    _brief,
+    brief,
     decode_change,
     parse_instant,
 )
 
 __all__ = [
     "SCHEDULE_CHANGE",
+    "FoldCache",
     "FoldResult",
     "IncrementalFold",
     "allocate_id",
+    "check_seed_length",
     "earliest",
     "fold",
+    "log_error",
 ]
 
 #: The durable event type this plugin owns.
@@ -63,11 +68,11 @@ def _violation(
     """Why ``change`` cannot follow a stream in this state, or ``None`` if it can."""
     if isinstance(change, Create):
         if change.record.id in seen:
-            return f"id {_brief(change.record.id)} was reused"
+            return f"id {brief(change.record.id)} was reused"
         return None
     if change.id not in active:
         operation = type(change).__name__.lower()
-        return f"{operation} targets inactive id {_brief(change.id)}"
+        return f"{operation} targets inactive id {brief(change.id)}"
     return None
 
 
@@ -80,15 +85,16 @@ def _transition(change: ScheduleChange, active: dict[str, AfterRecord], seen: se
         del active[change.id]
 
 
-def _at(seq: int, problem: str) -> ScheduleLogError:
+def log_error(seq: int, problem: str) -> ScheduleLogError:
+    """The error for a ``schedule/change`` at ``seq`` that breaks the stream's rules."""
     return ScheduleLogError(f"schedule/change at seq {seq}: {problem}")
 
 
-def _check_seed_length(seed_length: int, length: int) -> None:
+def check_seed_length(seed_length: int, length: int) -> None:
     """Raise :class:`ScheduleLogError` unless ``seed_length`` is an int in ``[0, length]``."""
     if type(seed_length) is not int or not 0 <= seed_length <= length:
         raise ScheduleLogError(
-            f"seedLength {_brief(seed_length)} is not an integer in [0, {length}]"
+            f"seedLength {brief(seed_length)} is not an integer in [0, {length}]"
         )
 
 
@@ -98,7 +104,7 @@ def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
     Raises :class:`ScheduleLogError` for an invalid ``seed_length``, an owned ``schedule/change``
     payload that does not decode, or an invalid transition.
     """
-    _check_seed_length(seed_length, len(events))
+    check_seed_length(seed_length, len(events))
     active: dict[str, AfterRecord] = {}
     seen: set[str] = set()
     for index in range(seed_length, len(events)):
@@ -108,7 +114,7 @@ def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
         change = decode_change(event.data, seq=event.seq)
         problem = _violation(change, active, seen)
         if problem is not None:
-            raise _at(event.seq, problem)
+            raise log_error(event.seq, problem)
         _transition(change, active, seen)
     return FoldResult(
         active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
@@ -144,7 +150,7 @@ class IncrementalFold:
         else:
             self._position = 0
             self._error = ScheduleLogError(
-                f"seedLength {_brief(seed_length)} is not a non-negative integer"
+                f"seedLength {brief(seed_length)} is not a non-negative integer"
             )
 
     def __repr__(self) -> str:
@@ -197,7 +203,7 @@ class IncrementalFold:
                     self._fail(exc)
             problem = _violation(change, active, seen)
             if problem is not None:
-                self._fail(_at(event.seq, problem))
+                self._fail(log_error(event.seq, problem))
             if isinstance(change, Create):
                 active[change.record.id] = change.record
             else:
@@ -224,7 +230,7 @@ class IncrementalFold:
         self._ensure_sound()
         if candidate.seq != self._position:
             raise ScheduleLogError(
-                f"candidate seq {_brief(candidate.seq)} is not the next seq {self._position}; "
+                f"candidate seq {brief(candidate.seq)} is not the next seq {self._position}; "
                 "apply the current log first"
             )
         if candidate.type != SCHEDULE_CHANGE:
@@ -232,7 +238,7 @@ class IncrementalFold:
         change = decode_change(candidate.data, seq=candidate.seq)
         problem = _violation(change, self._active, self._seen_view())
         if problem is not None:
-            raise _at(candidate.seq, problem)
+            raise log_error(candidate.seq, problem)
         self._checked = (candidate, change)
 
     @property
@@ -273,6 +279,31 @@ class IncrementalFold:
             seen_ids=frozenset(seen),
             created_count=len(seen),
         )
+
+
+class FoldCache:
+    """One :class:`IncrementalFold` per exact Session object, shared by tools, owner and the
+    invariant companion; each use folds only what was appended since the last one."""
+
+    __slots__ = ("_folds",)
+
+    def __init__(self) -> None:
+        self._folds: weakref.WeakKeyDictionary[Session, IncrementalFold] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def of(self, session: Session) -> IncrementalFold:
+        """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt.
+
+        A log shorter than what was folded (the host took back an all-or-nothing append whose
+        later event was refused) is a doubt: the fold is rebuilt from ``seedLength``.
+        """
+        folded = self._folds.get(session)
+        if folded is None or len(session.events) < folded.position:
+            folded = IncrementalFold(session.header.owned_from)
+            self._folds[session] = folded
+        folded.apply(session.events)
+        return folded
 
 
 class _SeenIds(Collection[str]):

@@ -15,10 +15,10 @@ import structlog
 
 from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl
 
-from ._fold import SCHEDULE_CHANGE
-from ._runtime import FoldCache, ScheduleOwner
+from ._fold import SCHEDULE_CHANGE, FoldCache
+from ._receipts import Receipts, ReminderView
+from ._runtime import ScheduleOwner
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, ScheduleTools
-from ._views import present_dispatch
 
 log = structlog.get_logger(__name__)
 
@@ -83,13 +83,12 @@ class SchedulePlugin:
     def __init__(self) -> None:
         self.host: Host | None = None
         self.folds = FoldCache()
+        self.receipts = Receipts()
         self.owners: dict[Agent, ScheduleOwner] = {}
         #: Owners whose preflight or barrier failed, by Session id (re-driven on a flush).
         self.stalled: dict[str, ScheduleOwner] = {}
         self.stopping = False
         self.max_segment = 60.0
-        self.max_prompt = MAX_PROMPT_CHARS
-        self.max_active = MAX_ACTIVE
         self.tools = ScheduleTools(self.owners)
         self._cleanups: dict[Agent, _Installation] = {}
 
@@ -99,11 +98,8 @@ class SchedulePlugin:
         if unknown:
             raise ConfigError(f"unknown config keys {sorted(unknown)}")
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
-        self.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
-        self.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
-        self.tools = ScheduleTools(
-            self.owners, max_prompt=self.max_prompt, max_active=self.max_active
-        )
+        self.tools.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
+        self.tools.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
         self.host = host
         return self.stop
 
@@ -136,6 +132,7 @@ class SchedulePlugin:
     ) -> None:
         # Raises ScheduleLogError for a corrupt owned stream; the host reports it.
         del reason
+        self.receipts.track(session)
         self.folds.of(session)
 
     @hookimpl
@@ -154,7 +151,7 @@ class SchedulePlugin:
     @hookimpl
     def dsh_event_present(
         self, events: Sequence[Event], seq: int, seed_length: int
-    ) -> JSONValue | None:
+    ) -> ReminderView | None:
         if events[seq].type != SCHEDULE_CHANGE:
             return None
-        return present_dispatch(events, seq, seed_length)
+        return self.receipts.present(events, seq, seed_length)

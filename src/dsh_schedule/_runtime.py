@@ -26,8 +26,6 @@ Agent's schedule FIFO (shared with the tools from preflight through barrier)::
 from __future__ import annotations
 
 import asyncio
-import weakref
-from collections import deque
 
 import structlog
 
@@ -37,12 +35,14 @@ from dsh_hookspecs import (
     AgentDisposedError,
     EventRejectedError,
     Host,
-    Session,
+    Once,
+    TaskSlot,
     TimerHandle,
 )
 
 from ._codec import AfterRecord, Dispatch, ScheduleLogError, encode_change, parse_instant
-from ._fold import SCHEDULE_CHANGE, IncrementalFold, earliest
+from ._fold import SCHEDULE_CHANGE, FoldCache, earliest
+from ._transactions import Transactions
 from ._views import reminder_framing
 
 log = structlog.get_logger(__name__)
@@ -54,102 +54,20 @@ PLUGIN_NAME = "schedule"
 RETRY_FIRST = 1.0
 
 
-class FoldCache:
-    """One :class:`IncrementalFold` per exact Session object, shared by tools, owner and the
-    invariant companion; each use folds only what was appended since the last one."""
-
-    __slots__ = ("_folds",)
-
-    def __init__(self) -> None:
-        self._folds: weakref.WeakKeyDictionary[Session, IncrementalFold] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def of(self, session: Session) -> IncrementalFold:
-        """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt.
-
-        A log shorter than what was folded (the host took back an all-or-nothing append whose
-        later event was refused) is a doubt: the fold is rebuilt from ``seedLength``.
-        """
-        folded = self._folds.get(session)
-        if folded is None or len(session.events) < folded.position:
-            folded = IncrementalFold(session.header.owned_from)
-            self._folds[session] = folded
-        folded.apply(session.events)
-        return folded
-
-
-class Fifo:
-    """The Agent's schedule FIFO: first come, first served, and nothing allocated while idle.
-
-    (``asyncio.Lock`` keeps a deque for good after its first contention; thousands of idle
-    owners should not.) Ownership is handed straight to the next waiter on release, so a later
-    arrival can never overtake a queued one.
-    """
-
-    __slots__ = ("_busy", "_waiters")
-
-    def __init__(self) -> None:
-        self._busy = False
-        self._waiters: deque[asyncio.Future[None]] | None = None
-
-    def locked(self) -> bool:
-        return self._busy
-
-    async def __aenter__(self) -> None:
-        if not self._busy:
-            self._busy = True
-            return
-        if self._waiters is None:
-            self._waiters = deque()
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self._release()  # ownership was handed over as we were cancelled: pass it on
-            else:
-                self._forget(waiter)
-            raise
-
-    def _forget(self, waiter: asyncio.Future[None]) -> None:
-        waiters = self._waiters
-        if waiters is not None and waiter in waiters:
-            waiters.remove(waiter)
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        waiters = self._waiters
-        while waiters:
-            waiter = waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)  # still busy: ownership moves to that waiter
-                return
-        self._waiters = None
-        self._busy = False
-
-
-class ScheduleOwner:
-    """The disposable live owner of one root Agent's reminders."""
+class ScheduleOwner(Transactions):
+    """The disposable live owner of one root Agent's reminders (and, through
+    :class:`Transactions`, of the tools' transactions)."""
 
     __slots__ = (
         "_armed_for",
-        "_dispose_task",
-        "_idle_wait",
+        "_disposal",
+        "_driving",
+        "_idling",
         "_requested",
-        "_retry_delay",
-        "_run",
         "_stalled",
         "_timer",
-        "agent",
         "faulted",
-        "folds",
-        "host",
         "max_segment",
-        "queue",
         "stopping",
     )
 
@@ -162,27 +80,31 @@ class ScheduleOwner:
         max_segment: float = 60.0,
         stalled: dict[str, ScheduleOwner] | None = None,
     ) -> None:
-        self.agent = agent
-        self.host = host
-        self.folds = folds
+        super().__init__(agent, host, folds)
         self.max_segment = max_segment
         #: The owners whose storage stalled, by Session id (shared by the plugin, which
         #: re-drives them from ``dsh_session_flushed``).
         self._stalled = {} if stalled is None else stalled
-        #: The wait before the next retry of a failed preflight or barrier (0: not stalled).
-        self._retry_delay = 0.0
-        #: The Agent's schedule FIFO: tools and the due transaction hold it from preflight
-        #: through barrier.
-        self.queue = Fifo()
         self.stopping = False
         self.faulted = False
         self._requested = False
         self._timer: TimerHandle | None = None
         #: The target (epoch ms) the armed timer was computed for.
         self._armed_for: int | None = None
-        self._run: asyncio.Task[None] | None = None
-        self._idle_wait: asyncio.Task[None] | None = None
-        self._dispose_task: asyncio.Task[None] | None = None
+        #: The drive in flight, the wait for the Agent to be idle, and the one disposal.
+        self._driving = TaskSlot("schedule-owner-drive")
+        self._idling = TaskSlot("schedule-owner-idle-wait")
+        self._disposal = Once("schedule-owner-dispose")
+
+    @property
+    def _run(self) -> asyncio.Task[None] | None:
+        """The drive in flight (tests outside tests/schedule wait for it to end)."""
+        return self._driving.task
+
+    @property
+    def _idle_wait(self) -> asyncio.Task[None] | None:
+        """The idle wait in flight (read by the tests' quiet checks)."""
+        return self._idling.task
 
     # -- triggers -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -193,7 +115,7 @@ class ScheduleOwner:
         task, no flush); otherwise drive in the FIFO (coalesced with a run already in flight)."""
         if self.stopping or self.faulted:
             return
-        if self._run is not None:
+        if self._driving.busy:
             self._cancel_timer()
             self._requested = True  # the run in flight goes round once more
             return
@@ -202,8 +124,7 @@ class ScheduleOwner:
             return
         self._cancel_timer()
         self._requested = True
-        self._run = asyncio.get_running_loop().create_task(self._run_requested())
-        self._run.add_done_callback(self._run_settled)
+        self._driving.start(self._run_requested, on_done=self._run_settled)
 
     def _quiet(self) -> bool:
         """Nothing is due: the earliest record's segment is armed, or nothing is active.
@@ -220,7 +141,6 @@ class ScheduleOwner:
         return self._arm(record, keep=True)
 
     def _run_settled(self, task: asyncio.Task[None]) -> None:
-        self._run = None
         if task.cancelled():
             return
         error = task.exception()
@@ -392,26 +312,9 @@ class ScheduleOwner:
         self._armed_for = target
         return True
 
-    async def checkpoint(self, step: str) -> bool:
-        """A preflight or barrier flush of the Agent's Session, for the owner and the tools;
-        only a literal ``True`` counts (``owner.flush_failed`` is logged otherwise, with
-        ``step``)."""
-        try:
-            durable = await self.host.sessions.flush(self.agent.session)
-        except Exception as exc:
-            error = repr(exc)
-        else:
-            if durable is True:
-                return True
-            error = "unacked"
-        # While stalled, retries are reported once (owner.storage_stalled), not each time.
-        report = log.debug if self._retry_delay else log.warning
-        report("owner.flush_failed", agent_id=self.agent.id, step=step, error=error)
-        return False
-
     def _wait_for_idle(self) -> None:
-        if self._idle_wait is None and not self.stopping:
-            self._idle_wait = asyncio.get_running_loop().create_task(self._idle_then_drive())
+        if not self.stopping:
+            self._idling.start(self._idle_then_drive)
 
     async def _idle_then_drive(self) -> None:
         try:
@@ -422,7 +325,7 @@ class ScheduleOwner:
             log.warning("owner.idle_wait_failed", agent_id=self.agent.id, error=repr(exc))
             return
         finally:
-            self._idle_wait = None
+            self._idling.release()
         self.request_drive()
 
     def _fault(self, reason: str, error: BaseException, **fields: object) -> None:
@@ -441,20 +344,13 @@ class ScheduleOwner:
     # -- disposal ---------------------------------------------------------------------------------
     async def dispose(self) -> None:
         """Stop new work, cancel waits, await in-flight work; durable records stay untouched."""
-        if self._dispose_task is None:
-            self._dispose_task = asyncio.get_running_loop().create_task(self._dispose())
-        await asyncio.shield(self._dispose_task)
+        await self._disposal.run(self._dispose)
 
     async def _dispose(self) -> None:
         self.stopping = True
         self._requested = False
         self._cancel_timer()
         self._forget_stall()
-        pending: list[asyncio.Task[None]] = []
-        if self._idle_wait is not None:
-            self._idle_wait.cancel()
-            pending.append(self._idle_wait)
-        if self._run is not None:
-            pending.append(self._run)
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        self._idling.cancel()
+        await self._idling.join()
+        await self._driving.join()

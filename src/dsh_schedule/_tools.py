@@ -1,10 +1,9 @@
 """The model-facing tools: ``schedule_create``, ``schedule_list``, ``schedule_delete``.
 
-Every read or decision first awaits a preflight flush that must be acknowledged with ``True``;
-create and an actual delete wait for a second barrier after their append. Any failed or
-unacknowledged barrier answers ``persistence_uncertain`` instead of guessing. Shape errors are
-answered before the Agent's schedule FIFO and without a flush. Flushes per call: create 2,
-list 1, delete 2, delete of an unknown or finished id 1.
+The tools parse arguments and word answers; the calling Agent's owner runs the transaction
+(:mod:`._transactions`: preflight, decision from the fold, append, barrier). Shape errors are
+answered before the Agent's schedule FIFO and without a flush; a checkpoint that was not
+acknowledged answers ``persistence_uncertain`` instead of guessing.
 """
 
 from __future__ import annotations
@@ -12,25 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-import structlog
-
 from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
-from ._codec import (
-    MAX_AFTER_SECONDS,
-    MAX_INSTANT_MS,
-    AfterRecord,
-    Create,
-    Delete,
-    ScheduleLogError,
-    encode_change,
-    format_instant,
-)
-from ._fold import SCHEDULE_CHANGE, IncrementalFold
+from ._codec import MAX_AFTER_SECONDS
 from ._runtime import ScheduleOwner
-from ._views import record_view
-
-log = structlog.get_logger(__name__)
+from ._transactions import Refused, Uncertain
 
 #: A prompt longer than this (after trimming) is refused with ``prompt_too_long``.
 MAX_PROMPT_CHARS: Final = 4000
@@ -115,47 +100,45 @@ DELETE_PARAMETERS: Final = {
 class ScheduleTools:
     """The three tools, shared by every root Agent the plugin installed.
 
-    One set of :class:`~dsh_hookspecs.Tool` objects is registered in each installed Agent's
-    own layer; a call acts only for the Agent that makes it, through that Agent's owner. A call
-    from an Agent without an installed owner (a child, an Agent published before the plugin
-    loaded, a disposed one) is refused with ``internal_error``: it never reaches another
-    Agent's Session.
+    One set of :class:`~dsh_hookspecs.Tool` objects is built once and registered in each
+    installed Agent's own layer; a call acts only for the Agent that makes it, through that
+    Agent's owner. A call from an Agent without an installed owner (a child, an Agent published
+    before the plugin loaded, a disposed one) is refused with ``internal_error``: it never
+    reaches another Agent's Session. :attr:`max_prompt` and :attr:`max_active` are the
+    configured bounds.
     """
 
     __slots__ = ("_definitions", "max_active", "max_prompt", "owners")
 
-    def __init__(
-        self,
-        owners: Mapping[Agent, ScheduleOwner],
-        *,
-        max_prompt: int = MAX_PROMPT_CHARS,
-        max_active: int = MAX_ACTIVE,
-    ) -> None:
+    def __init__(self, owners: Mapping[Agent, ScheduleOwner]) -> None:
         self.owners = owners
-        self.max_prompt = max_prompt
-        self.max_active = max_active
-        self._definitions = (
+        self.max_prompt = MAX_PROMPT_CHARS
+        self.max_active = MAX_ACTIVE
+        self._definitions = tuple(
             Tool(
-                name="schedule_create",
-                title="Create reminder",
-                description=CREATE_DESCRIPTION,
-                parameters=CREATE_PARAMETERS,
-                handler=self.create,
-            ),
-            Tool(
-                name="schedule_list",
-                title="List reminders",
-                description=LIST_DESCRIPTION,
-                parameters=LIST_PARAMETERS,
-                handler=self.list,
-            ),
-            Tool(
-                name="schedule_delete",
-                title="Delete reminder",
-                description=DELETE_DESCRIPTION,
-                parameters=DELETE_PARAMETERS,
-                handler=self.delete,
-            ),
+                name=name,
+                title=title,
+                description=description,
+                parameters=parameters,
+                handler=handler,
+            )
+            for name, title, description, parameters, handler in (
+                (
+                    "schedule_create",
+                    "Create reminder",
+                    CREATE_DESCRIPTION,
+                    CREATE_PARAMETERS,
+                    self.create,
+                ),
+                ("schedule_list", "List reminders", LIST_DESCRIPTION, LIST_PARAMETERS, self.list),
+                (
+                    "schedule_delete",
+                    "Delete reminder",
+                    DELETE_DESCRIPTION,
+                    DELETE_PARAMETERS,
+                    self.delete,
+                ),
+            )
         )
 
     def register(self, agent: Agent) -> tuple[Callable[[], None], ...]:
@@ -173,27 +156,17 @@ class ScheduleTools:
             raise
         return tuple(disposers)
 
-    # -- shared steps -----------------------------------------------------------------------------
     def _owner(self, call: ToolCall) -> ScheduleOwner | None:
         """The calling Agent's own owner, or ``None`` when the plugin did not install it."""
         owner = self.owners.get(call.agent)
         return owner if owner is not None and owner.agent is call.agent else None
 
-    @staticmethod
-    async def _checkpoint(owner: ScheduleOwner, operation: str) -> bool:
-        """A preflight or barrier (only a literal ``True`` counts); a confirmed one re-drives
-        the owner, since the fold it decides from is now on disk."""
-        if not await owner.checkpoint(operation):
-            return False
-        try:
-            owner.request_drive()
-        except Exception:
-            log.exception("tools.notify_failed", agent_id=owner.agent.id)
-        return True
-
-    @staticmethod
-    def _fold(owner: ScheduleOwner) -> IncrementalFold:
-        return owner.folds.of(owner.agent.session)
+    def _refusal(self, operation: str, outcome: Refused | Uncertain) -> dict[str, JSONValue]:
+        if isinstance(outcome, Uncertain):
+            return uncertain(operation, outcome.schedule_id)
+        if outcome.code == "too_many_active":
+            return {"code": outcome.code, "message": TOO_MANY_ACTIVE.format(self.max_active)}
+        return error(outcome.code)
 
     # -- the tools --------------------------------------------------------------------------------
     async def create(self, call: ToolCall) -> JSONValue:
@@ -212,60 +185,15 @@ class ScheduleTools:
         after_seconds = arguments.get("after_seconds")
         if type(after_seconds) is not int or not 0 < after_seconds <= MAX_AFTER_SECONDS:
             return error("invalid_rule")
-        async with owner.queue:
-            return await self._create(owner, prompt, after_seconds)
-
-    async def _create(self, owner: ScheduleOwner, prompt: str, after_seconds: int) -> JSONValue:
-        if not await self._checkpoint(owner, "create"):
-            return uncertain("create")
-        try:
-            folded = self._fold(owner)
-            if len(folded.active) >= self.max_active:
-                return {
-                    "code": "too_many_active",
-                    "message": TOO_MANY_ACTIVE.format(self.max_active),
-                }
-            schedule_id = folded.next_id()
-            target = owner.host.clock.now_ms() + after_seconds * 1000
-            if target > MAX_INSTANT_MS:
-                return error("time_out_of_range")
-            record = AfterRecord(
-                id=schedule_id,
-                kind="after",
-                prompt=prompt,
-                after_seconds=after_seconds,
-                scheduled_at=format_instant(target),
-            )
-            owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
-        except ScheduleLogError:
-            return error("corrupt_schedule_log")
-        except Exception:
-            log.exception("tools.create_failed", agent_id=owner.agent.id)
-            return error("internal_error")
-        if not await self._checkpoint(owner, "create"):
-            return uncertain("create", schedule_id)
-        try:
-            return record_view(record, owner.host.clock.now_ms())
-        except Exception:
-            log.exception("tools.create_failed", agent_id=owner.agent.id)
-            return error("internal_error")
+        made = await owner.create(prompt, after_seconds, max_active=self.max_active)
+        return self._refusal("create", made) if isinstance(made, Refused | Uncertain) else made
 
     async def list(self, call: ToolCall) -> JSONValue:
         owner = self._owner(call)
         if owner is None:
             return error("internal_error")
-        async with owner.queue:
-            if not await self._checkpoint(owner, "list"):
-                return uncertain("list")
-            try:
-                active = self._fold(owner).active
-                now = owner.host.clock.now_ms()
-                return [record_view(record, now) for record in active]
-            except ScheduleLogError:
-                return error("corrupt_schedule_log")
-            except Exception:
-                log.exception("tools.list_failed", agent_id=owner.agent.id)
-                return error("internal_error")
+        views = await owner.list()
+        return self._refusal("list", views) if isinstance(views, Refused | Uncertain) else views
 
     async def delete(self, call: ToolCall) -> JSONValue:
         schedule_id = call.arguments.get("id")
@@ -278,21 +206,9 @@ class ScheduleTools:
         owner = self._owner(call)
         if owner is None:
             return error("internal_error")
-        async with owner.queue:
-            return await self._delete(owner, schedule_id)
-
-    async def _delete(self, owner: ScheduleOwner, schedule_id: str) -> JSONValue:
-        if not await self._checkpoint(owner, "delete"):
-            return uncertain("delete", schedule_id)
-        try:
-            if self._fold(owner).get(schedule_id) is None:
-                return {"id": schedule_id, "deleted": False, "code": "schedule_not_found"}
-            owner.agent.session.append(SCHEDULE_CHANGE, encode_change(Delete(id=schedule_id)))
-        except ScheduleLogError:
-            return error("corrupt_schedule_log")
-        except Exception:
-            log.exception("tools.delete_failed", agent_id=owner.agent.id)
-            return error("internal_error")
-        if not await self._checkpoint(owner, "delete"):
-            return uncertain("delete", schedule_id)
+        deleted = await owner.delete(schedule_id)
+        if isinstance(deleted, Refused | Uncertain):
+            return self._refusal("delete", deleted)
+        if not deleted:
+            return {"id": schedule_id, "deleted": False, "code": "schedule_not_found"}
         return {"id": schedule_id, "deleted": True}

@@ -1,21 +1,17 @@
-"""Values derived from records and logs: tool views, the reminder framing, dispatch receipts."""
+"""Values derived from records: the tool-facing view of a record and the reminder framing."""
 
 import json
-from collections.abc import Sequence
 from typing import Final
 
-from dsh_hookspecs import Event, JSONValue
+from dsh_hookspecs import JSONValue
 
-from ._codec import AfterRecord, Create, Dispatch, ScheduleLogError, _brief, decode_change
-from ._codec import parse_instant as _parse_instant
-from ._fold import SCHEDULE_CHANGE, _at, _check_seed_length
+from ._codec import AfterRecord, parse_instant
 
 __all__ = [
     "DELIVERY_MODE",
     "REMINDER_HEADER",
     "REMINDER_INSTRUCTION",
     "parse_reminder_framing",
-    "present_dispatch",
     "record_view",
     "reminder_framing",
 ]
@@ -37,7 +33,7 @@ _PROMPT_PREFIX: Final = "reminder_prompt_json: "
 
 def record_view(record: AfterRecord, now_ms: int) -> dict[str, JSONValue]:
     """The tool-facing view of an active record at ``now_ms`` (overdue iff now >= target)."""
-    due = now_ms >= _parse_instant(record.scheduled_at)
+    due = now_ms >= parse_instant(record.scheduled_at)
     return {
         "id": record.id,
         "kind": record.kind,
@@ -98,60 +94,9 @@ def parse_reminder_framing(text: str) -> tuple[str, str, str] | None:
         return None
     occurrence_at = lines[3][len(_OCCURRENCE_PREFIX) :]
     try:
-        _parse_instant(occurrence_at)
+        parse_instant(occurrence_at)
     except ValueError:
         return None
     if _frame(schedule_id, occurrence_at, prompt) != text:
         return None
     return schedule_id, occurrence_at, prompt
-
-
-def present_dispatch(
-    events: Sequence[Event], seq: int, seed_length: int
-) -> dict[str, JSONValue] | None:
-    """The receipt view of the dispatch at ``events[seq]``, or ``None`` if it is not one.
-
-    The dispatch pairs with the nearest preceding create of the same id. An inherited dispatch
-    (``seq < seed_length``) may pair with any earlier event; a dispatch the Session owns only with
-    a create in its own segment (``events[seed_length:]``), so a fork that reused a parent's id
-    never borrows the parent's create. Only ``schedule/change`` events inside that window are
-    decoded. Raises :class:`ScheduleLogError` for an invalid ``seq`` or ``seed_length``, a
-    non-contiguous log, an undecodable payload, or a dispatch without a live create.
-    """
-    if type(seq) is not int or not 0 <= seq < len(events):
-        raise ScheduleLogError(
-            f"dispatch seq {_brief(seq)} is not an index of a {len(events)}-event log"
-        )
-    _check_seed_length(seed_length, len(events))
-    event = events[seq]
-    if event.seq != seq:
-        raise ScheduleLogError(f"the event at index {seq} has seq {event.seq}; log not contiguous")
-    if event.type != SCHEDULE_CHANGE:
-        return None
-    dispatch = decode_change(event.data, seq=seq)
-    if not isinstance(dispatch, Dispatch):
-        return None
-    lowest = 0 if seq < seed_length else seed_length
-    for index in range(seq - 1, lowest - 1, -1):
-        earlier = events[index]
-        if earlier.type != SCHEDULE_CHANGE:
-            continue
-        change = decode_change(earlier.data, seq=earlier.seq)
-        if isinstance(change, Create):
-            if change.record.id == dispatch.id:
-                return {
-                    "scheduleId": dispatch.id,
-                    "prompt": change.record.prompt,
-                    "occurrenceAt": change.record.scheduled_at,
-                    "deliveryMode": DELIVERY_MODE,
-                }
-        elif change.id == dispatch.id:
-            raise _at(
-                seq,
-                f"dispatch targets inactive id {_brief(dispatch.id)} (ended at seq {earlier.seq})",
-            )
-    raise _at(
-        seq,
-        f"dispatch targets inactive id {_brief(dispatch.id)} "
-        f"(no create of it at seq {lowest}..{seq - 1})",
-    )

@@ -9,8 +9,7 @@ import attrs
 import pytest
 
 from dsh_hookspecs import Event
-from dsh_schedule._domain import (
-    DELIVERY_MODE,
+from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_INSTANT_MS,
     MIN_INSTANT_MS,
@@ -22,18 +21,17 @@ from dsh_schedule._domain import (
     FoldResult,
     IncrementalFold,
     ScheduleLogError,
-    allocate_id,
     decode_change,
-    earliest,
     encode_change,
     fold,
     format_instant,
     parse_instant,
     parse_reminder_framing,
     present_dispatch,
-    record_view,
     reminder_framing,
 )
+from dsh_schedule._fold import allocate_id, earliest
+from dsh_schedule._views import DELIVERY_MODE, record_view
 
 AT = "2026-08-05T12:01:00.000Z"
 AT_MS = 1_785_931_260_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from dsh_schedule import Fifo
+from dsh_schedule._fifo import Fifo
 
 from .harness import spin
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_hookspecs import Event
-from dsh_schedule._domain import (
+from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_INSTANT_MS,
     MIN_INSTANT_MS,
@@ -20,13 +20,13 @@ from dsh_schedule._domain import (
     Dispatch,
     IncrementalFold,
     ScheduleLogError,
-    allocate_id,
     decode_change,
     encode_change,
     fold,
     format_instant,
     parse_instant,
 )
+from dsh_schedule._fold import allocate_id
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 LOG_SETTINGS = settings(max_examples=150, deadline=None)

@@ -541,6 +541,26 @@ async def test_a_timer_that_fires_after_stop_does_nothing(h):
     owner.stopping = True
     owner._on_timer()
     assert owner._run is None
+    owner._wait_for_idle()  # nor does a busy Agent seen while stopping: no idle wait starts
+    assert owner._idle_wait is None
+    owner.stopping = False
+
+
+async def test_a_checkpoint_that_fails_once_stopping_began_arms_no_retry(h):
+    agent = await h.agent()
+    await create(h, agent, 5)
+    owner = h.owner(agent)
+    h.flush.mode = "raise"
+    h.flush.before = lambda n: setattr(owner, "stopping", True)  # stopping while it flushes
+    with capture_logs() as logs:
+        h.clock.advance(5)
+        await wait_until(lambda: log_events(logs, "owner.flush_failed"))
+        await wait_until(lambda: owner._run is None)
+    assert log_events(logs, "owner.storage_stalled") == []
+    assert owner._timer is None
+    assert h.plugin.stalled == {}
+    h.flush.before = None
+    h.flush.mode = "ok"
     owner.stopping = False
 
 

@@ -61,13 +61,13 @@ from dsh_host.persistence import MemoryBackend, StorageError, StoredSession, Sto
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
     SCHEDULE_CHANGE,
-    allocate_id,
     fold,
     format_instant,
     parse_instant,
     parse_reminder_framing,
     present_dispatch,
 )
+from dsh_schedule._fold import allocate_id
 
 from .harness import FlushControl, replace_flush_listener, uncertain
 

@@ -9,7 +9,8 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Tool, ToolCall, ToolConflictError, hookimpl
 from dsh_host.testing import wait_until
-from dsh_schedule import MAX_AFTER_SECONDS, MAX_INSTANT_MS, MESSAGES, ScheduleOwner
+from dsh_schedule import MAX_AFTER_SECONDS, MAX_INSTANT_MS, MESSAGES
+from dsh_schedule._runtime import ScheduleOwner
 
 from .harness import START
 

@@ -1,0 +1,216 @@
+"""Presentation: the receipt view of a ``schedule/change`` dispatch, at O(1) per receipt.
+
+A dispatch pairs with the nearest preceding create of the same id, searched in its window: an
+inherited dispatch (``seq < seed_length``) in ``events[:seq]``, a dispatch the Session owns only in
+its own segment ``events[seed_length:seq]`` (so a fork that reused a parent's id never borrows the
+parent's create). Walking back from the dispatch, the first ``schedule/change`` of that window
+that does not decode, or that ended the id (a delete or an earlier dispatch), makes the receipt
+an error instead.
+
+:class:`ReceiptIndex` gives every answer of that walk from one forward pass: per window it keeps,
+for each id, the last change that touched it, and the last change that did not decode, and it
+records each dispatch's answer as the pass reaches it. It consumes only the events appended
+since its last use. :class:`Receipts` keeps one index per live Session (released with it) and
+a few for other logs (a cold Session's history page passes one fresh list for all its entries).
+The backward walk itself is kept as the reference in the property tests.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Final, TypeAlias, TypedDict
+
+from dsh_hookspecs import Event, Session
+
+from ._codec import AfterRecord, Create, Dispatch, ScheduleLogError, brief, decode_change
+from ._fold import SCHEDULE_CHANGE, check_seed_length, log_error
+from ._views import DELIVERY_MODE
+
+__all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
+
+#: How many logs that are not a tracked live Session's keep their index (most recent first).
+RECENT_LOGS: Final = 4
+
+
+class ReminderView(TypedDict):
+    """The presentation view of a dispatched reminder (what ``dsh_event_present`` returns)."""
+
+    scheduleId: str
+    prompt: str
+    occurrenceAt: str
+    deliveryMode: str
+
+
+#: A dispatch's paired create, or the message of the error presenting that event raises.
+_Answer: TypeAlias = AfterRecord | str
+
+
+class _Window:
+    """What a backward walk from the next event of one window meets first, per id."""
+
+    __slots__ = ("bad", "last")
+
+    def __init__(self) -> None:
+        #: id -> (index, the record when that change was its create, the event's own seq).
+        self.last: dict[str, tuple[int, AfterRecord | None, int]] = {}
+        #: (index, error message) of the window's last change that does not decode.
+        self.bad: tuple[int, str] | None = None
+
+
+class ReceiptIndex:
+    """The receipt of every ``schedule/change`` of one append-only log, computed in one pass.
+
+    ``ReceiptIndex(events, seed_length)`` has consumed nothing; :meth:`extend` consumes up to an
+    index; :meth:`answer` is then O(1) for any consumed index.
+    """
+
+    __slots__ = ("_answers", "_events", "_last", "_position", "_window", "seed_length")
+
+    def __init__(self, events: Sequence[Event], seed_length: int) -> None:
+        self._events = events
+        self.seed_length = seed_length
+        self._position = 0
+        self._window = _Window()
+        #: index -> answer, for each dispatch and each change that does not decode.
+        self._answers: dict[int, _Answer] = {}
+        #: The last consumed event: the log must still hold it where it was.
+        self._last: Event | None = None
+
+    @property
+    def position(self) -> int:
+        """How many events have been consumed."""
+        return self._position
+
+    def covers(self, events: Sequence[Event], seed_length: int) -> bool:
+        """This index belongs to ``events`` with ``seed_length``, and the log only grew since
+        (a shorter log, or another event where the last consumed one was, is a doubt)."""
+        if events is not self._events or seed_length != self.seed_length:
+            return False
+        position = self._position
+        return position == 0 or (len(events) >= position and events[position - 1] is self._last)
+
+    def extend(self, end: int) -> None:
+        """Consume ``events[position:end]``."""
+        events, window = self._events, self._window
+        for index in range(self._position, end):
+            if index == self.seed_length:
+                window = self._window = _Window()  # the owned segment pairs only within itself
+            event = events[index]
+            if event.type == SCHEDULE_CHANGE:
+                self._consume(window, index, event)
+        if end > self._position:
+            self._position = end
+            self._last = events[end - 1]
+
+    def _consume(self, window: _Window, index: int, event: Event) -> None:
+        try:
+            change = decode_change(event.data, seq=event.seq)
+        except ScheduleLogError as exc:
+            self._answers[index] = str(exc)
+            window.bad = (index, str(exc))
+            return
+        if isinstance(change, Create):
+            window.last[change.record.id] = (index, change.record, event.seq)
+            return
+        if isinstance(change, Dispatch):
+            self._answers[index] = self._pair(window, index, change.id)
+        window.last[change.id] = (index, None, event.seq)
+
+    def _pair(self, window: _Window, index: int, schedule_id: str) -> _Answer:
+        touched = window.last.get(schedule_id)
+        bad = window.bad
+        if bad is not None and (touched is None or bad[0] > touched[0]):
+            return bad[1]
+        if touched is None:
+            lowest = 0 if index < self.seed_length else self.seed_length
+            problem = f"(no create of it at seq {lowest}..{index - 1})"
+        elif touched[1] is None:
+            problem = f"(ended at seq {touched[2]})"
+        else:
+            return touched[1]
+        return str(log_error(index, f"dispatch targets inactive id {brief(schedule_id)} {problem}"))
+
+    def answer(self, seq: int) -> ReminderView | None:
+        """The receipt of consumed index ``seq`` (see :func:`present_dispatch`)."""
+        answer = self._answers.get(seq)
+        if answer is None:
+            return None
+        if isinstance(answer, str):
+            raise ScheduleLogError(answer)
+        return {
+            "scheduleId": answer.id,
+            "prompt": answer.prompt,
+            "occurrenceAt": answer.scheduled_at,
+            "deliveryMode": DELIVERY_MODE,
+        }
+
+
+def _is_change(events: Sequence[Event], seq: int, seed_length: int) -> bool:
+    """Validate a presentation request; ``True`` when ``events[seq]`` is a ``schedule/change``."""
+    if type(seq) is not int or not 0 <= seq < len(events):
+        raise ScheduleLogError(
+            f"dispatch seq {brief(seq)} is not an index of a {len(events)}-event log"
+        )
+    check_seed_length(seed_length, len(events))
+    event = events[seq]
+    if event.seq != seq:
+        raise ScheduleLogError(f"the event at index {seq} has seq {event.seq}; log not contiguous")
+    return event.type == SCHEDULE_CHANGE
+
+
+def present_dispatch(events: Sequence[Event], seq: int, seed_length: int) -> ReminderView | None:
+    """The receipt view of the dispatch at ``events[seq]``, or ``None`` if it is not one.
+
+    One-off: this indexes ``events[:seq + 1]`` for this call (the plugin keeps its indexes in
+    :class:`Receipts`). Raises :class:`ScheduleLogError` for an invalid ``seq`` or
+    ``seed_length``, a non-contiguous log, an undecodable payload, or a dispatch without a live
+    create (see the module docstring for the window).
+    """
+    if not _is_change(events, seq, seed_length):
+        return None
+    index = ReceiptIndex(events, seed_length)
+    index.extend(seq + 1)
+    return index.answer(seq)
+
+
+class Receipts:
+    """The plugin's receipt indexes: one per tracked live Session, a few for other logs."""
+
+    __slots__ = ("_by_events", "_live", "_recent")
+
+    def __init__(self) -> None:
+        self._live: weakref.WeakKeyDictionary[Session, ReceiptIndex] = weakref.WeakKeyDictionary()
+        #: id(session.events) -> the live Session whose log that is.
+        self._by_events: weakref.WeakValueDictionary[int, Session] = weakref.WeakValueDictionary()
+        self._recent: OrderedDict[int, ReceiptIndex] = OrderedDict()
+
+    def track(self, session: Session) -> None:
+        """Index ``session``'s log for as long as the Session lives (when it is presented)."""
+        self._by_events[id(session.events)] = session
+
+    def present(self, events: Sequence[Event], seq: int, seed_length: int) -> ReminderView | None:
+        """:func:`present_dispatch`, answered from a kept index."""
+        if not _is_change(events, seq, seed_length):
+            return None
+        index = self._index(events, seed_length)
+        if index.position <= seq:
+            index.extend(seq + 1)
+        return index.answer(seq)
+
+    def _index(self, events: Sequence[Event], seed_length: int) -> ReceiptIndex:
+        session = self._by_events.get(id(events))
+        if session is not None and session.events is events:
+            index = self._live.get(session)
+            if index is None or not index.covers(events, seed_length):
+                index = self._live[session] = ReceiptIndex(events, seed_length)
+            return index
+        # The index holds ``events``, so its id cannot be reused while it is kept here.
+        index = self._recent.pop(id(events), None)
+        if index is None or not index.covers(events, seed_length):
+            index = ReceiptIndex(events, seed_length)
+        self._recent[id(events)] = index
+        if len(self._recent) > RECENT_LOGS:
+            self._recent.popitem(last=False)
+        return index
