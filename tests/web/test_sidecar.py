@@ -87,10 +87,11 @@ async def test_reversed_flush_completion_keeps_the_max_and_presents_each_event_o
 
     gate.release(1)  # the later flush completes first
     assert await second is True
-    assert sidecar.watermark(session) == 2
+    assert web_host.persistence.durable_length(session) == 2
     gate.release(0)
     assert await first is True
-    assert sidecar.watermark(session) == 2  # the older completion cannot move it back
+    # The older completion cannot move it back.
+    assert web_host.persistence.durable_length(session) == 2
 
     frames = drain(subscription)
     assert [(f.event.seq, f.late) for f in frames] == [(0, False), (1, False), (0, True), (1, True)]
@@ -127,7 +128,7 @@ async def test_view_withheld_after_rejection_and_published_on_the_next_success(
     gate.auto = "false"
     assert await web_host.sessions.flush(session) is False
     assert late(drain(subscription)) == []
-    assert sidecar.watermark(session) == 0
+    assert web_host.persistence.durable_length(session) == 0
 
     gate.auto = "ok"
     assert await web_host.sessions.flush(session) is True
@@ -174,13 +175,13 @@ async def test_watermark_is_per_session_object_and_only_counts_flushes(
 ):
     session = web_host.sessions.create()
     append(session, "a")
-    assert sidecar.watermark(session) == 0  # an append is not durability evidence
+    assert web_host.persistence.durable_length(session) == 0  # an append is not durability evidence
     assert await web_host.sessions.flush(session) is True
-    assert sidecar.watermark(session) == 1
+    assert web_host.persistence.durable_length(session) == 1
     await web_host.close_session(session.id)
     again = await web_host.sessions.resume(session.id)
     assert again is not session
-    assert sidecar.watermark(again) == again.first_live_seq == 1
+    assert web_host.persistence.durable_length(again) == again.first_live_seq == 1
 
 
 async def test_a_resume_does_not_rebroadcast_historical_receipts(
@@ -200,7 +201,7 @@ async def test_a_resume_does_not_rebroadcast_historical_receipts(
     assert [(f.event.seq, f.event.type, f.late) for f in frames] == [(2, "session/end-seed", False)]
     assert await web_host.sessions.flush(resumed) is True
     assert late(drain(subscription)) == []
-    assert sidecar.watermark(resumed) == 3
+    assert web_host.persistence.durable_length(resumed) == 3
 
 
 async def test_resumed_ancestor_dispatch_copied_into_a_fork_seed(
@@ -217,7 +218,8 @@ async def test_resumed_ancestor_dispatch_copied_into_a_fork_seed(
 
     child = web_host.sessions.fork(ancestor)
     assert child.header.seed_length == 3
-    assert sidecar.watermark(child) == 0  # the seed is not the child's storage yet
+    # The seed is not the child's storage yet.
+    assert web_host.persistence.durable_length(child) == 0
     subscription = sidecar.subscribe(child.id)
 
     # Before the child's own storage proves the seed: no receipt, raw history only.
@@ -339,7 +341,8 @@ async def test_attached_history_falls_back_to_raw_without_a_proven_prefix(
     web_host: Host, gate: FlushGate, monkeypatch: pytest.MonkeyPatch, how: str
 ):
     session = await _stored_prefix(web_host, gate)
-    real = web_host.inspect
+    # The proof reads storage through the persistence coordinator (the host's inspect too).
+    real = web_host.persistence.inspect
 
     async def inspect(session_id: str) -> StoredSession | None:
         if how == "fails":
@@ -350,7 +353,7 @@ async def test_attached_history_falls_back_to_raw_without_a_proven_prefix(
         assert stored is not None
         return _tampered(stored, how)
 
-    monkeypatch.setattr(web_host, "inspect", inspect)
+    monkeypatch.setattr(web_host.persistence, "inspect", inspect)
     with capture_logs() as logs:
         page = await history_page(web_host, session.id, None, 50)
     assert _views(page) == [None, None, None]

@@ -107,6 +107,25 @@ async def test_replay_attaches_views_only_below_the_live_watermark(web_host: Hos
     assert [f.view["view"]["label"] if f.view else None for f in frames] == ["a", "b", None]
 
 
+async def test_replay_views_follow_the_coordinator_even_for_flushes_before_the_server(
+    web_host: Host, gate: FlushGate
+):
+    """The persistence coordinator is the one answer to "what is committed": a flush that
+    completed before any server (and its sidecar) existed still gates the replay's views."""
+    sid = await _session(web_host)
+    session = web_host.sessions.get(sid)
+    assert session is not None
+    append(session, "a")
+    append(session, "b")
+    assert await web_host.sessions.flush(session) is True
+    append(session, "c")  # appended, not committed
+    assert web_host.persistence.durable_length(session) == 2
+    async with serve(web_host) as (_, client), stream(client, sid, last_event_id=0) as reader:
+        frames = await reader.frames(2)
+    assert _seqs(frames) == [1, 2]
+    assert [f.view["view"]["label"] if f.view else None for f in frames] == ["b", None]
+
+
 async def test_late_view_frames_follow_the_flush(web_host: Host, gate: FlushGate):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)

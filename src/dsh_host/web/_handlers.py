@@ -202,7 +202,7 @@ class Api:
             # events from len(events) on.
             events: Sequence[Event] = live.events
             end = len(events)
-            view_limit = self.s.sidecar.watermark(live)
+            view_limit = self.host.persistence.durable_length(live)  # what is committed
             seed_length = live.header.seed_length or 0
         else:
             stored = await self._stored(sid)

@@ -7,37 +7,33 @@ earliest counted message, or at seq 0 when fewer exist; ``hasMore`` is ``start >
 Which entries get a presented view (``{"for": "event", "view": ...}``):
 
 * an *attached* (live) Session serves its live snapshot, and views only for seqs below the length
-  of a stored prefix proven identical to it (proven once, then reused per live Session object
-  while no flush moved its ``durable_length`` or while the proof covers the page): the stored header
-  must match (absent ``delegationDepth`` counts as 0) and every stored event must equal the
-  live event at its index.
+  of a stored prefix proven identical to it, as the persistence coordinator answers
+  (``host.persistence.proven_prefix``: proven once, then reused per live Session object while no
+  flush moved its durable length or while the proof covers the page): the stored header must
+  match (absent ``delegationDepth`` counts as 0) and every stored event must equal the live
+  event at its index.
   A stored log longer than the live one, any mismatch, no stored Session or a failed inspection
-  means no views at all (the raw page is still served; the reason is logged). The live commit
-  watermark is deliberately not used here: history answers "what does storage hold", the stream
+  means no views at all (the raw page is still served; the reason is logged). The durable length
+  alone is deliberately not used here: history answers "what does storage hold", the stream
   answers "what has been committed since I watched";
 * a *cold* Session is read from storage only (never resumed, no Agent published), and every
   stored event may get a view, since all of it is the stored log.
 
-Presentation always receives the whole event list and the Session's ``seedLength``, so a
-dispatch on this page pairs with a create on an earlier one.
+Presentation (:func:`~._present.present`, the same one the stream uses) always receives the
+whole event list and the Session's ``seedLength``, so a dispatch on this page pairs with a create
+on an earlier one.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Final
-
-import structlog
 
 from dsh_hookspecs import Event, JSONValue
 
 from .._host import Host
-from .._session import LiveSession
-from ..persistence import PrefixDivergedError, StoredSession, check_stored_prefix
+from ..persistence import StoredSession
 from ._present import present
-
-log = structlog.get_logger(__name__)
 
 #: The event types a page counts against ``maxMessages``.
 MESSAGE_TYPES: Final = frozenset({"user/message", "assistant/message"})
@@ -57,50 +53,6 @@ def page_range(events: Sequence[Event], before_seq: int | None, max_messages: in
     return range(end)
 
 
-#: Per exact live Session object: ``(durable length at the proof, proven stored length)``. A
-#: proven prefix stays proven (the log is append-only and storage only grows by the live
-#: events), so a proof is reused while no flush has moved the durable length, or while it
-#: covers the page.
-_PROOFS: Final[weakref.WeakKeyDictionary[LiveSession, tuple[int, int]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def proven_prefix(host: Host, live: LiveSession, *, needed: int | None = None) -> int:
-    """Length of the stored prefix proven identical to ``live`` (0 when nothing is proven).
-
-    ``needed``: the end of the page. A previous proof is reused when the Session's
-    ``durable_length`` has not moved since it, or when it covers ``needed``.
-    """
-    durable = live.durable_length
-    cached = _PROOFS.get(live)
-    if cached is not None:
-        proven_at, proven = cached
-        if proven_at == durable or (needed is not None and proven >= needed):
-            return proven
-    proven = await _prove(host, live)
-    if proven:
-        _PROOFS[live] = (durable, proven)
-    return proven
-
-
-async def _prove(host: Host, live: LiveSession) -> int:
-    try:
-        stored = await host.inspect(live.id)
-    except Exception as exc:
-        log.warning("web.history_inspect_failed", session_id=live.id, error=str(exc))
-        return 0
-    if stored is None:
-        log.info("web.history_not_stored", session_id=live.id)
-        return 0
-    try:
-        check_stored_prefix(live, stored)
-    except PrefixDivergedError as exc:
-        log.warning("web.history_prefix_unproven", session_id=live.id, reason=str(exc))
-        return 0
-    return len(stored.events)
-
-
 async def history_page(
     host: Host,
     session_id: str,
@@ -113,8 +65,8 @@ async def history_page(
 
     ``stored``: the cold Session, already read from storage by the caller (it is then served
     as is). Else a cold Session is read here, and whatever :meth:`Host.inspect` raises (a
-    storage failure) is raised. A live Session's stored-prefix proof is reused across pages
-    (see :func:`proven_prefix`).
+    storage failure) is raised. A live Session's stored-prefix proof is the coordinator's, reused
+    across pages (see ``Coordinator.proven_prefix``).
     """
     live = None if stored is not None else host.sessions.get(session_id)
     events: Sequence[Event]
@@ -130,7 +82,7 @@ async def history_page(
         # Inspect first, snapshot after: events appended meanwhile only make storage the
         # shorter side, which still proves its prefix.
         needed = len(live.events) if before_seq is None else min(before_seq, len(live.events))
-        presented_through = await proven_prefix(host, live, needed=needed)
+        presented_through = await host.persistence.proven_prefix(live, needed=needed)
         events = live.events
         seed_length = live.header.seed_length or 0
     entries: list[JSONValue] = []

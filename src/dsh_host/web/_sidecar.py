@@ -4,20 +4,23 @@ Two observations of the :class:`~dsh_host.SessionStore` feed the event streams:
 
 * every append is fanned out at once, raw, to the subscribers of that Session id (an append is
   never durability evidence, so it never carries a presented view);
-* every ``session/flushed(session, through_seq)`` advances a *watermark* kept per exact live
-  Session object (a ``WeakKeyDictionary``: a Session id that is resumed again gets a new object
-  and a fresh cursor, never another lifecycle's). Only a move forwards counts: concurrent flushes
-  may complete in reverse order, and the maximum wins, so a receipt is neither duplicated nor
-  withdrawn. For each newly covered seq the plugins' ``dsh_event_present`` is asked for a view;
-  when there is one the *identical* event is sent again with ``{"for": "event", "view": view}``
-  (a late view). A rejected or unacknowledged flush publishes nothing, so its views wait for a
-  later successful one.
+* every ``session/flushed(session, through_seq)`` may move what is committed. The one authority
+  on that is the persistence coordinator (``SessionStore.durable_length``, which reads
+  ``host.persistence.durable_length``): the stored length of a resumed Session, 0 for a created
+  or forked one until its first acknowledged flush, then the maximum acknowledged
+  ``through_seq``, advanced before this observer runs. For each seq it newly covers the plugins'
+  ``dsh_event_present`` is asked for a view; when there is one the *identical* event is sent
+  again with ``{"for": "event", "view": view}`` (a late view). A rejected or unacknowledged
+  flush publishes nothing, so its views wait for a later successful one.
 
-Where a watermark starts: a resumed Session at its stored length (those events were already
-presentable from storage, so a resume does not re-broadcast historical receipts); a created or
-forked Session at 0 (a fork seed is not the child's storage until the child's own flush proves
-it, so an inherited receipt appears after that flush). A Session the sidecar never saw open
-starts at 0, which at worst re-sends views the client upgrades in place.
+To send each late view once, the sidecar remembers per exact live Session object (a
+``WeakKeyDictionary``: a Session id that is resumed again gets a new object, never another
+lifecycle's) how far its late views went: the durable length when it opened (a resume does not
+re-broadcast historical receipts; a fork seed is not the child's storage until the child's own
+flush proves it, so an inherited receipt appears after that flush), then each durable length a
+flush reached. That is the sidecar's own progress, not a second answer to "what is committed": a
+flush that completes late, below the durable length, sends nothing. A Session the sidecar never
+saw open starts at 0, which at worst re-sends views the client upgrades in place.
 
 Each subscriber has a bounded queue. One that falls too far behind is closed (its stream ends and
 the client reconnects with ``Last-Event-ID``): memory never grows with a slow reader.
@@ -143,7 +146,7 @@ class Subscription:
 
 
 class Sidecar:
-    """Watermarks per live Session object and the stream subscribers per Session id."""
+    """The stream subscribers per Session id, and how far each live Session's late views went."""
 
     def __init__(
         self,
@@ -157,7 +160,8 @@ class Sidecar:
         self._store = store
         self._plugins = plugins
         self._queue_size = queue_size
-        self._watermarks: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
+        #: Per live Session object: late views were sent for seqs below this.
+        self._presented: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._closed = False
         self._unsubscribe = [
@@ -167,10 +171,6 @@ class Sidecar:
         ]
 
     # -- queries ------------------------------------------------------------------------------
-    def watermark(self, session: LiveSession) -> int:
-        """How many leading events of ``session`` a successful flush has covered."""
-        return self._watermarks.get(session, 0)
-
     def subscriber_count(self, session_id: str) -> int:
         return len(self._subscribers.get(session_id, ()))
 
@@ -209,19 +209,21 @@ class Sidecar:
 
     # -- store observers ------------------------------------------------------------------------
     def _on_open(self, session: LiveSession, reason: OpenReason, stored_length: int) -> None:
-        # Resumed: the stored prefix is already committed (stored_length == first_live_seq).
-        # Created / forked: nothing of this object is committed yet, seed included.
-        self._watermarks[session] = stored_length if reason == "resumed" else 0
+        del reason, stored_length  # the authority answers (it observed the open first)
+        # What is committed at open is presentable through replay, never as late views.
+        self._presented[session] = self._store.durable_length(session)
 
     def _on_append(self, session: LiveSession, event: Event) -> None:
         if session.id in self._subscribers:
             self._broadcast(session.id, make_frame(event))
 
     def _on_flushed(self, session: LiveSession, through_seq: int) -> None:
-        previous = self._watermarks.get(session, 0)
-        if through_seq <= previous:
+        del through_seq  # the durable length already counts it (the maximum of all)
+        previous = self._presented.get(session, 0)
+        durable = self._store.durable_length(session)
+        if durable <= previous:
             return  # an older flush completing late: the maximum already covers it
-        self._watermarks[session] = through_seq
+        self._presented[session] = durable
         if session.id not in self._subscribers:
             return  # nobody listening; later subscribers get these views through replay
         current = self._store.get(session.id)
@@ -229,7 +231,7 @@ class Sidecar:
             return  # the id belongs to another lifecycle now; its streams follow that one
         events = session.events
         seed_length = session.header.seed_length or 0
-        for seq in range(previous, min(through_seq, len(events))):
+        for seq in range(previous, min(durable, len(events))):
             view = present(self._plugins, events, seq, seed_length)
             if view is not None:
                 self._broadcast(session.id, make_frame(events[seq], view, late=True))
