@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
+from dsh_host.conformance import assert_stored, make_event, make_events, make_header
 from dsh_host.persistence import (
     DataDirLock,
     DataDirLockedError,
@@ -28,8 +29,6 @@ from dsh_host.persistence import (
     damaged_sessions,
     list_sessions_read_only,
 )
-
-from .test_backend_contract import assert_stored, make_event, make_events, make_header
 
 DB = "dsh.sqlite3"
 BOUND = 30.0  # seconds: the most any wait on a condition may take before the test fails

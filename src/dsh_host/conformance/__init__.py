@@ -1,0 +1,86 @@
+"""The dsh contract suites, as pytest classes another host or backend subclasses.
+
+DESIGN.md promises that the plugins run on any host that keeps the contract; these suites are
+that contract, executable. Each is a class whose name does not start with ``Test`` (so pytest
+does not collect it where it is defined); a test module subclasses it under a ``Test...`` name
+and provides a factory:
+
+* :class:`BackendContract` (``make(tmp_path)`` and ``reopen(closed, tmp_path)``): append
+  positions and conflicts, cursor recovery, divergent requests, malformed requests, listing,
+  strict JSON, concurrency, reopen and close.
+* :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`, or all three
+  as :class:`HostContract` (``async start_host(plugins, turns, tmp_path) -> HostUnderTest``):
+  the flush contract, the Agent phases, publication and disposal. They drive a host only through
+  :mod:`dsh_hookspecs` (what plugins are handed, by the :class:`Recorder` plugin they load) and
+  the few operations of :class:`HostUnderTest`.
+* :class:`ReferenceHostContract` (``make_backend(tmp_path)``): the host suites against
+  :class:`dsh_host.Host` over your backend.
+
+Example (a backend)::
+
+    from pathlib import Path
+
+    from dsh_host.conformance import BackendContract, ReferenceHostContract
+    from dsh_host.persistence import Backend, SQLiteBackend
+
+
+    class TestMyBackend(BackendContract):
+        def make(self, tmp_path: Path) -> Backend:
+            return SQLiteBackend(tmp_path / "store")
+
+        def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
+            return SQLiteBackend(tmp_path / "store")
+
+
+    class TestMyBackendInTheHost(ReferenceHostContract):
+        def make_backend(self, tmp_path: Path) -> Backend:
+            return SQLiteBackend(tmp_path / "store")
+
+This is a test-support module: importing it needs pytest and pytest-asyncio (the ``test``
+extra). Every case is an ``async`` test marked ``asyncio`` and every async fixture is a
+``pytest_asyncio`` fixture, so the suites run whether or not your project sets
+``asyncio_mode = "auto"``.
+"""
+
+from __future__ import annotations
+
+from ._agents import AgentPhaseContract
+from ._backend import AWKWARD, BackendContract, assert_stored, make_event, make_events, make_header
+from ._flush import FlushContract
+from ._host import (
+    PLUGIN,
+    REFUSED_TYPE,
+    HostSuite,
+    HostUnderTest,
+    Journal,
+    Recorder,
+    Rig,
+    StorageControl,
+    TurnGate,
+)
+from ._publication import PublicationContract
+from ._reference import HostContract, ReferenceHost, ReferenceHostContract
+
+__all__ = [
+    "AWKWARD",
+    "PLUGIN",
+    "REFUSED_TYPE",
+    "AgentPhaseContract",
+    "BackendContract",
+    "FlushContract",
+    "HostContract",
+    "HostSuite",
+    "HostUnderTest",
+    "Journal",
+    "PublicationContract",
+    "Recorder",
+    "ReferenceHost",
+    "ReferenceHostContract",
+    "Rig",
+    "StorageControl",
+    "TurnGate",
+    "assert_stored",
+    "make_event",
+    "make_events",
+    "make_header",
+]

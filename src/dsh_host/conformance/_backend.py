@@ -1,0 +1,386 @@
+"""The Backend contract: one suite every :class:`~dsh_host.persistence.Backend` passes.
+
+:class:`BackendContract` holds the cases; a backend's test module subclasses it (the subclass
+name starts with ``Test`` so that pytest collects it) and says how to build its backend
+(:meth:`~BackendContract.make`) and how to open the same store again after a close
+(:meth:`~BackendContract.reopen`)::
+
+    class TestMyBackend(BackendContract):
+        def make(self, tmp_path: Path) -> Backend:
+            return MyBackend(tmp_path / "store")
+
+        def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
+            return MyBackend(tmp_path / "store")
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from dsh_hookspecs import Event, JSONValue, SessionHeader
+
+from .._json import JSONError
+from .._records import RecordError, events_identical, headers_identical
+from ..persistence import (
+    Backend,
+    StorageConflictError,
+    StorageError,
+    StoredSession,
+    damaged_sessions,
+)
+
+__all__ = [
+    "AWKWARD",
+    "BackendContract",
+    "assert_stored",
+    "make_event",
+    "make_events",
+    "make_header",
+]
+
+
+def make_header(sid: str, created_at: int = 1_700_000_000_000, **fields: object) -> SessionHeader:
+    return SessionHeader(version=1, id=sid, created_at=created_at, **fields)  # type: ignore[arg-type]
+
+
+def make_event(seq: int, data: JSONValue = None, etype: str = "message") -> Event:
+    return Event(seq=seq, type=etype, time=1_700_000_000_000 + seq, data=data)
+
+
+def make_events(start: int, count: int, tag: str = "") -> list[Event]:
+    return [make_event(seq, {"n": seq, "tag": tag}) for seq in range(start, start + count)]
+
+
+def assert_stored(
+    stored: StoredSession | None, header: SessionHeader, events: Sequence[Event]
+) -> None:
+    assert stored is not None
+    assert headers_identical(stored.header, header), (stored.header, header)
+    assert len(stored.events) == len(events)
+    for got, want in zip(stored.events, events, strict=True):
+        assert events_identical(got, want), (got, want)
+
+
+AWKWARD: JSONValue = {
+    "unicode": 'héllo — 日本語 🎉 "quoted" back\\slash\nnew line\ttab \u0000 nul \u2028',
+    "": "empty key",
+    "clé ✓": ["unicode key"],
+    "big_ints": [2**63 - 1, 2**63, -(2**63), 2**100, -(2**70), 0],
+    "floats": [0.1, 1.0, -0.0, 1e300, 5e-324, -2.5e-10, 123456789.125],
+    "true_vs_one": [True, 1, 1.0, False, 0, 0.0, None, "1", "true"],
+    "nested": {"a": [{"b": [[[], {}], {"c": None}]}]},
+    "deep": [[[[[[[[[[[[[[[[[[[[{"bottom": True}]]]]]]]]]]]]]]]]]]]],
+    "empty": {"list": [], "object": {}, "string": ""},
+}
+
+
+class BackendContract:
+    """What every :class:`~dsh_host.persistence.Backend` promises.
+
+    Subclasses implement :meth:`make` (a fresh, unopened backend over ``tmp_path``) and
+    :meth:`reopen` (after closing, the same store opened again). Every case is an ``async``
+    test marked ``asyncio`` (pytest-asyncio), so the suite runs with or without
+    ``asyncio_mode = "auto"``.
+    """
+
+    pytestmark = pytest.mark.asyncio
+
+    def make(self, tmp_path: Path) -> Backend:
+        """A fresh, unopened backend whose store lives under ``tmp_path``."""
+        raise NotImplementedError
+
+    def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
+        """An unopened backend over the same store as ``closed`` (which has been closed)."""
+        raise NotImplementedError
+
+    @pytest_asyncio.fixture
+    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
+        backend = self.make(tmp_path)
+        await backend.open()
+        try:
+            yield backend
+        finally:
+            await backend.close()
+
+    async def _reopened(self, backend: Backend, tmp_path: Path) -> Backend:
+        await backend.close()
+        again = self.reopen(backend, tmp_path)
+        await again.open()
+        return again
+
+    # -- create and load ---------------------------------------------------------------
+
+    async def test_create_with_events_then_load_returns_identical_header_and_events(
+        self, backend: Backend
+    ) -> None:
+        header = make_header(
+            "s1",
+            cwd="/home/user/projet é",
+            parent_session="p0",
+            seed_length=2,
+            origin="subagent",
+            delegation_depth=3,
+        )
+        events = make_events(0, 3)
+        await backend.append("s1", 0, events, header)
+        assert_stored(await backend.load("s1"), header, events)
+
+    async def test_absent_delegation_depth_is_stored_as_zero(self, backend: Backend) -> None:
+        header = make_header("s1")
+        assert header.delegation_depth is None
+        await backend.append("s1", 0, [], header)
+        stored = await backend.load("s1")
+        assert stored is not None
+        assert stored.header.delegation_depth == 0
+        assert headers_identical(stored.header, header)
+
+    async def test_create_without_events_stores_an_empty_log(self, backend: Backend) -> None:
+        await backend.append("s1", 0, [], make_header("s1"))
+        stored = await backend.load("s1")
+        assert stored is not None
+        assert stored.events == ()
+        assert [s.length for s in await backend.list_sessions()] == [0]
+
+    async def test_load_of_a_missing_id_is_none(self, backend: Backend) -> None:
+        assert await backend.load("nope") is None
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        assert await backend.load("nope") is None
+
+    # -- optimistic appends ------------------------------------------------------------
+
+    async def test_append_at_the_stored_length_extends_the_log(self, backend: Backend) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header)
+        await backend.append("s1", 2, make_events(2, 3))
+        await backend.append("s1", 5, make_events(5, 1))
+        assert_stored(await backend.load("s1"), header, make_events(0, 6))
+
+    @pytest.mark.parametrize("start", [0, 1, 3, 7])
+    async def test_append_at_a_wrong_start_conflicts_and_writes_nothing(
+        self, backend: Backend, start: int
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header)
+        with pytest.raises(StorageConflictError, match="s1"):
+            await backend.append("s1", start, make_events(start, 2, tag="late"))
+        assert_stored(await backend.load("s1"), header, make_events(0, 2))
+        # The store still accepts the right start afterwards.
+        await backend.append("s1", 2, make_events(2, 1))
+        assert_stored(await backend.load("s1"), header, make_events(0, 3))
+
+    async def test_empty_append_checks_the_start_and_changes_nothing(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header)
+        await backend.append("s1", 2, [])
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 1, [])
+        assert_stored(await backend.load("s1"), header, make_events(0, 2))
+
+    async def test_create_of_an_existing_id_conflicts_and_keeps_the_stored_session(
+        self, backend: Backend
+    ) -> None:
+        first = make_header("s1", created_at=1)
+        await backend.append("s1", 0, make_events(0, 2), first)
+        with pytest.raises(StorageConflictError, match="already exists"):
+            await backend.append("s1", 0, make_events(0, 1, tag="other"), make_header("s1", 2))
+        assert_stored(await backend.load("s1"), first, make_events(0, 2))
+
+    async def test_create_at_a_non_zero_start_conflicts(self, backend: Backend) -> None:
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 2, make_events(2, 1), make_header("s1"))
+        assert await backend.load("s1") is None
+
+    async def test_append_to_a_missing_session_conflicts(self, backend: Backend) -> None:
+        with pytest.raises(StorageConflictError, match="does not exist"):
+            await backend.append("ghost", 0, make_events(0, 1))
+        assert await backend.load("ghost") is None
+        assert await backend.list_sessions() == []
+
+    async def test_racing_appends_at_the_same_start_let_exactly_one_win(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 1), header)
+        results = await asyncio.gather(
+            backend.append("s1", 1, make_events(1, 2, tag="a")),
+            backend.append("s1", 1, make_events(1, 2, tag="b")),
+            return_exceptions=True,
+        )
+        assert results.count(None) == 1
+        [error] = [r for r in results if r is not None]
+        assert isinstance(error, StorageConflictError)
+        winner = "a" if results[0] is None else "b"
+        assert_stored(
+            await backend.load("s1"), header, [*make_events(0, 1), *make_events(1, 2, winner)]
+        )
+
+    async def test_a_writer_that_lost_an_acknowledgement_recovers_from_the_stored_cursor(
+        self, backend: Backend
+    ) -> None:
+        # The writer stored [0, 4) but believes only [0, 2) is stored (the acknowledgement of
+        # its last append was lost). Re-sending from its belief conflicts and writes nothing;
+        # the stored length is the cursor, and only the missing suffix is written from there.
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header)
+        await backend.append("s1", 2, make_events(2, 2))
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 2, make_events(2, 4))
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 4))
+        assert stored is not None
+        [summary] = await backend.list_sessions()
+        assert summary.length == len(stored.events) == 4
+        await backend.append("s1", summary.length, make_events(4, 2))
+        assert_stored(await backend.load("s1"), header, make_events(0, 6))
+
+    async def test_a_divergent_request_never_overwrites_the_stored_prefix(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 3, tag="stored"), header)
+        for start in (0, 1, 2):
+            with pytest.raises(StorageConflictError):
+                await backend.append("s1", start, make_events(start, 3, tag="divergent"))
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 0, make_events(0, 3, tag="divergent"), header)
+        assert_stored(await backend.load("s1"), header, make_events(0, 3, tag="stored"))
+
+    # -- malformed requests are the caller's bug ---------------------------------------
+
+    @pytest.mark.parametrize(
+        ("start", "events", "header", "error"),
+        [
+            pytest.param(0, [make_event(1)], make_header("s1"), ValueError, id="seq-gap"),
+            pytest.param(
+                0, [make_event(0), make_event(2)], make_header("s1"), ValueError, id="seq-jump"
+            ),
+            pytest.param(0, [], make_header("other"), ValueError, id="header-id"),
+            pytest.param(0, [make_event(0, float("nan"))], make_header("s1"), JSONError, id="nan"),
+            pytest.param(
+                0, [make_event(0, "\ud800 lone surrogate")], make_header("s1"), JSONError, id="utf8"
+            ),
+            pytest.param(0, [make_event(0, etype="")], make_header("s1"), RecordError, id="type"),
+        ],
+    )
+    async def test_a_malformed_request_raises_value_error_and_writes_nothing(
+        self,
+        backend: Backend,
+        start: int,
+        events: list[Event],
+        header: SessionHeader,
+        error: type[Exception],
+    ) -> None:
+        with pytest.raises(error):
+            await backend.append("s1", start, events, header)
+        assert await backend.load("s1") is None
+
+    # -- listing -----------------------------------------------------------------------
+
+    async def test_a_healthy_store_lists_no_damaged_sessions(self, backend: Backend) -> None:
+        await backend.append("s1", 0, make_events(0, 2), make_header("s1"))
+        listed = await backend.list_sessions()
+        assert [s.header.id for s in listed] == ["s1"]
+        assert damaged_sessions(listed) == ()
+
+    async def test_list_sessions_is_oldest_first_with_lengths(self, backend: Backend) -> None:
+        created = {"m": 300, "b": 100, "z": 200, "a": 200, "c": 100}
+        for i, (sid, at) in enumerate(created.items()):
+            await backend.append(sid, 0, make_events(0, i), make_header(sid, at))
+        await backend.append("m", 0, make_events(0, 2))
+        listed = await backend.list_sessions()
+        assert [(s.header.id, s.header.created_at, s.length) for s in listed] == [
+            ("b", 100, 1),
+            ("c", 100, 4),
+            ("a", 200, 3),
+            ("z", 200, 2),
+            ("m", 300, 2),
+        ]
+        assert all(s.header.delegation_depth == 0 for s in listed)
+
+    # -- strict JSON -------------------------------------------------------------------
+
+    async def test_awkward_json_round_trips_exactly(self, tmp_path: Path, backend: Backend) -> None:
+        header = make_header("ünï/cødé 🎉", cwd="/tmp/spaces and ünïcode/日本")  # noqa: S108
+        events = [
+            make_event(0, AWKWARD, etype="tipo/ñ"),
+            make_event(1, 1),
+            make_event(2, True),
+            make_event(3, 1.0),
+            make_event(4, None),
+            make_event(5, "1"),
+            make_event(6, [1, True, 1.0]),
+        ]
+        await backend.append(header.id, 0, events, header)
+        assert_stored(await backend.load(header.id), header, events)
+        stored = await backend.load(header.id)
+        assert stored is not None
+        assert [type(e.data) for e in stored.events[1:5]] == [int, bool, float, type(None)]
+        # And the same after the store is reopened (for SQLite: decoded from disk).
+        again = await self._reopened(backend, tmp_path)
+        try:
+            assert_stored(await again.load(header.id), header, events)
+        finally:
+            await again.close()
+
+    # -- concurrency -------------------------------------------------------------------
+
+    async def test_many_concurrent_appends_to_different_sessions_all_land(
+        self, backend: Backend
+    ) -> None:
+        ids = [f"s{i:03d}" for i in range(100)]
+        await asyncio.gather(
+            *(
+                backend.append(sid, 0, make_events(0, 1, sid), make_header(sid, i))
+                for i, sid in enumerate(ids)
+            )
+        )
+        for round_ in range(3):
+            await asyncio.gather(
+                *(
+                    backend.append(sid, 1 + 2 * round_, make_events(1 + 2 * round_, 2, sid))
+                    for sid in ids
+                )
+            )
+        for i, sid in enumerate(ids):
+            assert_stored(await backend.load(sid), make_header(sid, i), make_events(0, 7, sid))
+        assert [s.length for s in await backend.list_sessions()] == [7] * 100
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def test_stored_sessions_survive_close_and_reopen(
+        self, tmp_path: Path, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 3), header)
+        again = await self._reopened(backend, tmp_path)
+        try:
+            assert_stored(await again.load("s1"), header, make_events(0, 3))
+            await again.append("s1", 3, make_events(3, 1))
+            assert_stored(await again.load("s1"), header, make_events(0, 4))
+        finally:
+            await again.close()
+
+    async def test_close_is_idempotent_and_a_closed_backend_refuses_work(
+        self, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        await backend.close()
+        await backend.close()
+        with pytest.raises(StorageError):
+            await backend.load("s1")
+        with pytest.raises(StorageError):
+            await backend.list_sessions()
+        with pytest.raises(StorageError):
+            await backend.append("s1", 1, make_events(1, 1))
+
+    async def test_close_of_a_never_opened_backend_is_a_no_op(self, tmp_path: Path) -> None:
+        backend = self.make(tmp_path)
+        await backend.close()
+        await backend.close()
