@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from dsh_host import Host
-from dsh_host.persistence._memory import MemoryBackend
+from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock
 
 

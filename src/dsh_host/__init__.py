@@ -7,20 +7,23 @@ the ``dsh`` CLI. Plugins never import this package; they receive its services th
 
 from __future__ import annotations
 
-from ._agent import AgentRegistry, InboxMessage, LiveAgent, ModelAdapter, Turn
+from ._agent import INTERRUPTED_RESULT, AgentRegistry, InboxMessage, LiveAgent, ModelAdapter, Turn
 from ._clock import SystemClock
 from ._host import Host
+from ._json import JSONError
 from ._models import NoModel, ScriptedModel, make_model
 from ._overlay import Overlay, OverlayError, PluginEntry
 from ._plugins import PluginLoadError, PluginManager
-from ._session import ForkBoundaryError, LiveSession, SessionStore
-from ._tools import ToolLayer
+from ._session import ForkBoundaryError, LiveSession, SessionHooks, SessionStore
+from ._tools import SchemaError, ToolLayer, validate_arguments
 
 __all__ = [
+    "INTERRUPTED_RESULT",
     "AgentRegistry",
     "ForkBoundaryError",
     "Host",
     "InboxMessage",
+    "JSONError",
     "LiveAgent",
     "LiveSession",
     "ModelAdapter",
@@ -30,10 +33,13 @@ __all__ = [
     "PluginEntry",
     "PluginLoadError",
     "PluginManager",
+    "SchemaError",
     "ScriptedModel",
+    "SessionHooks",
     "SessionStore",
     "SystemClock",
     "ToolLayer",
     "Turn",
     "make_model",
+    "validate_arguments",
 ]

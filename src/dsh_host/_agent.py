@@ -53,7 +53,7 @@ from dsh_hookspecs import (
 from . import _json
 from ._disposables import close_disposable
 from ._session import LiveSession, Remover, SessionStore
-from ._tools import ToolLayer, resolve, validate
+from ._tools import ToolLayer, resolve, validate_arguments
 
 log = structlog.get_logger(__name__)
 
@@ -468,7 +468,7 @@ class LiveAgent:
             return {"code": "unknown_tool", "message": f"tool {name!r} is not available here"}
         if not isinstance(arguments, dict):
             return {"code": "invalid_arguments", "message": "$ must be of type object"}
-        problem = validate(tool.parameters, arguments)
+        problem = validate_arguments(tool.parameters, arguments)
         if problem is not None:
             return {"code": "invalid_arguments", "message": problem}
         try:

@@ -141,11 +141,6 @@ class LiveSession:
     def events(self) -> Sequence[Event]:
         return self._view
 
-    @property
-    def durable_length(self) -> int:
-        """compat: web switches to host.persistence.durable_length (read-only delegate)."""
-        return self._store.durable_length(self)
-
     def append(self, type: str, data: JSONValue) -> Event:  # noqa: A002 - wire name
         return self.append_canonical(type, _json.canonical(data))
 

@@ -105,7 +105,7 @@ def _type_ok(kind: str, value: JSONValue) -> bool:
     return type(value) in (int, float)
 
 
-def validate(schema: Mapping[str, Any], value: JSONValue, path: str = "$") -> str | None:
+def validate_arguments(schema: Mapping[str, Any], value: JSONValue, path: str = "$") -> str | None:
     """Return the first violation as a message, or ``None`` when ``value`` conforms."""
     kind = schema.get("type")
     if kind is not None and not _type_ok(kind, value):
@@ -125,12 +125,12 @@ def validate(schema: Mapping[str, Any], value: JSONValue, path: str = "$") -> st
                 return f"{path} has unexpected properties {extra}"
         for name, sub in properties.items():
             if name in value:
-                problem = validate(sub, value[name], f"{path}.{name}")
+                problem = validate_arguments(sub, value[name], f"{path}.{name}")
                 if problem:
                     return problem
     if isinstance(value, list) and "items" in schema:
         for index, item in enumerate(value):
-            problem = validate(schema["items"], item, f"{path}[{index}]")
+            problem = validate_arguments(schema["items"], item, f"{path}[{index}]")
             if problem:
                 return problem
     return None

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import AgentBusyError, AgentDisposedError, hookimpl
-from dsh_host import Host
-from dsh_host._agent import INTERRUPTED_RESULT
-from dsh_host.persistence._memory import MemoryBackend
+from dsh_host import INTERRUPTED_RESULT, Host
+from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.schedule.harness import spin
 
@@ -275,13 +275,16 @@ class DurabilityProbe:
 
     name = "probe"
 
-    def __init__(self) -> None:
+    def __init__(self, host: Callable[[], Host]) -> None:
+        #: The Host whose persistence coordinator answers what is durable (read at call time).
+        self.host = host
         self.calls: list[tuple[str, int, int]] = []
 
     async def run_turn(self, turn) -> None:
         session = turn.agent.session
         start = max(e.seq for e in session.events if e.type == "turn/start")
-        self.calls.append((turn.message.text, session.durable_length, start))
+        durable = self.host().persistence.durable_length(session)
+        self.calls.append((turn.message.text, durable, start))
         turn.say(f"done: {turn.message.text}")
 
 
@@ -321,7 +324,7 @@ def followup_in_maintenance(agent, text: str) -> str:
 async def test_a_followup_turn_starts_only_after_its_record_is_durable(clock, backend):
     # Fails before this fix: the turn (and the model call) started at once, while the write
     # that makes the follow-up and its cause durable still hung.
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     async with (
         Host(backend=backend, clock=clock, model=model) as host,
         storage_control(backend.plan) as storage,
@@ -349,7 +352,7 @@ async def test_a_followup_turn_starts_only_after_its_record_is_durable(clock, ba
 
 
 async def test_client_input_is_not_gated(clock, backend):
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     async with (
         Host(backend=backend, clock=clock, model=model) as host,
         storage_control(backend.plan) as storage,
@@ -365,7 +368,7 @@ async def test_client_input_is_not_gated(clock, backend):
 
 async def test_a_storage_stall_is_retried_with_backoff_and_logged_once(clock, backend):
     # Fails before this fix: nothing waited for storage, so nothing retried or logged.
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     async with Host(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1_000
@@ -396,7 +399,7 @@ async def test_a_storage_stall_is_retried_with_backoff_and_logged_once(clock, ba
 
 
 async def test_a_later_successful_flush_redrives_a_waiting_turn_at_once(clock, backend):
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     async with Host(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1
@@ -411,7 +414,7 @@ async def test_a_later_successful_flush_redrives_a_waiting_turn_at_once(clock, b
 
 
 async def test_disposal_ends_a_turn_waiting_for_storage(clock, backend):
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     host = Host(backend=backend, clock=clock, model=model)
     await host.start()
     agent = await host.create_session()
@@ -427,7 +430,7 @@ async def test_disposal_ends_a_turn_waiting_for_storage(clock, backend):
 
 
 async def test_a_detached_session_stops_the_wait(clock, backend):
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     async with Host(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1_000
@@ -466,7 +469,7 @@ async def test_resume_closes_an_interrupted_turn_before_new_input(clock):
     # open turn (the Session was un-forkable) and c1 stayed an orphan call.
     backend, sid = await crashed_mid_turn(clock)
     faulty = FaultInjectingBackend(backend)
-    model = DurabilityProbe()
+    model = DurabilityProbe(lambda: host)
     with capture_logs() as logs:
         async with (
             Host(backend=faulty, clock=clock, model=model) as host,

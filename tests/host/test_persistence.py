@@ -9,8 +9,13 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, SessionHeader
 from dsh_host import Host, SessionStore
-from dsh_host._records import events_identical
-from dsh_host.persistence import MemoryBackend, PrefixDivergedError, StorageError, StoredSession
+from dsh_host.persistence import (
+    MemoryBackend,
+    PrefixDivergedError,
+    StorageError,
+    StoredSession,
+    events_identical,
+)
 from dsh_host.testing import FaultInjectingBackend, wait_until
 
 
@@ -242,7 +247,7 @@ async def test_durable_length_advances_only_on_an_acknowledged_flush(host, backe
 
     assert await host.sessions.flush(session) is True
     assert host.persistence.durable_length(session) == 3
-    assert session.durable_length == 3  # compat: the read-only delegate agrees
+    assert host.sessions.durable_length(session) == 3  # what the Agents read
 
 
 async def test_durable_length_is_the_maximum_when_flushes_complete_out_of_order(host):

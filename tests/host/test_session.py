@@ -7,10 +7,8 @@ import math
 import pytest
 
 from dsh_hookspecs import Event, EventRejectedError, SessionHeader
-from dsh_host import ForkBoundaryError, SessionStore
-from dsh_host._json import JSONError
-from dsh_host._session import SessionHooks
-from dsh_host.persistence._backend import StoredSession
+from dsh_host import ForkBoundaryError, JSONError, SessionHooks, SessionStore
+from dsh_host.persistence import StoredSession
 from dsh_host.testing import ManualClock
 
 

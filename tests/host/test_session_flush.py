@@ -8,8 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import SessionNotLiveError
-from dsh_host import LiveSession, SessionStore
-from dsh_host._session import SessionHooks
+from dsh_host import LiveSession, SessionHooks, SessionStore
 from dsh_host.testing import wait_until
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dsh_hookspecs import Tool, ToolConflictError
-from dsh_host._tools import SchemaError, ToolLayer, validate
+from dsh_host import SchemaError, ToolLayer
+from dsh_host import validate_arguments as validate
 
 SCHEMA = {
     "type": "object",

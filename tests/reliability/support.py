@@ -13,8 +13,7 @@ from typing import Any
 
 from dsh_hookspecs import Event, JSONValue
 from dsh_host import Host, LiveAgent
-from dsh_host._records import events_identical
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, events_identical
 from dsh_host.testing import FaultInjectingBackend, ManualClock
 from dsh_schedule import SCHEDULE_CHANGE, ScheduleLogError, fold, parse_instant
 from tests.chaos.harness import analyse

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import AgentBusyError, hookimpl
-from dsh_host._records import events_identical
+from dsh_host.persistence import events_identical
 from dsh_host.testing import wait_until
 from tests.schedule.harness import spin, uncertain
 

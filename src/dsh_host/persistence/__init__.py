@@ -7,6 +7,7 @@ embedded default) implement it. :class:`DataDirLock` keeps one live dsh process 
 
 from __future__ import annotations
 
+from .._records import events_identical
 from ._backend import (
     Backend,
     DamagedSummary,
@@ -48,5 +49,6 @@ __all__ = [
     "StoredSummary",
     "check_stored_prefix",
     "damaged_sessions",
+    "events_identical",
     "list_sessions_read_only",
 ]
