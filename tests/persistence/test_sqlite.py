@@ -246,7 +246,7 @@ async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
         tasks = start_creates(backend, 10, length=1)
         await wait_until(lambda: backend.pending == 10)
         closing = asyncio.create_task(backend.close())
-        await wait_until(lambda: not backend._accepting)
+        await wait_until(lambda: not backend._writer.accepting)
         with pytest.raises(StorageError, match="not open"):
             await backend.append("late", 0, [], make_header("late"))
     finally:

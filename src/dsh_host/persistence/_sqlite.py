@@ -137,10 +137,6 @@ class SQLiteBackend:
         """Number of append requests stored."""
         return self._writer.appends
 
-    @property
-    def _accepting(self) -> bool:
-        return self._writer.accepting
-
     def __repr__(self) -> str:
         return f"SQLiteBackend({str(self._path)!r}, state={self._state})"
 
