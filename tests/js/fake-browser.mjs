@@ -2,7 +2,9 @@
 // served index.html, window/location/history/sessionStorage, and a scripted fetch() that
 // answers the host's JSON API and keeps event streams open for the test to feed.
 //
-// Use one bootApp() per test file: app.js is a page script and boots once per import.
+// Use one bootApp() per test file: app.js is a page script that boots once, and the modules it
+// imports (state.js, dom.js, ...) hold the page's state for the life of the process (node
+// --test runs each file in a process of its own).
 
 import { readFileSync } from "node:fs";
 
@@ -135,7 +137,7 @@ export async function bootApp({ initial, route }) {
     return answer instanceof Response ? answer : json(200, answer ?? {});
   };
 
-  // A fresh module instance per boot (app.js is a page script with module-level state).
+  // A fresh app.js per boot (its imports are shared: see the note at the top).
   await import(new URL(`app.js?boot=${Math.random()}`, STATIC).href);
 
   const $ = (testid) => document.querySelector(`[data-testid="${testid}"]`);

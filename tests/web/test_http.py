@@ -12,9 +12,10 @@ from pathlib import Path
 import httpx
 import pytest
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from dsh_host import Host
-from dsh_host.persistence import MemoryBackend
+from dsh_host.persistence import MemoryBackend, StorageError
 from dsh_host.testing import FaultInjectingBackend
 from dsh_host.web import ERROR_CODES, MAX_BODY_BYTES, WebConfigError, WebServer
 
@@ -396,6 +397,62 @@ async def test_storage_failures_are_503(
     _error(await client.post("/api/sessions", json={}), 503, "storage_unavailable")
 
 
+async def test_every_storage_failure_is_one_answer_naming_its_operation(
+    web_host: Host,
+    backend: FaultInjectingBackend,
+    client: httpx.AsyncClient,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Whichever route meets a storage failure, the client gets the same 503 body, naming the
+    operation storage refused, and the operator one ``web.storage_failed`` line saying the same."""
+    live = await _create(client)
+    cold = await _create(client)
+    await web_host.close_session(cold)
+
+    def fail_loads() -> None:
+        backend.plan.fail_loads = 1
+
+    def fail_appends() -> None:
+        backend.plan.fail_appends = 1
+
+    def fail_live_flush() -> None:
+        session = web_host.sessions.get(live)
+        assert session is not None
+        append(session, "pending")
+        backend.plan.fail_appends = 1
+
+    async def failing_list() -> list[object]:
+        raise StorageError("injected listing failure")
+
+    def fail_list() -> None:
+        monkeypatch.setattr(web_host, "list_sessions", failing_list)
+
+    cases = [
+        ("list", "GET", "/api/sessions", fail_list),
+        ("create", "POST", "/api/sessions", fail_appends),
+        ("fork", "POST", f"/api/sessions/{cold}/fork", fail_loads),
+        ("resume", "POST", f"/api/sessions/{cold}/resume", fail_loads),
+        ("inspect", "POST", f"/api/sessions/{cold}/flush", fail_loads),
+        ("flush", "POST", f"/api/sessions/{live}/flush", fail_live_flush),
+        ("history", "GET", f"/api/sessions/{cold}/history", fail_loads),
+        ("inspect", "GET", f"/api/sessions/{cold}/events", fail_loads),
+    ]
+    for operation, method, path, arrange in cases:
+        arrange()
+        with capture_logs() as logs:
+            response = await client.request(method, path)
+        monkeypatch.undo()
+        assert response.status_code == 503, (operation, path, response.text)
+        assert response.json() == {
+            "error": {
+                "code": "storage_unavailable",
+                "message": f"storage is unavailable ({operation}); retry later",
+            }
+        }
+        failed = [e for e in logs if e["event"] == "web.storage_failed"]
+        assert [e["operation"] for e in failed] == [operation], (path, logs)
+
+
 async def test_a_token_guards_the_api_but_not_the_page(web_host: Host, tmp_path: Path):
     async with serve(web_host, token="tok-1") as (_, client):
         _error(await client.get("/api/sessions"), 401, "unauthorized")
@@ -487,6 +544,27 @@ async def test_the_page_carries_the_renderer_config(web_host: Host, tmp_path: Pa
             _error(await client.get(path), 404, "not_found")
         module.unlink()  # registered but gone: still a clean 404
         _error(await client.get("/plugins/test-renderers/row.js"), 404, "not_found")
+
+
+_STATIC_IMPORT = re.compile(r'^import [^;]*? from "\./([\w-]+\.js)";', re.MULTILINE)
+
+
+async def test_every_module_the_page_imports_is_served_as_javascript(
+    client: httpx.AsyncClient,
+):
+    """The browser client is ES modules without a build step: each one that app.js reaches
+    through static imports is served from /static with a JavaScript type."""
+    pending, seen = ["app.js"], set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        response = await client.get(f"/static/{name}")
+        assert response.status_code == 200, name
+        assert response.headers["content-type"] == "text/javascript; charset=utf-8", name
+        pending += _STATIC_IMPORT.findall(response.text)
+    assert {"api.js", "render.js", "session-list.js", "session-view.js", "state.js"} <= seen
 
 
 async def test_static_files_have_types_and_no_traversal(client: httpx.AsyncClient):

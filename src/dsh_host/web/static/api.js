@@ -1,0 +1,77 @@
+// dsh browser client: the HTTP API (bearer token, JSON, error answers) and one-line error text.
+
+import { prettyJson } from "./registry.js";
+
+const TOKEN_KEY = "dsh.token";
+
+function readToken() {
+  const fromUrl = new URLSearchParams(window.location.search).get("token");
+  try {
+    if (fromUrl) {
+      window.sessionStorage.setItem(TOKEN_KEY, fromUrl);
+      return fromUrl;
+    }
+    return window.sessionStorage.getItem(TOKEN_KEY);
+  } catch {
+    return fromUrl;
+  }
+}
+
+const token = readToken();
+
+export function authHeaders() {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export async function api(method, path, body) {
+  const headers = { Accept: "application/json", ...authHeaders() };
+  const init = { method, headers, cache: "no-store" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let payload = null;
+  if (text !== "") {
+    try {
+      payload = JSON.parse(text);
+    } catch {
+      payload = null;
+    }
+  }
+  if (!response.ok) {
+    const error = payload && typeof payload === "object" ? payload.error : null;
+    throw new ApiError(
+      response.status,
+      typeof error?.code === "string" ? error.code : `http_${response.status}`,
+      typeof error?.message === "string" ? error.message : `HTTP ${response.status}`,
+    );
+  }
+  return payload;
+}
+
+export const sessionPath = (id, suffix = "") =>
+  `/api/sessions/${encodeURIComponent(id)}${suffix}`;
+
+/**
+ * One line for any failure: API errors with their code, Errors and `{message}` values by their
+ * message, strings as they are, anything else (a turn's error value) as JSON.
+ */
+export function errorMessage(error) {
+  if (error instanceof ApiError) return `${error.message} (${error.code})`;
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object" && typeof error.message === "string") {
+    return error.message;
+  }
+  return prettyJson(error);
+}

@@ -1,0 +1,58 @@
+// dsh browser client: the page's elements (by data-testid), element building, scrolling and
+// times. Every string that comes from a Session reaches the DOM through textContent only.
+
+import { getLocale } from "./i18n.js";
+
+export const $ = (testid) => document.querySelector(`[data-testid="${testid}"]`);
+
+export const els = {
+  newSession: $("new-session"),
+  sessionList: $("session-list"),
+  sessionsError: $("sessions-error"),
+  sessionId: $("session-id"),
+  sessionNote: $("session-note"),
+  resume: $("resume"),
+  fork: $("fork"),
+  flush: $("flush"),
+  scroll: $("transcript-scroll"),
+  loadOlder: $("load-older"),
+  olderNote: $("older-note"),
+  transcript: $("transcript"),
+  placeholder: $("transcript-placeholder"),
+  status: $("status"),
+  form: $("composer-form"),
+  composer: $("composer"),
+  send: $("send"),
+  langButtons: [...document.querySelectorAll("button[data-locale]")],
+};
+
+export function el(tag, className, text) {
+  const element = document.createElement(tag);
+  if (className) element.className = className;
+  if (text !== undefined && text !== null) element.textContent = String(text);
+  return element;
+}
+
+export function isNearBottom(scroller) {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+}
+
+export function scrollToBottom(scroller) {
+  scroller.scrollTop = scroller.scrollHeight;
+}
+
+/** Epoch milliseconds from an epoch-ms number or a date string; null when it is neither. */
+export function toEpochMs(value) {
+  const ms = typeof value === "number" ? value : Date.parse(String(value));
+  return Number.isFinite(ms) ? ms : null;
+}
+
+export function formatTime(value) {
+  const ms = toEpochMs(value);
+  if (ms === null) return value === undefined || value === null ? "" : String(value);
+  try {
+    return new Date(ms).toLocaleString(getLocale() === "zh" ? "zh-CN" : "en-US");
+  } catch {
+    return new Date(ms).toISOString();
+  }
+}

@@ -1,0 +1,269 @@
+// dsh browser client: rendering. The transcript DOM (one element per node, kept in step with
+// the Session window), each node's markup, the toolbar and placeholder chrome, the status line
+// and the page's static text. Every string that comes from a Session reaches the DOM through
+// textContent / createTextNode only.
+
+import { errorMessage } from "./api.js";
+import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
+import { getLocale, t } from "./i18n.js";
+import { prettyJson, RendererRegistry } from "./registry.js";
+import { currentSessionInfo, state } from "./state.js";
+import { nodeFor, nodesFor } from "./transcript.js";
+
+/** The renderers plugins register (see the app's boot). */
+export const registry = new RendererRegistry({ document });
+
+export function setNotice(key, params, tone = "info") {
+  state.notice = key ? { key, params, tone } : null;
+  renderStatus();
+}
+
+// ------------------------------------------------------------------ transcript
+
+// The transcript DOM mirrors the window: one element per node, in seq order (`data-seq`).
+// Appends, older pages and late views touch only their own nodes; a reset rebuilds.
+export function onWindowChange(current, change) {
+  const win = current.win;
+  switch (change.type) {
+    case "state":
+      break;
+    case "append":
+      keepingScroll("append", () => {
+        for (const node of nodesFor(change.entries)) els.transcript.appendChild(renderNode(node));
+      });
+      break;
+    case "prepend": {
+      const entries = [];
+      for (let i = 0; i < change.count; i += 1) {
+        entries.push({ event: win.events[i], view: win.views[i] });
+      }
+      const added = nodesFor(entries).map(renderNode);
+      keepingScroll("prepend", () => els.transcript.prepend(...added));
+      break;
+    }
+    case "view": {
+      const node = nodeFor({ event: win.events[change.index], view: win.views[change.index] });
+      keepingScroll("view", () => replaceNode(change.seq, node));
+      break;
+    }
+    default:
+      // A reset. While a resync reloads, keep showing what we had instead of flashing an
+      // empty page.
+      if (!(win.openState === "loading" && win.events.length === 0)) renderTranscript(win, "reset");
+  }
+  renderChrome();
+  renderStatus();
+}
+
+/**
+ * Mutate the transcript keeping the reader's place: a reader at the bottom stays there (and a
+ * reset always goes there); otherwise content added above (`prepend`) does not move what is on
+ * screen, and anything else keeps the scroll offset.
+ */
+function keepingScroll(mode, mutate) {
+  const scroller = els.scroll;
+  const atBottom = isNearBottom(scroller);
+  const previousHeight = scroller.scrollHeight;
+  const previousTop = scroller.scrollTop;
+  mutate();
+  if (mode === "prepend" && !atBottom) {
+    scroller.scrollTop = previousTop + (scroller.scrollHeight - previousHeight);
+  } else if (atBottom || mode === "reset") {
+    scrollToBottom(scroller);
+  } else {
+    scroller.scrollTop = previousTop;
+  }
+}
+
+/** Put `node` (or nothing, when null) where the element for `seq` is or belongs. */
+function replaceNode(seq, node) {
+  const transcript = els.transcript;
+  // Late views mostly concern recent events: search from the end.
+  let before = transcript.lastElementChild;
+  while (before !== null && Number(before.getAttribute("data-seq")) > seq) {
+    before = before.previousElementSibling;
+  }
+  if (before !== null && Number(before.getAttribute("data-seq")) === seq) {
+    if (node === null) before.remove();
+    else before.replaceWith(renderNode(node));
+  } else if (node !== null) {
+    const next = before === null ? transcript.firstChild : before.nextSibling;
+    transcript.insertBefore(renderNode(node), next);
+  }
+}
+
+export function renderTranscript(win, mode) {
+  const elements = nodesFor(win.entries).map(renderNode);
+  keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
+}
+
+// ------------------------------------------------------------------ node rendering
+
+function jsonBlock(value) {
+  return el("pre", "json", prettyJson(value));
+}
+
+function renderNode(node) {
+  const wrapper = el("div", `node node-${node.kind}`);
+  wrapper.setAttribute("data-seq", String(node.seq));
+  wrapper.setAttribute("data-kind", node.kind);
+  switch (node.kind) {
+    case "user": {
+      wrapper.appendChild(el("div", "node-label", t("node.user")));
+      wrapper.appendChild(el("div", "bubble", node.text));
+      const source = node.source;
+      if (source && typeof source === "object" && typeof source.plugin === "string") {
+        wrapper.appendChild(el("div", "node-meta", t("node.viaPlugin", { plugin: source.plugin })));
+      }
+      break;
+    }
+    case "assistant":
+      wrapper.appendChild(el("div", "node-label", t("node.assistant")));
+      wrapper.appendChild(el("div", "text", node.text));
+      break;
+    case "tool-call": {
+      const details = el("details", "tool");
+      details.open = true;
+      const summary = el("summary", "tool-title", t("node.toolCall", { name: String(node.name) }));
+      if (node.callId !== undefined) summary.title = String(node.callId);
+      details.appendChild(summary);
+      details.appendChild(jsonBlock(node.arguments));
+      wrapper.appendChild(details);
+      break;
+    }
+    case "tool-result": {
+      if (node.isError) wrapper.classList.add("is-error");
+      const details = el("details", "tool");
+      details.open = true;
+      const summary = el(
+        "summary",
+        "tool-title",
+        t("node.toolResult", { name: String(node.name) }),
+      );
+      if (node.isError) {
+        summary.appendChild(document.createTextNode(" "));
+        summary.appendChild(el("span", "badge badge-error", t("node.toolError")));
+      }
+      if (node.callId !== undefined) summary.title = String(node.callId);
+      details.appendChild(summary);
+      details.appendChild(jsonBlock(node.value));
+      wrapper.appendChild(details);
+      break;
+    }
+    case "turn-error":
+      wrapper.appendChild(
+        el(
+          "div",
+          "turn-error-text",
+          node.error === null || node.error === undefined
+            ? t("node.turnErrorUnknown")
+            : t("node.turnError", { error: errorMessage(node.error) }),
+        ),
+      );
+      break;
+    case "presented-event":
+      wrapper.setAttribute("data-event-type", String(node.eventType));
+      wrapper.appendChild(registry.render(node, { locale: getLocale(), document }));
+      break;
+    default:
+      wrapper.appendChild(jsonBlock(node));
+  }
+  return wrapper;
+}
+
+// ------------------------------------------------------------------ chrome
+
+function isWorking(win) {
+  for (let i = win.events.length - 1; i >= 0; i -= 1) {
+    const type = win.events[i].type;
+    if (type === "turn/end") return false;
+    if (type === "turn/start") return true;
+  }
+  return false;
+}
+
+export function renderChrome() {
+  const current = state.current;
+  const hasSession = current !== null;
+  const info = currentSessionInfo();
+  const busy = (action) => state.busy.has(action);
+  els.newSession.disabled = busy("create");
+  // A cold Session does nothing until it is resumed: its due reminders are delivered then.
+  els.resume.hidden = !(hasSession && info && !info.live);
+  els.resume.disabled = busy("resume");
+  els.fork.disabled = !hasSession || busy("fork");
+  els.flush.disabled = !hasSession || busy("flush");
+  els.composer.disabled = !hasSession;
+  els.send.disabled = !hasSession || busy("send");
+  els.sessionId.textContent = hasSession ? current.id : "";
+  els.sessionNote.textContent = hasSession && info && !info.live ? t("session.cold") : "";
+
+  const placeholder = els.placeholder;
+  placeholder.replaceChildren();
+  if (!hasSession) {
+    placeholder.textContent = t("session.none");
+    els.loadOlder.hidden = true;
+    els.olderNote.textContent = "";
+    return;
+  }
+  const win = current.win;
+  if (win.openState === "error") {
+    placeholder.appendChild(
+      el("span", "error-text", t("transcript.error", { message: errorMessage(win.error) })),
+    );
+    placeholder.appendChild(document.createTextNode(" "));
+    const retry = el("button", "", t("transcript.retry"));
+    retry.type = "button";
+    retry.setAttribute("data-testid", "retry");
+    retry.addEventListener("click", () => win.resync());
+    placeholder.appendChild(retry);
+  } else if (els.transcript.childElementCount === 0) {
+    placeholder.textContent =
+      win.openState === "open" ? t("transcript.empty") : t("transcript.loading");
+  }
+  els.loadOlder.hidden = !(win.openState === "open" && win.hasMore);
+  els.loadOlder.disabled = win.loadingOlder !== null;
+  if (win.loadingOlder !== null) els.olderNote.textContent = t("toolbar.loadingOlder");
+  else if (win.olderError) {
+    els.olderNote.textContent = t("toolbar.olderFailed", { message: errorMessage(win.olderError) });
+  } else els.olderNote.textContent = "";
+}
+
+export function renderStatus() {
+  const parts = [];
+  let tone = "info";
+  const current = state.current;
+  if (current) {
+    if (current.streamState === "connecting") parts.push(t("status.connecting"));
+    if (current.streamState === "retrying") parts.push(t("status.reconnecting"));
+    if (current.streamState === "failed") {
+      parts.push(t("status.streamFailed", { message: errorMessage(current.streamError) }));
+      tone = "error";
+    }
+    if (current.win.openState === "open" && isWorking(current.win)) {
+      parts.push(t("status.working"));
+    }
+  }
+  if (state.notice) {
+    parts.push(t(state.notice.key, state.notice.params));
+    if (state.notice.tone === "error") tone = "error";
+  }
+  els.status.textContent = parts.join(" · ");
+  els.status.classList.toggle("is-error", tone === "error");
+}
+
+export function applyStaticText() {
+  const locale = getLocale();
+  document.documentElement.lang = locale === "zh" ? "zh-CN" : "en";
+  for (const node of document.querySelectorAll("[data-i18n]")) {
+    node.textContent = t(node.getAttribute("data-i18n"));
+  }
+  for (const node of document.querySelectorAll("[data-i18n-label]")) {
+    node.setAttribute("aria-label", t(node.getAttribute("data-i18n-label")));
+  }
+  els.composer.placeholder = t("composer.placeholder");
+  for (const button of els.langButtons) {
+    const active = button.getAttribute("data-locale") === locale;
+    button.setAttribute("aria-pressed", active ? "true" : "false");
+  }
+}

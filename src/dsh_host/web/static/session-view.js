@@ -1,0 +1,109 @@
+// dsh browser client: opening one Session: its history window, its event stream (attach first,
+// then load, so nothing appended in between is missed) and the URL that names it.
+
+import { api, authHeaders, sessionPath } from "./api.js";
+import { els } from "./dom.js";
+import { onWindowChange, renderChrome, renderStatus } from "./render.js";
+import { renderSessions } from "./session-list.js";
+import { SessionWindow } from "./session-window.js";
+import { connectEvents } from "./sse.js";
+import { state } from "./state.js";
+
+const PAGE_SIZE = 50;
+const OPEN_FALLBACK_MS = 3000;
+
+function closeCurrent() {
+  const current = state.current;
+  if (!current) return;
+  state.current = null;
+  clearTimeout(current.fallbackTimer);
+  current.conn.close();
+  current.win.close();
+}
+
+function replaceUrlSession(id) {
+  const url = new URL(window.location.href);
+  if (id) url.searchParams.set("session", id);
+  else url.searchParams.delete("session");
+  window.history.replaceState(null, "", url);
+}
+
+export function selectSession(id, { updateUrl = true } = {}) {
+  if (state.current && state.current.id === id) return;
+  closeCurrent();
+  const current = {
+    id,
+    streamState: "connecting",
+    streamError: null,
+    fallbackTimer: null,
+    win: null,
+    conn: null,
+  };
+  state.current = current;
+  state.notice = null;
+  els.transcript.replaceChildren();
+
+  current.win = new SessionWindow({
+    pageSize: PAGE_SIZE,
+    loadPage: ({ beforeSeq, maxMessages }) => {
+      const query = new URLSearchParams();
+      if (beforeSeq !== undefined) query.set("beforeSeq", String(beforeSeq));
+      query.set("maxMessages", String(maxMessages));
+      return api("GET", sessionPath(id, `/history?${query}`));
+    },
+    onChange: (win, change) => {
+      if (state.current === current) onWindowChange(current, change);
+    },
+  });
+
+  // Open the window once the stream is attached (so nothing appended in between is missed);
+  // every later (re)connection rebuilds it, since frames may have been missed meanwhile.
+  const openOrResync = () => {
+    if (state.current !== current) return;
+    if (current.win.openState === "cold") current.win.open();
+    else current.win.resync();
+  };
+  current.conn = connectEvents({
+    url: sessionPath(id, "/events"),
+    headers: authHeaders,
+    onOpen: () => {
+      if (state.current !== current) return;
+      clearTimeout(current.fallbackTimer);
+      current.streamState = "open";
+      current.streamError = null;
+      openOrResync();
+      renderStatus();
+    },
+    onFrame: (frame) => {
+      if (state.current === current) handleFrame(current, frame);
+    },
+    onError: (error, { fatal }) => {
+      if (state.current !== current) return;
+      current.streamState = fatal ? "failed" : "retrying";
+      current.streamError = error;
+      // History stays readable even when live updates are unavailable.
+      if (current.win.openState === "cold") current.win.open();
+      renderStatus();
+    },
+  });
+  current.fallbackTimer = setTimeout(() => {
+    if (state.current === current && current.win.openState === "cold") current.win.open();
+  }, OPEN_FALLBACK_MS);
+
+  if (updateUrl) replaceUrlSession(id);
+  renderSessions();
+  renderChrome();
+  renderStatus();
+}
+
+function handleFrame(current, frame) {
+  let message;
+  try {
+    message = JSON.parse(frame.data);
+  } catch {
+    console.warn("dsh: ignoring a non-JSON event frame");
+    return;
+  }
+  if (!message || typeof message !== "object" || !message.event) return;
+  current.win.acceptLiveEvent(message.event, message.view);
+}
