@@ -55,6 +55,202 @@ def test_layering(package):
         assert set(roots) <= allowed, set(roots) - allowed
 
 
+# -- floors: every import inside a package points down -------------------------------------------
+
+#: The floors of each package, bottom first. A module may import from its own floor or a lower
+#: one, never from a higher one; typing-only imports (under ``if TYPE_CHECKING:``) may cross.
+#: Entries are module names relative to the package (``""`` is the package's ``__init__``); an
+#: entry ending in ``*`` covers every module whose name starts with it (a subpackage, a family).
+#: Every module must be on exactly one floor: put a new module where it belongs.
+FLOORS: dict[str, list[tuple[str, list[str]]]] = {
+    "dsh_hookspecs": [
+        ("values", ["_types", "_tasks"]),
+        ("protocols", ["_protocols"]),
+        ("hook specifications", ["_specs"]),
+        ("package", [""]),
+    ],
+    "dsh_host": [
+        ("values and JSON", ["_json", "_clock", "_logging", "_overlay", "_disposables"]),
+        ("records", ["_records"]),
+        (
+            "storage backends",
+            [
+                "persistence._backend",
+                "persistence._lock",
+                "persistence._memory",
+                "persistence._sqlite*",
+                "persistence.sqlite*",
+            ],
+        ),
+        ("storage coordinator", ["persistence._coordinator", "persistence"]),
+        ("Sessions", ["_session"]),
+        ("tools", ["_tools"]),
+        ("Agents", ["_agent"]),
+        ("plugins", ["_plugins"]),
+        ("models", ["_models"]),
+        ("the host object", ["_host", "testing", "conformance*"]),
+        ("web", ["web*"]),
+        ("CLI", ["_cli", "__main__"]),
+        ("package", [""]),
+    ],
+    "dsh_schedule": [
+        ("codec and values", ["_codec", "_fifo"]),
+        ("fold", ["_fold"]),
+        ("views", ["_views", "_receipts"]),
+        ("transactions", ["_transactions"]),
+        ("runtime", ["_runtime"]),
+        ("tools", ["_tools"]),
+        ("plugin", ["_plugin"]),
+        ("package", [""]),
+    ],
+}
+
+
+def module_names(package_dir: Path, package: str) -> dict[str, Path]:
+    """Dotted name -> file of every module of ``package`` (``pkg.sub`` for ``sub/__init__``)."""
+    out: dict[str, Path] = {}
+    for path in sorted(package_dir.rglob("*.py")):
+        parts = [package, *path.relative_to(package_dir).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _typing_only(tree: ast.Module) -> set[ast.AST]:
+    guarded: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            test = node.test
+            name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+            if name == "TYPE_CHECKING":
+                for statement in node.body:
+                    guarded.update(ast.walk(statement))
+    return guarded
+
+
+def imports_of(name: str, path: Path, modules: set[str]) -> list[tuple[int, str, str | None, bool]]:
+    """``(line, target module, imported name or None, typing only)`` for each import in ``path``.
+
+    ``from X import y`` names module ``X.y`` when that is a module (``from . import _json``), else
+    name ``y`` of module ``X``. Relative imports are resolved against ``name``'s package.
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    guarded = _typing_only(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[int, str, str | None, bool]] = []
+    for node in ast.walk(tree):
+        typing_only = node in guarded
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, None, typing_only) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                submodule = f"{module}.{alias.name}"
+                if submodule in modules:
+                    found.append((node.lineno, submodule, None, typing_only))
+                else:
+                    found.append((node.lineno, module, alias.name, typing_only))
+    return found
+
+
+def floors_of(package: str, module: str) -> list[int]:
+    """The floors whose entries cover ``module`` (exactly one when the table is right)."""
+    relative = module[len(package) + 1 :] if module != package else ""
+    return [
+        index
+        for index, (_, entries) in enumerate(FLOORS[package])
+        for entry in entries
+        if relative == entry or (entry.endswith("*") and relative.startswith(entry[:-1]))
+    ]
+
+
+def _reaches_into_private(importer_package: str, target: str) -> str | None:
+    """The private module of another package that ``target`` reaches into, if any."""
+    parts = target.split(".")
+    for index in range(1, len(parts)):
+        owner = ".".join(parts[:index])
+        if parts[index].startswith("_") and not (
+            importer_package == owner or importer_package.startswith(owner + ".")
+        ):
+            return ".".join(parts[: index + 1])
+    return None
+
+
+def floor_violations(package: str, package_dir: Path) -> list[str]:
+    """Every import of ``package`` that points up a floor or into another module's private name."""
+    all_modules = set()
+    for other, directory in PACKAGES.items():
+        all_modules |= set(module_names(directory, other))
+    problems: list[str] = []
+    modules = module_names(package_dir, package)
+    for name in modules:
+        if len(floors_of(package, name)) != 1:
+            problems.append(f"{name} is on floors {floors_of(package, name)}: put it on one")
+    if problems:
+        return problems
+    for name, path in modules.items():
+        (own_floor,) = floors_of(package, name)
+        own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        where = f"{path.relative_to(package_dir.parent)}"
+        for line, target, imported, typing_only in imports_of(name, path, all_modules):
+            if imported is not None and imported.startswith("_") and imported != "__all__":
+                problems.append(f"{where}:{line} imports private name {imported} of {target}")
+            private = _reaches_into_private(own_package, target)
+            if private is not None:
+                problems.append(f"{where}:{line} reaches into private module {private}")
+            top = target.split(".")[0]
+            if top != package or typing_only or target == name:
+                continue
+            (floor,) = floors_of(package, target) or [own_floor]  # not a module: a name
+            if floor > own_floor:
+                problems.append(
+                    f"{where}:{line} imports {target} ({FLOORS[package][floor][0]}) from "
+                    f"floor {FLOORS[package][own_floor][0]!r}: an upward import"
+                )
+    return list(dict.fromkeys(problems))  # one line per import statement and problem
+
+
+@pytest.mark.parametrize("package", sorted(FLOORS))
+def test_every_import_points_down_the_floors(package):
+    assert floor_violations(package, PACKAGES[package]) == []
+
+
+def test_the_floor_check_catches_upward_sideways_and_typing_only_imports(tmp_path, monkeypatch):
+    root = tmp_path / "dsh_host"
+    (root / "persistence").mkdir(parents=True)
+    files = {
+        "__init__.py": "from ._host import Host\n",
+        "_json.py": "",
+        "_records.py": "from . import _json\nfrom ._session import LiveSession\n",
+        "_session.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from ._agent import LiveAgent\nfrom .persistence import Backend\n",
+        "_agent.py": "from ._session import _private\n",
+        "_host.py": "from .persistence._backend import Backend\nimport dsh_host._agent\n",
+        "persistence/__init__.py": "from ._backend import Backend\n",
+        "persistence/_backend.py": "from .. import _json, _records\nfrom .._session import x\n",
+    }
+    for relative, text in files.items():
+        (root / relative).write_text(text)
+    monkeypatch.setitem(PACKAGES, "dsh_host", root)
+    problems = [problem.split(" ", 1) for problem in floor_violations("dsh_host", root)]
+    up = "(Sessions) from floor"
+    assert problems == [
+        ["dsh_host/_agent.py:1", "imports private name _private of dsh_host._session"],
+        ["dsh_host/_host.py:1", "reaches into private module dsh_host.persistence._backend"],
+        ["dsh_host/_records.py:2", f"imports dsh_host._session {up} 'records': an upward import"],
+        [
+            "dsh_host/persistence/_backend.py:2",
+            f"imports dsh_host._session {up} 'storage backends': an upward import",
+        ],
+    ]
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
