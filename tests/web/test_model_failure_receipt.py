@@ -5,7 +5,7 @@ from __future__ import annotations
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
-from dsh_host.web._history import history_page
+from dsh_host.web import history_page
 
 
 async def test_none_model_turn_fails_after_dispatch_and_the_receipt_stays():

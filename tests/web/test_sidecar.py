@@ -12,8 +12,7 @@ from structlog.testing import capture_logs
 from dsh_hookspecs import Event, JSONValue
 from dsh_host import Host, LiveSession
 from dsh_host.persistence import StorageError, StoredSession
-from dsh_host.web import Frame, Sidecar, Subscription
-from dsh_host.web._history import history_page, page_range
+from dsh_host.web import Frame, Sidecar, Subscription, history_page, page_range
 
 from .support import BROKEN, FlushGate, append, flush_task
 

@@ -1,8 +1,10 @@
 """The Web host: the JSON API, Server-Sent Events with commit-gated views, the browser client.
 
 :class:`WebServer` runs it inside the host's event loop; :func:`create_app` builds the ASGI app
-alone (tests); :class:`Sidecar` is the append fan-out and commit watermark the streams use.
-The error codes are listed in :mod:`dsh_host.web._errors` (``ERROR_CODES``).
+alone (tests); :class:`Sidecar` is the append fan-out and late-view publisher the streams use;
+:func:`history_page` is one page of a Session's history (:func:`page_range` its seqs). The
+error codes are listed in :mod:`dsh_host.web._errors` (``ERROR_CODES``). What is committed is
+the persistence coordinator's answer (``host.persistence``), never this package's.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from ._app import MAX_BODY_BYTES, create_app
 from ._errors import ERROR_CODES
 from ._guard import is_loopback
+from ._history import history_page, page_range
 from ._server import WebConfigError, WebServer
 from ._sidecar import Frame, Sidecar, Subscription, SubscriptionClosedError
 
@@ -23,5 +26,7 @@ __all__ = [
     "WebConfigError",
     "WebServer",
     "create_app",
+    "history_page",
     "is_loopback",
+    "page_range",
 ]
