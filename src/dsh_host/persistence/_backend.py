@@ -31,32 +31,13 @@ from typing import Protocol
 from dsh_hookspecs import Event, JSONValue, SessionHeader
 
 from .. import _json, _records
-from .._records import (
-    DamagedSummary,
-    SessionListing,
-    StoredSession,
-    StoredSummary,
-    damaged_sessions,
-)
 
-__all__ = [
-    "Backend",
-    "DamagedSummary",
-    "DataDirLockedError",
-    "EncodedAppend",
-    "PrefixDivergedError",
-    "SessionListing",
-    "StorageBehindError",
-    "StorageConflictError",
-    "StorageCorruptError",
-    "StorageError",
-    "StorageReadOnlyError",
-    "StoredSession",
-    "StoredSummary",
-    "check_position",
-    "damaged_sessions",
-    "encode_append",
-]
+# Re-exported: the stored-record types live on the records floor, below storage and Sessions.
+from .._records import DamagedSummary as DamagedSummary  # noqa: PLC0414
+from .._records import SessionListing as SessionListing  # noqa: PLC0414
+from .._records import StoredSession as StoredSession  # noqa: PLC0414
+from .._records import StoredSummary as StoredSummary  # noqa: PLC0414
+from .._records import damaged_sessions as damaged_sessions  # noqa: PLC0414
 
 
 class StorageError(Exception):
