@@ -12,9 +12,9 @@ A follow-up is recorded as ``agent/followup`` the moment it is queued; the ``mes
 never started.
 
 Seen at most once: nothing a follow-up causes (its ``turn/start``, the model call, streamed
-text) happens before the follow-up's record (and what was appended with it, such as a
-reminder's dispatch) is durable, and its model call waits until its ``turn/start`` is durable
-too. The driver proves each with a flush; while storage does not acknowledge, it keeps the
+text) happens before the follow-up's record (and what was appended with it, such as the
+plugin's record of its cause) is durable, and its model call waits until its ``turn/start`` is
+durable too. The driver proves each with a flush; while storage does not acknowledge, it keeps the
 message (the Agent stays ``running``) and tries again after a back-off (1 s doubling to 60 s on
 the host clock), or at once when any other flush of the Session succeeds. A crash before the
 first proof loses the follow-up together with its cause, which is then delivered again, once;

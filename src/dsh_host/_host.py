@@ -4,7 +4,7 @@ Use it as an async context manager::
 
     async with Host(backend=SQLiteBackend(data_dir), overlay=Overlay.load(path)) as host:
         agent = await host.create_session()
-        agent.send("remind me in 10 seconds to stretch")
+        agent.send("hello")
 
 It implements :class:`dsh_hookspecs.Host` (what ``dsh_plugin_start`` receives).
 """

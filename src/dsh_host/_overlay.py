@@ -2,11 +2,12 @@
 
 Format (TOML)::
 
-    # examples/web-schedule/overlay.toml
-    [plugins.schedule]          # entry-point name in group "dsh.plugins"
-    max_segment_seconds = 60    # this table is the plugin's config
+    [plugins.first]             # entry-point name in group "dsh.plugins"
+    max_items = 60              # this table is the plugin's config
 
-    [plugins.ui-schedule]       # an empty table loads the plugin with an empty config
+    [plugins.first-ui]          # an empty table loads the plugin with an empty config
+
+(``examples/`` holds a real one.)
 
 Plugins load in file order. Any other top-level key, or a plugin entry that is not a table, is
 an error naming the file.
