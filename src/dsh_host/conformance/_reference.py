@@ -102,6 +102,8 @@ class ReferenceHost:
 
     @property
     def services(self) -> Host:
+        # Cast: the host's SessionStore types flush() for its own LiveSession, narrower than
+        # the Protocol's Session, so the structural check cannot pass as typed today.
         return cast("Host", self.host)
 
     @property
