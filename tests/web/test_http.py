@@ -17,7 +17,14 @@ from structlog.testing import capture_logs
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend, StorageError
 from dsh_host.testing import FaultInjectingBackend
-from dsh_host.web import ERROR_CODES, MAX_BODY_BYTES, WebConfigError, WebServer
+from dsh_host.web import (
+    ERROR_CODES,
+    MAX_BODY_BYTES,
+    Sidecar,
+    WebConfigError,
+    WebServer,
+    create_app,
+)
 
 from .support import WAIT, FlushGate, Renderers, append, serve
 
@@ -494,6 +501,21 @@ def test_binding_off_loopback_requires_a_token(web_host: Host):
     WebServer(web_host, bind_host="0.0.0.0", token="t")
     WebServer(web_host, bind_host="::1")
     WebServer(web_host, bind_host="localhost")
+
+
+@pytest.mark.parametrize("option", ["keepalive", "send_timeout", "body_timeout"])
+def test_the_server_and_the_app_refuse_the_same_unusable_options(web_host: Host, option: str):
+    """One check serves both: a server refuses at construction what its app would refuse."""
+    with pytest.raises(WebConfigError, match="must be positive"):
+        WebServer(web_host, **{option: 0})
+    sidecar = Sidecar(web_host.sessions, web_host.plugins)
+    try:
+        with pytest.raises(WebConfigError, match="must be positive"):
+            create_app(web_host, sidecar=sidecar, **{option: 0})
+        with pytest.raises(WebConfigError, match="token must be a non-empty string"):
+            create_app(web_host, sidecar=sidecar, token="")
+    finally:
+        sidecar.close()
 
 
 # -- the page and its assets --------------------------------------------------------------------

@@ -10,10 +10,10 @@ the persistence coordinator's answer (``host.persistence``), never this package'
 from __future__ import annotations
 
 from ._app import MAX_BODY_BYTES, create_app
-from ._errors import ERROR_CODES
+from ._errors import ERROR_CODES, WebConfigError
 from ._guard import is_loopback
 from ._history import history_page, page_range
-from ._server import WebConfigError, WebServer
+from ._server import WebServer
 from ._sidecar import Frame, Sidecar, Subscription, SubscriptionClosedError
 
 __all__ = [

@@ -30,13 +30,13 @@ from starlette.routing import Route
 
 from .._host import Host
 from ._assets import Assets
-from ._errors import ApiError, error_response
+from ._errors import ApiError, WebConfigError, error_response
 from ._guard import RESPONSE_HEADERS, Guard
 from ._handlers import Api, Settings
 from ._requests import MAX_BODY_BYTES
 from ._sidecar import Sidecar
 
-__all__ = ["MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "check_options", "create_app"]
 
 log = structlog.get_logger(__name__)
 
@@ -72,6 +72,16 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return error_response("internal_error", "internal error", RESPONSE_HEADERS)
 
 
+def check_options(
+    *, token: str | None, keepalive: float, send_timeout: float, body_timeout: float
+) -> None:
+    """Refuse options no app can run with (:class:`WebConfigError`, a :class:`ValueError`)."""
+    if token == "":
+        raise WebConfigError("the token must be a non-empty string")
+    if not keepalive > 0 or not send_timeout > 0 or not body_timeout > 0:
+        raise WebConfigError("keepalive, send_timeout and body_timeout must be positive")
+
+
 def create_app(
     host: Host,
     *,
@@ -90,10 +100,9 @@ def create_app(
     connection closes). The app's ``state.web`` has ``closing`` (set it to refuse new API
     requests).
     """
-    if token == "":
-        raise ValueError("token must be a non-empty string")
-    if not keepalive > 0 or not send_timeout > 0 or not body_timeout > 0:
-        raise ValueError("keepalive, send_timeout and body_timeout must be positive")
+    check_options(
+        token=token, keepalive=keepalive, send_timeout=send_timeout, body_timeout=body_timeout
+    )
     settings = Settings(
         host=host,
         sidecar=sidecar,

@@ -89,6 +89,10 @@ ERROR_CODES: Final[Mapping[str, int]] = {
 }
 
 
+class WebConfigError(ValueError):
+    """The Web server was configured unsafely or inconsistently (e.g. public without a token)."""
+
+
 class ApiError(Exception):
     """Raised by a handler to answer with one error body; the status comes from the code."""
 

@@ -16,6 +16,7 @@ graceful-shutdown bound, so stopping never hangs.
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 from typing import Final
 
@@ -26,7 +27,8 @@ from starlette.applications import Starlette
 from dsh_hookspecs import TaskSlot
 
 from .._host import Host
-from ._app import create_app
+from ._app import check_options, create_app
+from ._errors import WebConfigError
 from ._guard import is_loopback
 from ._protocol import Protocol
 from ._sidecar import DEFAULT_QUEUE_SIZE, Sidecar
@@ -35,10 +37,6 @@ log = structlog.get_logger(__name__)
 
 #: Seconds uvicorn may spend finishing in-flight requests on stop before it cancels them.
 GRACEFUL_SHUTDOWN_SECONDS: Final = 3
-
-
-class WebConfigError(ValueError):
-    """The Web server was configured unsafely or inconsistently (e.g. public without a token)."""
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -82,8 +80,9 @@ class WebServer:
         queue_size: int = DEFAULT_QUEUE_SIZE,
         body_timeout: float = 10.0,
     ) -> None:
-        if token == "":
-            raise WebConfigError("the token must be a non-empty string")
+        check_options(
+            token=token, keepalive=keepalive, send_timeout=send_timeout, body_timeout=body_timeout
+        )
         if token is None and not is_loopback(bind_host):
             raise WebConfigError(
                 f"refusing to listen on {bind_host} without a token: anyone who can reach "
@@ -95,10 +94,16 @@ class WebServer:
         self.bind_host = bind_host
         self.port = port
         self.token = token
-        self.keepalive = keepalive
-        self.send_timeout = send_timeout
         self.queue_size = queue_size
-        self.body_timeout = body_timeout
+        #: The app for a sidecar; built on start, when the sidecar starts observing the host.
+        self._new_app = functools.partial(
+            create_app,
+            host,
+            token=token,
+            keepalive=keepalive,
+            send_timeout=send_timeout,
+            body_timeout=body_timeout,
+        )
         self.url: str | None = None
         self.sidecar: Sidecar | None = None
         self._server: uvicorn.Server | None = None
@@ -118,14 +123,7 @@ class WebServer:
         if self._server is not None or self._stopped:
             raise RuntimeError("a WebServer starts once")
         sidecar = Sidecar(self.host.sessions, self.host.plugins, queue_size=self.queue_size)
-        app = create_app(
-            self.host,
-            sidecar=sidecar,
-            token=self.token,
-            keepalive=self.keepalive,
-            send_timeout=self.send_timeout,
-            body_timeout=self.body_timeout,
-        )
+        app = self._new_app(sidecar=sidecar)
         config = uvicorn.Config(
             app,
             host=self.bind_host,
