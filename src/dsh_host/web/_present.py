@@ -1,7 +1,7 @@
 """The one presentation step of the Web host: an event's view, as the wire carries it.
 
 The stream's replay, its late-view frames and every history page ask :func:`present`; what
-decides *whether* a seq may carry a view (the commit watermark, the proven stored prefix) is
+decides *whether* a seq may carry a view (the durable length, the proven stored prefix) is
 the caller's, never this function's.
 """
 
