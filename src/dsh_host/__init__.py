@@ -7,13 +7,15 @@ the ``dsh`` CLI. Plugins never import this package; they receive its services th
 
 from __future__ import annotations
 
-from ._agent import INTERRUPTED_RESULT, AgentRegistry, InboxMessage, LiveAgent, ModelAdapter, Turn
+from ._agent import LiveAgent, ModelAdapter, Turn
 from ._clock import SystemClock
 from ._host import Host
+from ._inbox import INTERRUPTED_RESULT, InboxMessage
 from ._json import JSONError
 from ._models import NoModel, ScriptedModel, make_model
 from ._overlay import Overlay, OverlayError, PluginEntry
 from ._plugins import PluginLoadError, PluginManager
+from ._registry import AgentRegistry
 from ._session import ForkBoundaryError, LiveSession, SessionHooks, SessionStore
 from ._tools import SchemaError, ToolLayer, validate_arguments
 

@@ -33,7 +33,6 @@ import inspect
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import structlog
@@ -52,6 +51,7 @@ from dsh_hookspecs import (
 
 from . import _json
 from ._disposables import close_disposable
+from ._inbox import InboxMessage, interrupted_turn_closure, unstarted_followups
 from ._session import LiveSession, Remover, SessionStore
 from ._tools import ToolLayer, resolve, validate_arguments
 
@@ -62,22 +62,6 @@ T = TypeVar("T")
 #: Back-off of a turn waiting for its follow-up to become durable: first wait, longest wait.
 DURABILITY_RETRY_FIRST = 1.0
 DURABILITY_RETRY_MAX = 60.0
-#: The ``turn/end`` error and ``tool/result`` code of a turn the process died in.
-INTERRUPTED = "interrupted"
-INTERRUPTED_RESULT: dict[str, JSONValue] = {
-    "code": INTERRUPTED,
-    "message": "the host stopped before this tool call finished; it may or may not have run",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class InboxMessage:
-    message_id: str
-    text: str
-    source: dict[str, JSONValue] | None = None
-    #: The log length that must be durable before this message's turn may start (a follow-up:
-    #: just past its record and the events appended with it; 0 for client input).
-    durable_through: int = 0
 
 
 class ModelAdapter(Protocol):
@@ -110,12 +94,18 @@ class LiveAgent:
     def __init__(
         self,
         *,
-        registry: AgentRegistry,
+        store: SessionStore,
+        global_tools: ToolLayer,
         session: LiveSession,
         parent: LiveAgent | None,
         model: ModelAdapter,
+        on_disposed: Callable[[LiveAgent], None],
     ) -> None:
-        self._registry = registry
+        """``store`` flushes ``session``; ``global_tools`` answer below the Agent's own layer;
+        ``on_disposed(agent)`` runs once the Agent is disposed (its registry forgets it)."""
+        self._store = store
+        self._global_tools = global_tools
+        self._on_disposed = on_disposed
         self._session = session
         self._parent = parent
         self._model = model
@@ -233,51 +223,17 @@ class LiveAgent:
         """After a resume: close an interrupted turn, then re-queue the follow-ups of this
         Session whose turn never started (both from the owned part of the log)."""
         session = self._session
-        events = session.events
-        owned = events[session.header.owned_from :]
+        owned = session.events[session.header.owned_from :]  # a copy: the closure comes after
         self._close_interrupted_turn(owned)
-        pending: dict[str, InboxMessage] = {}
-        for event in owned:
-            data = event.data
-            if not isinstance(data, dict):
-                continue
-            message_id = data.get("messageId")
-            if not isinstance(message_id, str):
-                continue
-            if event.type == "agent/followup":
-                text, source = data.get("text"), data.get("source")
-                if isinstance(text, str) and isinstance(source, dict):
-                    pending[message_id] = InboxMessage(
-                        message_id, text, source, durable_through=event.seq + 1
-                    )
-            elif event.type == "turn/start":
-                pending.pop(message_id, None)
-        for message in pending.values():
+        for message in unstarted_followups(owned):
             log.info("agent.followup_restored", agent_id=self._id, message_id=message.message_id)
             self._enqueue(message)
 
     def _close_interrupted_turn(self, owned: Sequence[Event]) -> None:
         """Answer the orphan tool calls of an open last turn and end it (``interrupted``)."""
-        open_calls: dict[str, str] = {}
-        open_turn = False
-        for event in owned:
-            if event.type == "turn/start":
-                open_turn, open_calls = True, {}
-            elif event.type == "turn/end":
-                open_turn, open_calls = False, {}
-            elif open_turn and isinstance(event.data, dict):
-                call_id, name = event.data.get("callId"), event.data.get("name")
-                if event.type == "tool/call" and isinstance(call_id, str):
-                    open_calls[call_id] = name if isinstance(name, str) else ""
-                elif event.type == "tool/result" and isinstance(call_id, str):
-                    open_calls.pop(call_id, None)
-        if not open_turn:
+        closure = interrupted_turn_closure(owned)
+        if closure is None:
             return
-        closure: list[tuple[str, JSONValue]] = [
-            ("tool/result", {"callId": call_id, "name": name, "value": INTERRUPTED_RESULT})
-            for call_id, name in open_calls.items()
-        ]
-        closure.append(("turn/end", {"outcome": "error", "error": INTERRUPTED}))
         try:
             appended = self._session.append_all(closure)
         except Exception:
@@ -288,7 +244,7 @@ class LiveAgent:
             "agent.interrupted_turn_closed",
             agent_id=self._id,
             session_id=self._session.id,
-            orphan_tool_calls=len(open_calls),
+            orphan_tool_calls=len(closure) - 1,  # one tool/result each, then the turn/end
         )
 
     def _check_live(self) -> None:
@@ -340,7 +296,7 @@ class LiveAgent:
         ``False`` when the Session is no longer live (it can never be proven then).
         """
         session = self._session
-        store = self._registry.store
+        store = self._store
         delay = 0.0
         while store.durable_length(session) < required:
             if not store.is_live(session):
@@ -367,7 +323,7 @@ class LiveAgent:
 
     async def _retry_wait(self, delay: float) -> None:
         """``delay`` seconds on the host clock, cut short by a successful flush of the Session."""
-        store = self._registry.store
+        store = self._store
         session = self._session
         wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
@@ -423,7 +379,7 @@ class LiveAgent:
             log.exception("agent.turn_end_failed", agent_id=self._id)
 
     async def _checkpoint(self) -> None:
-        store = self._registry.store
+        store = self._store
         if not store.is_live(self._session):
             return
         try:
@@ -463,7 +419,7 @@ class LiveAgent:
         return value
 
     async def _invoke(self, call_id: str, name: str, arguments: JSONValue) -> JSONValue:
-        tool = resolve(name, self._tools, self._registry.global_tools)
+        tool = resolve(name, self._tools, self._global_tools)
         if tool is None:
             return {"code": "unknown_tool", "message": f"tool {name!r} is not available here"}
         if not isinstance(arguments, dict):
@@ -506,71 +462,7 @@ class LiveAgent:
         self._inbox.clear()
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
-        self._registry._forget(self)  # noqa: SLF001 - registry and agents are one unit
-
-
-class AgentRegistry:
-    """Live Agents in publication order (implements :class:`dsh_hookspecs.AgentRegistry`)."""
-
-    def __init__(
-        self,
-        *,
-        store: SessionStore,
-        publish: Callable[[LiveAgent], Sequence[tuple[str, Disposable]]],
-        global_tools: ToolLayer,
-        model: ModelAdapter,
-    ) -> None:
-        """``publish(agent)`` tells the plugins of a new Agent and returns the disposables they
-        handed back, as ``(plugin, disposable)`` pairs (the plugin layer above provides it)."""
-        self.store = store
-        self._publish = publish
-        self.global_tools = global_tools
-        self.model = model
-        self._agents: dict[str, LiveAgent] = {}
-        self._roots_by_session: dict[str, LiveAgent] = {}
-
-    def get(self, agent_id: str) -> LiveAgent | None:
-        return self._agents.get(agent_id)
-
-    def roots(self) -> Sequence[LiveAgent]:
-        return tuple(a for a in self._agents.values() if a.parent is None)
-
-    def all(self) -> Sequence[LiveAgent]:
-        return tuple(self._agents.values())
-
-    def for_session(self, session_id: str) -> LiveAgent | None:
-        """The live root Agent of that Session, if any."""
-        return self._roots_by_session.get(session_id)
-
-    def create(self, session: LiveSession, *, parent: LiveAgent | None = None) -> LiveAgent:
-        """Construct and publish an Agent; plugins see it through ``dsh_agent_published``."""
-        agent = LiveAgent(registry=self, session=session, parent=parent, model=self.model)
-        self._agents[agent.id] = agent
-        if parent is None:
-            self._roots_by_session.setdefault(session.id, agent)
-        for plugin, disposable in self._publish(agent):
-            agent.add_disposable(plugin, disposable)
-        agent.restore_inbox()
-        return agent
-
-    def create_child(self, parent: LiveAgent) -> LiveAgent:
-        """A child Agent on a new Session of its own (``origin: subagent``)."""
-        depth = (parent.session.header.delegation_depth or 0) + 1
-        session = self.store.create(
-            cwd=parent.session.header.cwd, origin="subagent", delegation_depth=depth
-        )
-        return self.create(session, parent=parent)
-
-    async def dispose_plugin(self, plugin: str) -> None:
-        """Close what ``plugin`` started on every live Agent (it is being unloaded)."""
-        for agent in self.all():
-            await agent.dispose_plugin(plugin)
-
-    def _forget(self, agent: LiveAgent) -> None:
-        if self._agents.get(agent.id) is agent:
-            del self._agents[agent.id]
-        if self._roots_by_session.get(agent.session.id) is agent:
-            del self._roots_by_session[agent.session.id]
+        self._on_disposed(self)
 
 
 def _new_id() -> str:

@@ -20,12 +20,13 @@ import structlog
 
 from dsh_hookspecs import Clock, JSONValue
 
-from ._agent import AgentRegistry, LiveAgent, ModelAdapter
+from ._agent import LiveAgent, ModelAdapter
 from ._clock import SystemClock
 from ._models import make_model
 from ._overlay import Overlay
 from ._plugins import PluginManager
 from ._records import StoredSession, damaged_sessions
+from ._registry import AgentRegistry
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
 from .persistence import Backend, Coordinator

@@ -1,0 +1,78 @@
+"""An Agent's inbox messages, and what a resumed log leaves for the inbox.
+
+Read from the part of the log the Session owns: a last turn that never ended (the process died
+in it) is closed by :func:`interrupted_turn_closure`; follow-ups recorded as ``agent/followup``
+whose ``turn/start`` never came are queued again by :func:`unstarted_followups`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dsh_hookspecs import Event, JSONValue
+
+#: The ``turn/end`` error and ``tool/result`` code of a turn the process died in.
+INTERRUPTED = "interrupted"
+INTERRUPTED_RESULT: dict[str, JSONValue] = {
+    "code": INTERRUPTED,
+    "message": "the host stopped before this tool call finished; it may or may not have run",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InboxMessage:
+    message_id: str
+    text: str
+    source: dict[str, JSONValue] | None = None
+    #: The log length that must be durable before this message's turn may start (a follow-up:
+    #: just past its record and the events appended with it; 0 for client input).
+    durable_through: int = 0
+
+
+def interrupted_turn_closure(owned: Sequence[Event]) -> list[tuple[str, JSONValue]] | None:
+    """The events that close an open last turn of ``owned`` (``None`` when none is open): a
+    ``tool/result`` answering each orphan ``tool/call`` of it, then ``turn/end`` (``interrupted``).
+    """
+    open_calls: dict[str, str] = {}
+    open_turn = False
+    for event in owned:
+        if event.type == "turn/start":
+            open_turn, open_calls = True, {}
+        elif event.type == "turn/end":
+            open_turn, open_calls = False, {}
+        elif open_turn and isinstance(event.data, dict):
+            call_id, name = event.data.get("callId"), event.data.get("name")
+            if event.type == "tool/call" and isinstance(call_id, str):
+                open_calls[call_id] = name if isinstance(name, str) else ""
+            elif event.type == "tool/result" and isinstance(call_id, str):
+                open_calls.pop(call_id, None)
+    if not open_turn:
+        return None
+    closure: list[tuple[str, JSONValue]] = [
+        ("tool/result", {"callId": call_id, "name": name, "value": INTERRUPTED_RESULT})
+        for call_id, name in open_calls.items()
+    ]
+    closure.append(("turn/end", {"outcome": "error", "error": INTERRUPTED}))
+    return closure
+
+
+def unstarted_followups(owned: Sequence[Event]) -> list[InboxMessage]:
+    """The follow-ups recorded in ``owned`` whose turn never started, in record order."""
+    pending: dict[str, InboxMessage] = {}
+    for event in owned:
+        data = event.data
+        if not isinstance(data, dict):
+            continue
+        message_id = data.get("messageId")
+        if not isinstance(message_id, str):
+            continue
+        if event.type == "agent/followup":
+            text, source = data.get("text"), data.get("source")
+            if isinstance(text, str) and isinstance(source, dict):
+                pending[message_id] = InboxMessage(
+                    message_id, text, source, durable_through=event.seq + 1
+                )
+        elif event.type == "turn/start":
+            pending.pop(message_id, None)
+    return list(pending.values())
