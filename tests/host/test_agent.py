@@ -530,3 +530,26 @@ async def test_a_turn_that_ended_is_left_alone_on_resume(clock):
     async with Host(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.resume_session(sid)
         assert [e.type for e in agent.session.events[before:]] == ["session/end-seed"]
+
+
+async def test_an_idle_callback_may_start_the_next_turn_at_once(gated_host):
+    # The driver frees its slot before the idle callbacks run: a callback that queues input
+    # starts the next driver right away, and that input is not left parked in the inbox.
+    model = gated_host.test_model
+    agent = await gated_host.create_session()
+    model.gate("first").set()
+    model.gate("second").set()
+    phases: list[str] = []
+
+    def queue_once() -> None:
+        if not phases:
+            agent.send("second")
+            phases.append(agent.phase)
+
+    agent.on_idle(queue_once)
+    agent.send("first")
+    await wait_until(lambda: model.started == ["first", "second"] and agent.phase == "idle")
+    assert phases == ["running"]
+    assert agent.inbox == ()
+    texts = [e.data["text"] for e in agent.session.events if e.type == "user/message"]
+    assert texts == ["first", "second"]
