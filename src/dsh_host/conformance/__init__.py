@@ -42,7 +42,16 @@ extra). Every case is an ``async`` test marked ``asyncio`` and every async fixtu
 ``asyncio_mode = "auto"``.
 """
 
+# ruff: noqa: E402 - the suites are imported after their asserts are registered for rewriting
+
 from __future__ import annotations
+
+import pytest
+
+# The cases live here, not in the consumer's test module: let pytest rewrite their asserts so
+# that a failing case reports its values. Must run before the modules below are imported.
+_CASES = ("_agents", "_backend", "_flush", "_host", "_publication", "_reference")
+pytest.register_assert_rewrite(*(f"{__name__}.{module}" for module in _CASES))
 
 from ._agents import AgentPhaseContract
 from ._backend import AWKWARD, BackendContract, assert_stored, make_event, make_events, make_header
