@@ -1,14 +1,16 @@
 """The Backend contract (:class:`dsh_host.conformance.BackendContract`) run against every backend.
 
 The suite itself lives in :mod:`dsh_host.conformance` so that other backends can run it too; each
-``Test<Backend>`` subclass here only says how to build (and rebuild, for reopen) its backend.
+``Test<Backend>`` subclass here only says how to build (and rebuild, for reopen) its backend, and
+a durable one how to damage a stored row from outside (:class:`DamagedRowContract`).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
-from dsh_host.conformance import BackendContract
+from dsh_host.conformance import BackendContract, DamagedRowContract
 from dsh_host.persistence import Backend, MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend
 
@@ -21,12 +23,19 @@ class TestMemoryBackend(BackendContract):
         return closed  # the data lives in the object
 
 
-class TestSQLiteBackend(BackendContract):
+class TestSQLiteBackend(BackendContract, DamagedRowContract):
     def make(self, tmp_path: Path) -> Backend:
         return SQLiteBackend(tmp_path / "data")
 
     def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
         return SQLiteBackend(tmp_path / "data")
+
+    def damage_header(self, tmp_path: Path, session_id: str) -> None:
+        outside = sqlite3.connect(tmp_path / "data" / "dsh.sqlite3", isolation_level=None)
+        try:
+            outside.execute("UPDATE sessions SET header = '{not json' WHERE id = ?", (session_id,))
+        finally:
+            outside.close()
 
 
 class TestFaultInjectingBackend(BackendContract):

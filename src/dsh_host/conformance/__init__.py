@@ -7,7 +7,9 @@ and provides a factory:
 
 * :class:`BackendContract` (``make(tmp_path)`` and ``reopen(closed, tmp_path)``): append
   positions and conflicts, cursor recovery, divergent requests, malformed requests, listing,
-  strict JSON, concurrency, reopen and close.
+  strict JSON, concurrency, reopen and close; :class:`DamagedRowContract` (``make`` and
+  ``damage_header(tmp_path, session_id)``) for a durable store: an undecodable row is listed
+  as damaged and never hides the others.
 * :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`, or all three
   as :class:`HostContract` (``async start_host(plugins, turns, tmp_path) -> HostUnderTest``):
   the flush contract, the Agent phases, publication and disposal. They drive a host only through
@@ -54,7 +56,15 @@ _CASES = ("_agents", "_backend", "_flush", "_host", "_publication", "_reference"
 pytest.register_assert_rewrite(*(f"{__name__}.{module}" for module in _CASES))
 
 from ._agents import AgentPhaseContract
-from ._backend import AWKWARD, BackendContract, assert_stored, make_event, make_events, make_header
+from ._backend import (
+    AWKWARD,
+    BackendContract,
+    DamagedRowContract,
+    assert_stored,
+    make_event,
+    make_events,
+    make_header,
+)
 from ._flush import FlushContract
 from ._host import (
     PLUGIN,
@@ -76,6 +86,7 @@ __all__ = [
     "REFUSED_TYPE",
     "AgentPhaseContract",
     "BackendContract",
+    "DamagedRowContract",
     "FlushContract",
     "HostContract",
     "HostSuite",

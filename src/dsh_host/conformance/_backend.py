@@ -29,6 +29,7 @@ from .._records import RecordError, events_identical, headers_identical
 from ..persistence import (
     Backend,
     StorageConflictError,
+    StorageCorruptError,
     StorageError,
     StoredSession,
     damaged_sessions,
@@ -37,6 +38,7 @@ from ..persistence import (
 __all__ = [
     "AWKWARD",
     "BackendContract",
+    "DamagedRowContract",
     "assert_stored",
     "make_event",
     "make_events",
@@ -384,3 +386,48 @@ class BackendContract:
         backend = self.make(tmp_path)
         await backend.close()
         await backend.close()
+
+
+class DamagedRowContract:
+    """What a durable backend promises about a stored row it cannot decode.
+
+    For backends whose store another program (or a disk fault) can damage while it is closed:
+    subclasses implement :meth:`make` (as for :class:`BackendContract`, over the same store each
+    time) and :meth:`damage_header`. Subclass both to run both.
+    """
+
+    pytestmark = pytest.mark.asyncio
+
+    def make(self, tmp_path: Path) -> Backend:
+        """An unopened backend over the store under ``tmp_path`` (the same store every call)."""
+        raise NotImplementedError
+
+    def damage_header(self, tmp_path: Path, session_id: str) -> None:
+        """With the store closed, make the stored header of ``session_id`` undecodable."""
+        raise NotImplementedError
+
+    async def test_an_undecodable_session_is_listed_damaged_and_never_hides_the_others(
+        self, tmp_path: Path
+    ) -> None:
+        backend = self.make(tmp_path)
+        await backend.open()
+        try:
+            for i in range(3):
+                await backend.append(f"s{i}", 0, make_events(0, 2), make_header(f"s{i}", i + 1))
+        finally:
+            await backend.close()
+        self.damage_header(tmp_path, "s1")
+        again = self.make(tmp_path)
+        await again.open()
+        try:
+            listed = await again.list_sessions()
+            assert [(s.header.id, s.length) for s in listed] == [("s0", 2), ("s2", 2)]
+            (damaged,) = damaged_sessions(listed)
+            assert damaged.id == "s1"
+            assert damaged.error
+            assert "\n" not in damaged.error  # one plain line
+            with pytest.raises(StorageCorruptError, match="s1"):
+                await again.load("s1")
+            assert_stored(await again.load("s2"), make_header("s2", 3), make_events(0, 2))
+        finally:
+            await again.close()
