@@ -13,6 +13,7 @@ import pytest
 from dsh_host import Host
 from dsh_host.persistence import StoredSession
 from dsh_host.testing import wait_until
+from dsh_host.web import WebServer
 
 from .support import WAIT, FlushGate, SSEFrame, append, serve, stream
 
@@ -370,3 +371,29 @@ async def test_a_client_that_never_reads_has_its_connection_aborted(web_host: Ho
             assert received < 200 * 65536
         finally:
             sock.close()
+
+
+async def test_stopping_the_server_with_open_streams_leaves_no_task(
+    web_host: Host, gate: FlushGate
+):
+    """Each stream's receive watcher and the server's main loop are owned tasks: once stop()
+    returns, none of them (and no request task) is left running."""
+    sid = await _session(web_host)
+    session = web_host.sessions.get(sid)
+    assert session is not None
+    before = asyncio.all_tasks()
+    server = WebServer(web_host, port=0)
+    url = await server.start()
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=WAIT) as client,
+        stream(client, sid) as first,
+        stream(client, sid) as second,
+    ):
+        append(session, "x")
+        assert _seqs(await first.frames(1)) == _seqs(await second.frames(1)) == [0]
+        names = [task.get_name() for task in asyncio.all_tasks()]
+        assert names.count("dsh-web-main-loop") == 1
+        assert names.count("dsh-web-stream-watcher") == 2
+        await server.stop()
+    left = asyncio.all_tasks() - before
+    assert not left, sorted(task.get_name() for task in left)
