@@ -114,7 +114,7 @@ class LiveAgent:
         self._phase: AgentPhase = "idle"
         self._inbox: deque[InboxMessage] = deque()
         self._wake_latched = False
-        self._driver = TaskSlot("agent.driver")
+        self._driving = TaskSlot("agent.driver")
         self._idle_waiters: list[asyncio.Future[None]] = []
         self._idle_callbacks: list[Callable[[], None]] = []
         self._disposables: list[tuple[str, Disposable]] = []
@@ -154,6 +154,11 @@ class LiveAgent:
     def waiting_for_storage(self) -> bool:
         """The driver holds a turn back until storage acknowledges its cause (a back-off)."""
         return self._waiting_for_storage
+
+    @property
+    def _driver(self) -> asyncio.Task[None] | None:
+        """The running driver task, if any (tests/schedule/test_state_machine.py reads it)."""
+        return self._driving.task
 
     @property
     def tools(self) -> ToolLayer:
@@ -261,10 +266,10 @@ class LiveAgent:
 
     # -- the driver -----------------------------------------------------------------------------
     def _start_driver(self) -> None:
-        if self._disposed or not self._inbox or self._driver.busy:
+        if self._disposed or not self._inbox or self._driving.busy:
             return
         self._phase = "running"
-        self._driver.start(self._drive)
+        self._driving.start(self._drive)
 
     async def _drive(self) -> None:
         try:
@@ -276,7 +281,7 @@ class LiveAgent:
                 await self._run_turn(message)
         finally:
             # Free the slot first: an idle callback below may start the next driver.
-            self._driver.release()
+            self._driving.release()
             self._phase = "idle"
             self._resolve_idle_waiters()
             if not self._disposed:
@@ -458,7 +463,7 @@ class LiveAgent:
         disposables, self._disposables = self._disposables, []
         for name, disposable in reversed(disposables):
             await close_disposable(name, disposable, agent_id=self._id)
-        await self._driver.stop()
+        await self._driving.stop()
         self._inbox.clear()
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
