@@ -100,7 +100,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("views", ["_views", "_receipts"]),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
-        ("tools", ["_tools"]),
+        ("tools and the scripted model's phrases", ["_tools", "_phrases"]),
         ("plugin", ["_plugin"]),
         ("package", [""]),
     ],
