@@ -12,7 +12,9 @@ host calls exactly once when the named scope ends; its failures are logged and c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import pluggy
@@ -130,6 +132,44 @@ def dsh_renderer_assets() -> Sequence[RendererAsset]:
     """
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScriptedPhrase:
+    """A phrase a plugin teaches a host's keyless ``scripted`` demo model
+    (:func:`dsh_scripted_phrases`).
+
+    A user message that ``pattern`` matches (``pattern.match(text)``, so at its start) is this
+    phrase's. With a ``tool``, the model calls that tool with ``arguments(match)`` (``{}`` when
+    ``arguments`` is ``None``) and then says ``reply(match, value)``, ``value`` being the tool's
+    JSON result (a domain error is a value too); without a ``tool`` (a follow-up the plugin
+    itself queued, which the model should present) it says ``reply(match, None)`` at once.
+    ``example`` is a message the model's help text quotes (``None``: not quoted). A raise in
+    ``arguments`` or ``reply`` fails that turn.
+    """
+
+    pattern: re.Pattern[str]
+    reply: Callable[[re.Match[str], JSONValue], str]
+    tool: str | None = None
+    arguments: Callable[[re.Match[str]], JSONValue] | None = None
+    example: str | None = None
+
+
+@hookspec
+def dsh_scripted_phrases() -> Sequence[ScriptedPhrase]:
+    """Phrases this plugin teaches the host's keyless ``scripted`` demo model.
+
+    When: each time the scripted model runs a turn (so it follows plugins loaded and unloaded).
+    A host without such a model never calls it.
+
+    Result: collected from every plugin, in the host's call order. The model tries its own
+    ``/tool NAME {json}`` first, then each offered phrase in that order: the first whose
+    pattern matches answers the message; with none, the model answers a help text quoting
+    every phrase's ``example``. A raise, or an item that is not a :class:`ScriptedPhrase`, is
+    logged and skipped. Synchronous.
+
+    .. versionadded:: 0.2
+    """
+
+
 HOOK_NAMES: tuple[str, ...] = (
     "dsh_plugin_start",
     "dsh_agent_published",
@@ -138,4 +178,5 @@ HOOK_NAMES: tuple[str, ...] = (
     "dsh_session_flushed",
     "dsh_event_present",
     "dsh_renderer_assets",
+    "dsh_scripted_phrases",
 )

@@ -2,7 +2,8 @@
 
 It also implements the invariant companion (``dsh_event_validate`` refuses a ``schedule/change``
 candidate that would corrupt the owned stream; ``dsh_session_opened`` reports a Session whose
-owned stream is already corrupt) and the presentation hook for ``schedule/change`` dispatches.
+owned stream is already corrupt), the presentation hook for ``schedule/change`` dispatches, and
+the reminder phrases of a host's ``scripted`` demo model (``dsh_scripted_phrases``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Literal
 
 import structlog
 
-from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl
+from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
 
 from ._fold import SCHEDULE_CHANGE, FoldCache
+from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
 from ._runtime import ScheduleOwner
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, ScheduleTools
@@ -155,3 +157,7 @@ class SchedulePlugin:
         if events[seq].type != SCHEDULE_CHANGE:
             return None
         return self.receipts.present(events, seq, seed_length)
+
+    @hookimpl
+    def dsh_scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:
+        return PHRASES

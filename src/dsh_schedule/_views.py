@@ -9,9 +9,11 @@ from ._codec import AfterRecord, parse_instant
 
 __all__ = [
     "DELIVERY_MODE",
+    "PROMPT_PREFIX",
     "REMINDER_HEADER",
     "REMINDER_INSTRUCTION",
     "parse_reminder_framing",
+    "read_json_string",
     "record_view",
     "reminder_framing",
 ]
@@ -28,7 +30,8 @@ REMINDER_INSTRUCTION: Final = (
 
 _ID_PREFIX: Final = "schedule_id_json: "
 _OCCURRENCE_PREFIX: Final = "occurrence_at: "
-_PROMPT_PREFIX: Final = "reminder_prompt_json: "
+#: The framing line that carries the prompt, as a JSON string.
+PROMPT_PREFIX: Final = "reminder_prompt_json: "
 
 
 def record_view(record: AfterRecord, now_ms: int) -> dict[str, JSONValue]:
@@ -58,7 +61,7 @@ def _frame(schedule_id: str, occurrence_at: str, prompt: str) -> str:
             REMINDER_INSTRUCTION,
             _ID_PREFIX + _json_string(schedule_id),
             _OCCURRENCE_PREFIX + occurrence_at,
-            _PROMPT_PREFIX + _json_string(prompt),
+            PROMPT_PREFIX + _json_string(prompt),
         )
     )
 
@@ -68,7 +71,8 @@ def reminder_framing(record: AfterRecord) -> str:
     return _frame(record.id, record.scheduled_at, record.prompt)
 
 
-def _read_json_string(line: str, prefix: str) -> str | None:
+def read_json_string(line: str, prefix: str) -> str | None:
+    """The JSON string after ``prefix`` on ``line``, or ``None`` if there is none."""
     if not line.startswith(prefix + '"'):
         return None
     try:
@@ -88,8 +92,8 @@ def parse_reminder_framing(text: str) -> tuple[str, str, str] | None:
     lines = text.split("\n")
     if len(lines) != 5 or not lines[3].startswith(_OCCURRENCE_PREFIX):
         return None
-    schedule_id = _read_json_string(lines[2], _ID_PREFIX)
-    prompt = _read_json_string(lines[4], _PROMPT_PREFIX)
+    schedule_id = read_json_string(lines[2], _ID_PREFIX)
+    prompt = read_json_string(lines[4], PROMPT_PREFIX)
     if schedule_id is None or prompt is None:
         return None
     occurrence_at = lines[3][len(_OCCURRENCE_PREFIX) :]
