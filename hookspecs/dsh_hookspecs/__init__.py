@@ -23,7 +23,7 @@ from ._protocols import (
     TimerHandle,
     ToolRegistry,
 )
-from ._specs import HOOK_NAMES, PROJECT, hookspec
+from ._specs import HOOK_NAMES, PROJECT, ScriptedPhrase, hookspec
 from ._tasks import Once, TaskSet, TaskSlot
 from ._types import (
     AgentBusyError,
@@ -66,6 +66,7 @@ __all__ = [
     "JSONValue",
     "Once",
     "RendererAsset",
+    "ScriptedPhrase",
     "Session",
     "SessionHeader",
     "SessionNotLiveError",

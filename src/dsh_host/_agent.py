@@ -47,6 +47,7 @@ from dsh_hookspecs import (
     Once,
     TaskSlot,
     ToolCall,
+    hookspecs,
 )
 
 from . import _json
@@ -87,6 +88,10 @@ class Turn:
     def say(self, text: str) -> None:
         self.agent.session.append("assistant/message", {"text": text})
 
+    def scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:
+        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
+        return self.agent._scripted_phrases()  # noqa: SLF001 - the Turn is the Agent's
+
 
 class LiveAgent:
     """One Agent bound to one live Session (implements :class:`dsh_hookspecs.Agent`)."""
@@ -100,6 +105,7 @@ class LiveAgent:
         parent: LiveAgent | None,
         model: ModelAdapter,
         on_disposed: Callable[[LiveAgent], None],
+        scripted_phrases: Callable[[], Sequence[hookspecs.ScriptedPhrase]] = tuple,
     ) -> None:
         """``store`` flushes ``session``; ``global_tools`` answer below the Agent's own layer;
         ``on_disposed(agent)`` runs once the Agent is disposed (its registry forgets it)."""
@@ -109,6 +115,7 @@ class LiveAgent:
         self._session = session
         self._parent = parent
         self._model = model
+        self._scripted_phrases = scripted_phrases
         self._id = uuid.uuid4().hex
         self._tools = ToolLayer()
         self._phase: AgentPhase = "idle"
@@ -154,11 +161,6 @@ class LiveAgent:
     def waiting_for_storage(self) -> bool:
         """The driver holds a turn back until storage acknowledges its cause (a back-off)."""
         return self._waiting_for_storage
-
-    @property
-    def _driver(self) -> asyncio.Task[None] | None:
-        """The running driver task, if any (tests/schedule/test_state_machine.py reads it)."""
-        return self._driving.task
 
     @property
     def tools(self) -> ToolLayer:

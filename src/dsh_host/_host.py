@@ -58,6 +58,7 @@ class Host:
             publish=self.plugins.agent_published,
             global_tools=self.tools,
             model=self.model,
+            scripted_phrases=self.plugins.scripted_phrases,
         )
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay

@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.metadata
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pluggy
 import structlog
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from ._agent import LiveAgent
 
 log = structlog.get_logger(__name__)
+
+_T = TypeVar("_T")
 
 
 class PluginLoadError(Exception):
@@ -204,13 +206,23 @@ class PluginManager(SessionHooks):
         return None
 
     def renderer_assets(self) -> list[tuple[str, RendererAsset]]:
-        out: list[tuple[str, RendererAsset]] = []
-        for plugin, assets in self._each("dsh_renderer_assets"):
-            for asset in assets or ():
-                if isinstance(asset, RendererAsset):
-                    out.append((plugin, asset))
+        return self._collect("dsh_renderer_assets", RendererAsset, "plugin.bad_renderer_asset")
+
+    def scripted_phrases(self) -> list[hookspecs.ScriptedPhrase]:
+        offered = self._collect(
+            "dsh_scripted_phrases", hookspecs.ScriptedPhrase, "plugin.bad_scripted_phrase"
+        )
+        return [phrase for _, phrase in offered]
+
+    def _collect(self, hook: str, kind: type[_T], problem: str) -> list[tuple[str, _T]]:
+        """The items of every plugin's ``hook`` result that are ``kind`` (others logged)."""
+        out: list[tuple[str, _T]] = []
+        for plugin, items in self._each(hook):
+            for item in items or ():
+                if isinstance(item, kind):
+                    out.append((plugin, item))
                 else:
-                    log.error("plugin.bad_renderer_asset", plugin=plugin)
+                    log.error(problem, plugin=plugin)
         return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from dsh_hookspecs import Disposable
+from dsh_hookspecs import Disposable, hookspecs
 
 from ._agent import LiveAgent, ModelAdapter
 from ._session import LiveSession, SessionStore
@@ -21,6 +21,7 @@ class AgentRegistry:
         publish: Callable[[LiveAgent], Sequence[tuple[str, Disposable]]],
         global_tools: ToolLayer,
         model: ModelAdapter,
+        scripted_phrases: Callable[[], Sequence[hookspecs.ScriptedPhrase]] = tuple,
     ) -> None:
         """``publish(agent)`` tells the plugins of a new Agent and returns the disposables they
         handed back, as ``(plugin, disposable)`` pairs (the plugin layer above provides it)."""
@@ -28,6 +29,7 @@ class AgentRegistry:
         self._publish = publish
         self.global_tools = global_tools
         self.model = model
+        self.scripted_phrases = scripted_phrases
         self._agents: dict[str, LiveAgent] = {}
         self._roots_by_session: dict[str, LiveAgent] = {}
 
@@ -53,6 +55,7 @@ class AgentRegistry:
             parent=parent,
             model=self.model,
             on_disposed=self._forget,
+            scripted_phrases=self.scripted_phrases,
         )
         self._agents[agent.id] = agent
         if parent is None:

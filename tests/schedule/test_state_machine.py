@@ -388,7 +388,7 @@ class ScheduleMachine(RuleBasedStateMachine):
         def settled() -> bool:
             # A driver waiting out a storage back-off holds its turn back: that is a settled
             # state too (its retry timer or a later acknowledged flush moves it on).
-            waiting = {a._driver for a in agents.all() if a.waiting_for_storage}
+            waiting = {a._driving.task for a in agents.all() if a.waiting_for_storage}
             return all(task is me or task in waiting for task in asyncio.all_tasks())
 
         await wait_until(settled, timeout=10)
