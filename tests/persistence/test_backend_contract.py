@@ -10,9 +10,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from dsh_host.conformance import BackendContract, DamagedRowContract
-from dsh_host.persistence import Backend, MemoryBackend, SQLiteBackend
+from dsh_host.persistence import Backend, MemoryBackend, PostgresBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend
+from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
 
 
 class TestMemoryBackend(BackendContract):
@@ -46,3 +49,23 @@ class TestFaultInjectingBackend(BackendContract):
 
     def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
         return FaultInjectingBackend(SQLiteBackend(tmp_path / "data"))
+
+
+class TestPostgresBackend(BackendContract, DamagedRowContract):
+    """A fresh database of the session's throwaway cluster per test (tests/pg.py)."""
+
+    @pytest.fixture(autouse=True)
+    def _database(self, pg_cluster: Cluster) -> None:  # noqa: F811 - the imported fixture
+        self.cluster = pg_cluster
+        self.url = pg_cluster.new_database()
+
+    def make(self, tmp_path: Path) -> Backend:
+        return PostgresBackend(self.url)
+
+    def reopen(self, closed: Backend, tmp_path: Path) -> Backend:
+        return PostgresBackend(self.url)
+
+    def damage_header(self, tmp_path: Path, session_id: str) -> None:
+        self.cluster.execute(
+            self.url, "UPDATE sessions SET header = '{not json' WHERE id = %s", session_id
+        )

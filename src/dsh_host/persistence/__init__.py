@@ -26,6 +26,7 @@ from ._backend import (
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._lock import DataDirLock
 from ._memory import MemoryBackend
+from ._postgres import PostgresBackend
 from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "DataDirLockedError",
     "Durability",
     "MemoryBackend",
+    "PostgresBackend",
     "PrefixDivergedError",
     "SQLiteBackend",
     "SessionListing",

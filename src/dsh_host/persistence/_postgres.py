@@ -1,0 +1,271 @@
+"""The PostgreSQL backend: Session headers and event logs in a PostgreSQL database.
+
+``PostgresBackend("postgresql://USER@HOST:PORT/DB")`` implements the same
+:class:`~dsh_host.persistence.Backend` contract as SQLite, through psycopg 3 (async) and its
+connection pool. Open connects once first (so a refused connection is a plain
+:class:`StorageError`, never with the password in it), creates the schema on an empty
+database and refuses one written by a newer dsh (:mod:`._postgres_schema`). Appends are
+committed in groups (:mod:`._postgres_writer`); reads use pooled connections.
+
+Event data and headers are stored as the strict JSON codec writes them (text; a NUL inside a
+JSON string is the escape ``\\u0000``, which PostgreSQL text holds), so what is loaded is
+identical to what was appended. One undecodable Session row never hides the others: listings
+name it in :attr:`SessionListing.damaged`. Several processes may share one database: the
+position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal, TypeVar, cast
+from urllib.parse import urlsplit
+
+import psycopg
+import psycopg_pool
+import structlog
+
+from dsh_hookspecs import Event, JSONValue, SessionHeader
+
+from .. import _json, _records
+from ._backend import (
+    DamagedSummary,
+    SessionListing,
+    StorageCorruptError,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+    encode_append,
+)
+from ._postgres_schema import LIST_SQL, LOAD_SQL, SCHEMA_VERSION, ensure_schema, plain, redacted
+from ._postgres_writer import Connection, PgRequest, PgWriter
+
+__all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
+
+log = structlog.get_logger(__name__)
+
+_T = TypeVar("_T")
+_State = Literal["new", "open", "closed"]
+
+
+def is_postgres_url(value: str) -> bool:
+    """Whether a ``--data`` value names a PostgreSQL database rather than a folder."""
+    return value.startswith(("postgresql://", "postgres://"))
+
+
+class PostgresBackend:
+    """Durable storage in the PostgreSQL database ``url`` names (libpq URL syntax)."""
+
+    name = "postgres"
+
+    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+        self._url = url
+        self._where = f"PostgreSQL {redacted(url)}"
+        try:
+            self._secret = urlsplit(url).password
+        except ValueError:
+            self._secret = None
+        self._pool_size = pool_size
+        self._timeout = connect_timeout
+        self._state: _State = "new"
+        self._pool: psycopg_pool.AsyncConnectionPool[Connection] | None = None
+        self._writer = PgWriter(self._where)
+
+    def __repr__(self) -> str:
+        return f"PostgresBackend({redacted(self._url)!r}, state={self._state})"
+
+    @property
+    def commits(self) -> int:
+        """Number of append transactions committed (one per group of appends)."""
+        return self._writer.commits
+
+    @property
+    def appends(self) -> int:
+        """Number of append requests stored."""
+        return self._writer.appends
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        if self._state == "open":
+            raise StorageError(f"{self._where} is already open")
+        try:
+            first = await psycopg.AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self._timeout))
+            )
+        except psycopg.Error as exc:
+            raise StorageError(
+                f"cannot connect to {self._where}: {plain(exc, self._secret)}"
+            ) from None
+        try:
+            await self._checked(lambda: ensure_schema(first, self._where), "create the schema")
+        finally:
+            await first.close()
+        pool: psycopg_pool.AsyncConnectionPool[Connection] = psycopg_pool.AsyncConnectionPool(
+            self._url,
+            min_size=1,
+            max_size=self._pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+            timeout=self._timeout,
+            name="dsh",
+        )
+        try:
+            await self._checked(lambda: pool.open(wait=True, timeout=self._timeout), "connect")
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        self._state = "open"
+        self._writer.start(self._borrow)
+        log.info("storage.opened", backend=self.name, url=redacted(self._url))
+
+    async def close(self) -> None:
+        if self._state != "open":
+            return
+        self._state = "closed"
+        try:
+            await self._writer.stop()
+        finally:
+            pool, self._pool = self._pool, None
+            if pool is not None:
+                await pool.close()
+            log.info("storage.closed", backend=self.name, url=redacted(self._url))
+
+    # -- connections -----------------------------------------------------------------------
+
+    async def _checked(self, step: Callable[[], Awaitable[_T]], what: str) -> _T:
+        try:
+            return await step()
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise StorageError(
+                f"{self._where}: {what} failed: {plain(exc, self._secret)}"
+            ) from None
+
+    async def _borrow(self, body: Callable[[Connection], Awaitable[_T]], what: str) -> _T:
+        pool = self._pool
+        if pool is None:
+            raise StorageError(f"{self._where} is not open")
+
+        async def run() -> _T:
+            async with pool.connection() as conn:
+                return await body(conn)
+
+        return await self._checked(run, what)
+
+    def _require_open(self) -> None:
+        if self._state != "open" or not self._writer.accepting:
+            raise StorageError(f"{self._where} is not open")
+
+    # -- reads -----------------------------------------------------------------------------
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        self._require_open()
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            cur = await conn.execute(LOAD_SQL, (session_id,))
+            return await cur.fetchall()
+
+        found = await self._borrow(rows, f"load session {session_id!r}")
+        if not found:
+            return None
+        header = self._header(session_id, found[0][0])
+        length = found[0][1]
+        decoded = [self._event(session_id, at, row[2:]) for at, row in enumerate(found)]
+        events = [e for e in decoded if e is not None]
+        if length != len(events):
+            raise self._corrupt(
+                f"session {session_id!r} records length {length!r} but has {len(events)} events"
+            )
+        return StoredSession(header=header, events=tuple(events))
+
+    async def list_sessions(self) -> Sequence[StoredSummary]:
+        self._require_open()
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            cur = await conn.execute(LIST_SQL)
+            return await cur.fetchall()
+
+        good: list[StoredSummary] = []
+        damaged: list[DamagedSummary] = []
+        for sid, text, length, created_at in await self._borrow(rows, "list sessions"):
+            try:
+                if type(length) is not int or length < 0:
+                    raise _records.RecordError(f"the stored length {length!r} is invalid")
+                header = _decoded_header(str(sid), text)
+            except ValueError as exc:
+                reason = " ".join(str(exc).split())
+                log.warning(
+                    "storage.session_damaged", where=self._where, session_id=sid, error=reason
+                )
+                at = created_at if type(created_at) is int else None
+                damaged.append(DamagedSummary(id=str(sid), error=reason, created_at=at))
+            else:
+                good.append(StoredSummary(header=header, length=length))
+        return SessionListing(good, damaged)
+
+    def _corrupt(self, what: str) -> StorageCorruptError:
+        log.error("storage.corrupt", where=self._where, problem=what)
+        return StorageCorruptError(f"{self._where} holds a damaged row: {what}")
+
+    def _header(self, session_id: str, text: object) -> SessionHeader:
+        try:
+            return _decoded_header(session_id, text)
+        except ValueError as exc:
+            raise self._corrupt(
+                f"the stored header of session {session_id!r} is invalid: {exc}"
+            ) from exc
+
+    def _event(self, session_id: str, at: int, row: tuple[object, ...]) -> Event | None:
+        seq, etype, time, data = row
+        if seq is None and at == 0:
+            return None  # the LEFT JOIN row of a Session without events
+        if seq != at:
+            raise self._corrupt(f"session {session_id!r} has event seq {seq!r} where {at} belongs")
+        try:
+            if not isinstance(data, str):
+                raise _records.RecordError("data column is not text")
+            obj = {"seq": at, "type": etype, "time": time, "data": _json.loads(data)}
+            return _records.event_from_json(cast("JSONValue", obj))
+        except ValueError as exc:
+            raise self._corrupt(
+                f"stored event seq {seq} of session {session_id!r} is invalid: {exc}"
+            ) from exc
+
+    # -- writes (group commit) -------------------------------------------------------------
+
+    async def append(
+        self,
+        session_id: str,
+        start: int,
+        events: Sequence[Event],
+        header: SessionHeader | None = None,
+    ) -> None:
+        self._require_open()
+        encoded = encode_append(session_id, start, events, header)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._writer.submit(
+            PgRequest(
+                session_id=session_id,
+                start=start,
+                header_json=encoded.header_json,
+                created_at=0 if encoded.header is None else encoded.header.created_at,
+                rows=[
+                    (session_id, e.seq, e.type, e.time, data)
+                    for e, data in zip(events, encoded.data_json, strict=True)
+                ],
+                future=future,
+            )
+        )
+        # A cancelled caller's request may still commit (a write whose acknowledgement is lost).
+        await future
+
+
+def _decoded_header(session_id: str, text: object) -> SessionHeader:
+    """The stored header decoded by the strict codecs; ``ValueError`` with a plain reason."""
+    if not isinstance(text, str):
+        raise _records.RecordError("the header column is not text")
+    header = _records.header_from_json(_json.loads(text))
+    if header.id != session_id:
+        raise _records.RecordError(f"the stored header has id {header.id!r}")
+    return header

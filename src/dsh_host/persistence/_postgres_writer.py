@@ -1,0 +1,173 @@
+"""Group commit for the PostgreSQL store: one writer task, one transaction per batch.
+
+:meth:`PgWriter.submit` only queues a request. The writer task (owned by a
+:class:`~dsh_hookspecs.TaskSlot`) takes every queued request, applies them on one pooled
+connection inside a single transaction, each in its own SAVEPOINT: a request that conflicts is
+rolled back alone, the others share one COMMIT (one WAL flush, ``synchronous_commit`` as the
+server has it, on by default). Requests arriving meanwhile form the next batch.
+
+The stored length is read ``FOR UPDATE`` and a create is an ``INSERT ... ON CONFLICT DO
+NOTHING``, so two processes appending to one Session serialize in the database and the loser
+gets :class:`StorageConflictError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import cast
+
+import psycopg
+import structlog
+
+from dsh_hookspecs import TaskSlot
+
+from ._backend import StorageConflictError, StorageCorruptError, StorageError, check_position
+from ._postgres_schema import is_request_error
+
+log = structlog.get_logger(__name__)
+
+Connection = psycopg.AsyncConnection[tuple[object, ...]]
+
+
+@dataclass(slots=True, eq=False)
+class PgRequest:
+    """One queued append, already encoded."""
+
+    session_id: str
+    start: int
+    header_json: str | None
+    created_at: int
+    rows: list[tuple[str, int, str, int, str]]
+    future: asyncio.Future[None]
+
+
+#: Runs ``body(conn)`` on a pooled connection; driver errors become :class:`StorageError`.
+Borrow = Callable[
+    [Callable[[Connection], Awaitable[list[StorageError | None]]], str],
+    Awaitable[list[StorageError | None]],
+]
+
+
+class PgWriter:
+    """The queue of append requests and the task that commits them in groups."""
+
+    def __init__(self, where: str) -> None:
+        self._where = where
+        self._slot = TaskSlot(f"dsh-postgres-writer:{where}")
+        self._queue: list[PgRequest] = []
+        self._wakeup = asyncio.Event()
+        self.accepting = False
+        #: Number of append transactions committed (one per group of appends).
+        self.commits = 0
+        #: Number of append requests stored.
+        self.appends = 0
+
+    def start(self, borrow: Borrow) -> None:
+        self._queue = []
+        self._wakeup = asyncio.Event()
+        self.accepting = True
+        self._slot.start(lambda: self._run(borrow))
+
+    def submit(self, request: PgRequest) -> None:
+        self._queue.append(request)
+        self._wakeup.set()
+
+    async def stop(self) -> None:
+        """Refuse new requests, let the writer commit every queued one, and wait for it."""
+        self.accepting = False
+        self._wakeup.set()
+        await self._slot.join()
+
+    async def _run(self, borrow: Borrow) -> None:
+        taken: list[PgRequest] = []
+        try:
+            while self._queue or self.accepting:
+                if not self._queue:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                    continue
+                taken, self._queue = [r for r in self._queue if not r.future.done()], []
+                if taken:
+                    await self._commit(borrow, taken)
+                taken = []
+        finally:
+            # Only with requests left when the task itself is torn down: answer every one.
+            for request in (*taken, *self._queue):
+                if not request.future.done():
+                    request.future.set_exception(
+                        StorageError(
+                            f"{self._where}: the writer stopped; the write may or may not be stored"
+                        )
+                    )
+            self._queue = []
+
+    async def _commit(self, borrow: Borrow, batch: list[PgRequest]) -> None:
+        try:
+            outcomes = await borrow(lambda conn: self._transaction(conn, batch), "commit appends")
+        except StorageError as exc:
+            log.error(
+                "storage.commit_failed", where=self._where, requests=len(batch), error=str(exc)
+            )
+            outcomes = [type(exc)(str(exc)) for _ in batch]
+        else:
+            self.commits += 1
+            self.appends += outcomes.count(None)
+        for request, outcome in zip(batch, outcomes, strict=True):
+            if request.future.done():
+                continue
+            if outcome is None:
+                request.future.set_result(None)
+            else:
+                request.future.set_exception(outcome)
+
+    async def _transaction(
+        self, conn: Connection, batch: list[PgRequest]
+    ) -> list[StorageError | None]:
+        async with conn.transaction():
+            return [await self._in_savepoint(conn, request) for request in batch]
+
+    async def _in_savepoint(self, conn: Connection, request: PgRequest) -> StorageError | None:
+        try:
+            async with conn.transaction():
+                await _apply(conn, request)
+        except StorageConflictError as exc:
+            return exc
+        except psycopg.Error as exc:
+            if not is_request_error(exc):
+                raise  # the connection or server failed: the whole batch fails
+            if isinstance(exc, psycopg.IntegrityError):
+                return StorageCorruptError(
+                    f"{self._where}: stored events of session {request.session_id!r} "
+                    f"disagree with its recorded length: {exc}"
+                )
+            return StorageError(f"append to session {request.session_id} refused: {exc}")
+        return None
+
+
+async def _apply(conn: Connection, request: PgRequest) -> None:
+    sid, start = request.session_id, request.start
+    cur = await conn.execute("SELECT length FROM sessions WHERE id = %s FOR UPDATE", (sid,))
+    row = await cur.fetchone()
+    creating = request.header_json is not None
+    check_position(sid, start, None if row is None else cast(int, row[0]), creating=creating)
+    if creating:
+        cur = await conn.execute(
+            "INSERT INTO sessions (id, header, created_at, length) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (id) DO NOTHING",
+            (sid, request.header_json, request.created_at, len(request.rows)),
+        )
+        if cur.rowcount != 1:  # created by another process since the read above
+            check_position(sid, start, 0, creating=True)
+    elif request.rows:
+        await conn.execute(
+            "UPDATE sessions SET length = %s WHERE id = %s", (start + len(request.rows), sid)
+        )
+    if request.rows:
+        async with conn.cursor() as many:
+            await many.executemany(
+                "INSERT INTO events (session_id, seq, type, time, data) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                request.rows,
+            )
