@@ -21,7 +21,9 @@ from ._host import Host
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
 from .persistence import (
+    Backend,
     DataDirLockedError,
+    PostgresBackend,
     SQLiteBackend,
     StorageBehindError,
     StorageError,
@@ -30,11 +32,24 @@ from .persistence import (
     damaged_sessions,
     list_sessions_read_only,
 )
+from .persistence._postgres import is_postgres_url, redacted
 from .web import WebServer, is_loopback
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_DATA = ".dsh-data"
+_DATA_HELP = "data folder (SQLite), or a postgresql://USER@HOST:PORT/DB URL"
+
+
+def _data(value: str) -> Path | str:
+    """A ``--data`` value: a PostgreSQL URL stays a string, anything else is a folder."""
+    return value if is_postgres_url(value) else Path(value)
+
+
+def _backend(data: Path | str, *, accept_data_loss: bool = False) -> Backend:
+    if isinstance(data, str):
+        return PostgresBackend(data)
+    return SQLiteBackend(data, accept_data_loss=accept_data_loss)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the host (HTTP + SSE, browser client)")
     serve.add_argument("--overlay", type=Path, help="overlay config (TOML) naming plugins")
-    serve.add_argument("--data", type=Path, default=Path(DEFAULT_DATA), help="data folder")
+    serve.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
     serve.add_argument("--model", choices=("scripted", "none"), default="scripted")
@@ -67,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
 
     sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
-    sessions.add_argument("--data", type=Path, default=Path(DEFAULT_DATA), help="data folder")
+    sessions.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
     sessions.add_argument("--json", action="store_true", help="print JSON lines")
     return parser
 
@@ -89,7 +104,7 @@ def _run(coro: object) -> int:
 
 
 async def _sessions(args: argparse.Namespace) -> int:
-    backend = SQLiteBackend(args.data)
+    backend = _backend(args.data)
     summaries: Sequence[StoredSummary]
     try:
         await backend.open()
@@ -211,7 +226,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
-    backend = SQLiteBackend(args.data, accept_data_loss=args.accept_data_loss)
+    backend = _backend(args.data, accept_data_loss=args.accept_data_loss)
     host = Host(backend=backend, model=args.model, overlay=overlay)
     try:
         await host.start()
@@ -225,7 +240,7 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
         except OSError as exc:
             print(f"dsh: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
             return 1
-        log.info("host.ready", data=str(args.data), plugins=host.plugins.names, url=url)
+        log.info("host.ready", data=redacted(str(args.data)), plugins=host.plugins.names, url=url)
         print(f"listening on {url}", flush=True)
         await stop.wait()
         log.info("host.stopping")

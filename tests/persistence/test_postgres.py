@@ -1,0 +1,273 @@
+"""What the PostgreSQL backend promises beyond the shared contract (test_backend_contract.py).
+
+Every test runs on a fresh database of the session's throwaway cluster (tests/pg.py): the
+schema is versioned and a newer one refused, a refused connection is one plain line without the
+password, appends are committed in groups, two processes on one database serialize in the
+database, and ``dsh serve --data postgresql://...`` keeps its Sessions across a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from dsh_host.conformance import assert_stored, make_events, make_header
+from dsh_host.persistence import PostgresBackend, StorageConflictError, StorageError
+from dsh_host.persistence._postgres import SCHEMA_VERSION, is_postgres_url, redacted
+from tests.api import wait_for
+from tests.pg import USER, Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
+from tests.procs import LISTENING, DshProcess, run_dsh
+
+SECRET = "s3cret-Pw-42"  # a password that must never be printed
+
+
+@pytest.fixture
+def url(pg_cluster: Cluster) -> str:  # noqa: F811 - the imported fixture
+    return pg_cluster.new_database()
+
+
+def _version(url: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT version FROM dsh_schema").fetchall()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- the schema ------------------------------------------------------------------------------
+
+
+async def test_first_open_creates_the_versioned_schema_once_even_when_hosts_start_together(
+    url: str,
+) -> None:
+    backends = [PostgresBackend(url) for _ in range(4)]
+    await asyncio.gather(*(b.open() for b in backends))
+    try:
+        assert _version(url) == [(SCHEMA_VERSION,)]
+        await backends[0].append("s1", 0, make_events(0, 2), make_header("s1"))
+        assert_stored(await backends[3].load("s1"), make_header("s1"), make_events(0, 2))
+    finally:
+        await asyncio.gather(*(b.close() for b in backends))
+
+
+async def test_a_database_of_a_newer_schema_version_is_refused_and_left_alone(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    url: str,
+) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await backend.close()
+    pg_cluster.execute(url, "UPDATE dsh_schema SET version = %s", SCHEMA_VERSION + 1)
+    newer = PostgresBackend(url)
+    with pytest.raises(StorageError, match=r"schema version 2, newer than the version 1") as err:
+        await newer.open()
+    assert "\n" not in str(err.value)
+    assert _version(url) == [(SCHEMA_VERSION + 1,)]
+    with pytest.raises(StorageError, match="not open"):
+        await newer.load("s1")
+    await newer.close()
+
+
+# -- connection failures ---------------------------------------------------------------------
+
+
+async def test_a_refused_connection_is_one_plain_storage_error_without_the_password() -> None:
+    port = _closed_port()
+    backend = PostgresBackend(
+        f"postgresql://{USER}:{SECRET}@127.0.0.1:{port}/nowhere", connect_timeout=5
+    )
+    with pytest.raises(StorageError) as err:
+        await backend.open()
+    message = str(err.value)
+    assert message.startswith(f"cannot connect to PostgreSQL postgresql://{USER}:***@127.0.0.1:")
+    assert SECRET not in message
+    assert "\n" not in message
+    assert SECRET not in repr(backend)
+    await backend.close()  # never opened: a no-op
+
+
+async def test_a_missing_database_is_a_storage_error_naming_it(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+) -> None:
+    backend = PostgresBackend(pg_cluster.url("no_such_db", password=SECRET))
+    with pytest.raises(StorageError, match="no_such_db") as err:
+        await backend.open()
+    assert SECRET not in str(err.value)
+
+
+def test_redacted_hides_only_the_password() -> None:
+    assert redacted(f"postgresql://me:{SECRET}@db.example:5433/dsh?sslmode=require") == (
+        "postgresql://me:***@db.example:5433/dsh?sslmode=require"
+    )
+    assert redacted("postgresql://me@[::1]:5432/dsh") == "postgresql://me@[::1]:5432/dsh"
+    assert redacted(f"postgres://:{SECRET}@[::1]/dsh") == "postgres://:***@[::1]/dsh"
+    assert is_postgres_url("postgresql://x/y")
+    assert is_postgres_url("postgres://x/y")
+    assert not is_postgres_url("./postgresql")
+
+
+# -- writes ----------------------------------------------------------------------------------
+
+
+async def test_concurrent_appends_share_transactions(url: str) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    try:
+        ids = [f"s{i:02d}" for i in range(40)]
+        await asyncio.gather(
+            *(
+                backend.append(sid, 0, make_events(0, 2), make_header(sid, i))
+                for i, sid in enumerate(ids)
+            )
+        )
+        assert backend.appends == 40
+        assert backend.commits < backend.appends  # grouped, not one transaction per append
+        assert [s.length for s in await backend.list_sessions()] == [2] * 40
+    finally:
+        await backend.close()
+
+
+async def test_two_processes_on_one_database_serialize_in_the_database(url: str) -> None:
+    # Two backends stand for two hosts: each has its own writer and connections.
+    one, two = PostgresBackend(url), PostgresBackend(url)
+    await one.open()
+    await two.open()
+    try:
+        created = await asyncio.gather(
+            one.append("s1", 0, make_events(0, 1, "one"), make_header("s1", 1)),
+            two.append("s1", 0, make_events(0, 1, "two"), make_header("s1", 2)),
+            return_exceptions=True,
+        )
+        assert created.count(None) == 1
+        assert isinstance(next(r for r in created if r is not None), StorageConflictError)
+        first = "one" if created[0] is None else "two"
+        raced = await asyncio.gather(
+            one.append("s1", 1, make_events(1, 2, "one")),
+            two.append("s1", 1, make_events(1, 2, "two")),
+            return_exceptions=True,
+        )
+        assert raced.count(None) == 1
+        assert isinstance(next(r for r in raced if r is not None), StorageConflictError)
+        second = "one" if raced[0] is None else "two"
+        header = make_header("s1", 1 if first == "one" else 2)
+        want = [*make_events(0, 1, first), *make_events(1, 2, second)]
+        assert_stored(await one.load("s1"), header, want)
+        assert_stored(await two.load("s1"), header, want)
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_an_append_after_close_is_refused_and_close_waits_for_queued_appends(
+    url: str,
+) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    appends = [
+        backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}")) for i in range(5)
+    ]
+    # gather starts them in order: every append is queued before close() begins.
+    assert await asyncio.gather(*appends, backend.close()) == [None] * 6
+    with pytest.raises(StorageError, match="not open"):
+        await backend.append("s9", 0, [], make_header("s9"))
+    again = PostgresBackend(url)
+    await again.open()
+    try:
+        assert len(await again.list_sessions()) == 5
+    finally:
+        await again.close()
+
+
+# -- dsh serve --data postgresql://... -------------------------------------------------------
+
+
+class _Recorded(DshProcess):
+    """A ``dsh`` process whose every stdout line is also kept (to search for the password)."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.seen: list[str] = []
+        super().__init__(args)
+
+    def _pump(self, stream, is_stdout: bool) -> None:  # type: ignore[no-untyped-def]
+        for line in stream:
+            if is_stdout:
+                self.seen.append(line)
+                self.lines.put(line.rstrip("\n"))
+            else:
+                self.stderr_lines.append(line)
+        stream.close()
+
+    @property
+    def output(self) -> str:
+        return "".join(self.seen) + self.stderr
+
+
+def _turn_ended(client: httpx.Client, sid: str) -> bool:
+    response = client.get(f"/api/sessions/{sid}/history", params={"maxMessages": 500})
+    response.raise_for_status()
+    return any(e["event"]["type"] == "turn/end" for e in response.json()["entries"])
+
+
+def _serve(data: str) -> tuple[_Recorded, str]:
+    server = _Recorded(["serve", "--data", data, "--port", "0", "--log-level", "debug"])
+    return server, server.wait_for_line(LISTENING).group(1)
+
+
+@pytest.mark.slow
+def test_serve_on_postgresql_keeps_sessions_across_a_sigkill_and_never_prints_the_password(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+) -> None:
+    data = pg_cluster.new_database().replace(f"{USER}@", f"{USER}:{SECRET}@")
+    server, url = _serve(data)
+    try:
+        with httpx.Client(base_url=url, timeout=10) as client:
+            created = client.post("/api/sessions", json={})
+            assert created.status_code == 201, created.text
+            sid = created.json()["id"]
+            assert (
+                client.post(f"/api/sessions/{sid}/messages", json={"text": "hello"}).status_code
+                == 202
+            )
+            wait_for(lambda: _turn_ended(client, sid))
+            flushed = client.post(f"/api/sessions/{sid}/flush").json()
+            assert flushed["durable"] is True
+            before = client.get(f"/api/sessions/{sid}/history").json()["entries"]
+        server.kill()  # no orderly close: what was acknowledged is in the database
+    finally:
+        server.close()
+    listed = run_dsh(["sessions", "--data", data, "--json"])
+    assert listed.returncode == 0, listed.stderr
+    [row] = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert (row["id"], row["length"]) == (sid, flushed["throughSeq"])
+    again, url = _serve(data)
+    try:
+        with httpx.Client(base_url=url, timeout=10) as client:
+            after = client.get(f"/api/sessions/{sid}/history").json()["entries"]
+            assert after == before
+            assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == [sid]
+        assert again.terminate(timeout=10) == 0
+    finally:
+        again.close()
+    for process in (server, again):
+        assert "postgresql://" in process.output  # the address is logged, redacted
+        assert SECRET not in process.output
+    assert SECRET not in listed.stdout + listed.stderr
+
+
+def test_serve_and_sessions_on_an_unreachable_database_exit_1_with_one_plain_line() -> None:
+    data = f"postgresql://{USER}:{SECRET}@127.0.0.1:{_closed_port()}/dsh"
+    for args in (["serve", "--data", data, "--port", "0"], ["sessions", "--data", data]):
+        result = run_dsh(args)
+        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert "dsh: cannot connect to PostgreSQL postgresql://dsh:***@127.0.0.1:" in result.stderr
+        assert SECRET not in result.stdout + result.stderr
