@@ -13,6 +13,8 @@ import pluggy
 
 from . import _specs as hookspecs
 from ._protocols import (
+    WAKE_MAX_MS,
+    WAKE_MIN_MS,
     Agent,
     AgentPhase,
     AgentRegistry,
@@ -52,6 +54,8 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
     "PROJECT",
+    "WAKE_MAX_MS",
+    "WAKE_MIN_MS",
     "Agent",
     "AgentBusyError",
     "AgentDisposedError",

@@ -6,14 +6,19 @@ never imports the host.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Final, Literal, Protocol, TypeVar, runtime_checkable
 
 from ._types import Event, JSONValue, SessionHeader, Tool, ToolCall
 
 T = TypeVar("T")
 
 AgentPhase = Literal["idle", "maintenance", "running"]
+
+#: Epoch milliseconds of ``0001-01-01T00:00:00.000Z``: the earliest instant a wake may name.
+WAKE_MIN_MS: Final = -62_135_596_800_000
+#: Epoch milliseconds of ``9999-12-31T23:59:59.999Z``: the latest instant a wake may name.
+WAKE_MAX_MS: Final = 253_402_300_799_999
 
 
 @runtime_checkable
@@ -58,6 +63,32 @@ class SessionStore(Protocol):
         ``dsh_session_flushed(session, through_seq)``. No listener, or only observe-only ones,
         returns ``False``.
         """
+        ...
+
+    def request_wake(self, session: Session, plugin: str, at_ms: int | None) -> None:
+        """File ``plugin``'s standing request that the host make ``session`` live at ``at_ms``.
+
+        The durable wake index holds at most one entry per plugin per Session: a later request
+        replaces the earlier one, ``None`` clears it, and a request equal to the standing one
+        changes nothing (and writes nothing). The request is recorded against the Session's
+        current length and becomes durable in the same storage batch as the events ``[0,
+        len(events))`` that caused it: the next acknowledged :meth:`flush` covers it (a flush
+        writes it even when no event is pending), so after any crash the index and the log
+        agree. Before that acknowledgement it may or may not be stored.
+
+        ``plugin`` is the caller's own loaded plugin name; ``at_ms`` is wall-clock epoch
+        milliseconds in ``[WAKE_MIN_MS, WAKE_MAX_MS]`` (an instant in the past is due at once).
+        Raises :class:`~dsh_hookspecs.SessionNotLiveError` on a Session that is not live and
+        ``ValueError`` for an unknown plugin or an ``at_ms`` that is not such an integer; a
+        refused request changes nothing. Synchronous.
+        """
+        ...
+
+    def wakes(self, session: Session) -> Mapping[str, int]:
+        """The standing wake requests of ``session`` by plugin: what storage held when it was
+        resumed (empty for a created or forked Session), then every request since, durable or
+        not. A plugin compares its entry with what its fold asks for after a resume (the index
+        is derived state) and files a correction with :meth:`request_wake`."""
         ...
 
 
@@ -183,6 +214,8 @@ class Host(Protocol):
 
 
 __all__ = [
+    "WAKE_MAX_MS",
+    "WAKE_MIN_MS",
     "Agent",
     "AgentPhase",
     "AgentRegistry",

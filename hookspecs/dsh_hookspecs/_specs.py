@@ -8,6 +8,11 @@ loaded. Nothing is ``firstresult`` unless stated.
 
 A returned :data:`~dsh_hookspecs.Disposable` is a zero-argument callable (sync or async) that the
 host calls exactly once when the named scope ends; its failures are logged and contained.
+
+Services are not hooks: a plugin that wants its Session made live at an instant files a wake
+request with the host (:meth:`dsh_hookspecs.SessionStore.request_wake`, one standing entry per
+plugin per Session, durable with the events that caused it); see :func:`dsh_session_opened` for
+reading the entries back after a resume.
 """
 
 from __future__ import annotations
@@ -68,7 +73,15 @@ def dsh_session_opened(session: Session, reason: Literal["created", "forked", "r
     example a corrupt owned Schedule stream); the host logs it as ``session.invalid`` naming the
     plugin and keeps the Session readable. Synchronous.
 
+    The durable wake index (:meth:`~dsh_hookspecs.SessionStore.request_wake`): for a resumed
+    Session, ``host.sessions.wakes(session)`` already holds the entries stored with its log; a
+    plugin that files wakes compares its own entry with what its fold asks for and corrects it
+    (the index is derived state: a request equal to the standing entry writes nothing). Created
+    and forked Sessions start with no entry (a fork's child does not inherit its parent's).
+
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+       Wake entries are readable here (issue 11).
     """
 
 

@@ -50,7 +50,9 @@ class Host:
         self.backend = backend
         self.overlay = overlay or Overlay()
         self.plugins = PluginManager(before_unload=self._dispose_plugin)
-        self.sessions = SessionStore(clock=self.clock, hooks=self.plugins)
+        self.sessions = SessionStore(
+            clock=self.clock, hooks=self.plugins, plugin_names=lambda: self.plugins.names
+        )
         self.tools = ToolLayer()
         self.model = make_model(model) if isinstance(model, str) else model
         self.agents = AgentRegistry(

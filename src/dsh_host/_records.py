@@ -9,7 +9,7 @@ storage (``dsh_host.persistence``) and the live Sessions, which both use these t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
 
@@ -120,10 +120,13 @@ def events_identical(a: Event, b: Event) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class StoredSession:
-    """What :meth:`Backend.load` returns: the stored header and every stored event."""
+    """What :meth:`Backend.load` returns: the stored header, every stored event, and the
+    Session's entries in the durable wake index (plugin name -> epoch milliseconds)."""
 
     header: SessionHeader
     events: tuple[Event, ...]
+    #: The standing wake request of each plugin, stored with the events that caused it.
+    wakes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,19 @@ A :class:`LiveSession` is an append-only log with contiguous ``seq``. The
   coordinator, the one authority on what is committed: :meth:`SessionStore.durable_length`
   reads it), and then the observation ``session/flushed(session, through_seq)`` published, to
   internal observers and to plugins; observer failures are logged and contained.
+
+It also takes the plugins' wake requests (:meth:`SessionStore.request_wake`, the durable wake
+index of :class:`dsh_hookspecs.SessionStore`): it validates them, keeps each live Session's
+standing entries, and tells the wake observers (the persistence coordinator writes them with
+the Session's next batch).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Generic, Literal, TypeVar, overload
 
 import structlog
@@ -34,6 +40,7 @@ from . import _json
 from ._clock import SystemClock
 from ._records import HEADER_VERSION, StoredSession
 from .persistence import Durability
+from .persistence._backend import check_wake_instant
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +51,7 @@ FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
 FlushedObserver = Callable[["LiveSession", int], None]
 AppendObserver = Callable[["LiveSession", Event], None]
 OpenObserver = Callable[["LiveSession", OpenReason, int], None]
+WakeObserver = Callable[["LiveSession", str, int | None], None]
 #: Runs on a stored log before it is resumed; raises to keep the Session cold.
 StoredCheck = Callable[[Sequence[Event]], object]
 
@@ -116,15 +124,24 @@ class LiveSession:
         "_header",
         "_store",
         "_view",
+        "_wakes",
         "attached",
     )
 
-    def __init__(self, store: SessionStore, header: SessionHeader, seed: Sequence[Event]) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        header: SessionHeader,
+        seed: Sequence[Event],
+        wakes: Mapping[str, int] | None = None,
+    ) -> None:
         self._store = store
         self._header = header
         self._events: list[Event] = list(seed)
         self._view = _EventsView(self._events)
         self.attached = True
+        #: The standing wake entries (plugin -> at_ms); only the store changes them.
+        self._wakes: dict[str, int] = dict(wakes or {})
 
     def __repr__(self) -> str:
         return f"<LiveSession {self._header.id} len={len(self._events)}>"
@@ -201,10 +218,13 @@ class SessionStore:
         clock: Clock | None = None,
         hooks: SessionHooks | None = None,
         loader: Callable[[str], Awaitable[StoredSession | None]] | None = None,
+        plugin_names: Callable[[], Collection[str]] | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.hooks = hooks or SessionHooks()
         self._loader = loader
+        #: The loaded plugins' names (a wake request names one); ``None``: no plugin is known.
+        self._plugin_names = plugin_names
         self._durability: Durability | None = None
         self._live: dict[str, LiveSession] = {}
         self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
@@ -213,6 +233,7 @@ class SessionStore:
         self._append_observers: list[AppendObserver] = []
         self._open_observers: list[OpenObserver] = []
         self._detach_observers: list[Callable[[LiveSession], None]] = []
+        self._wake_observers: list[WakeObserver] = []
 
     # -- subscriptions (host-internal) --------------------------------------------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
@@ -237,6 +258,11 @@ class SessionStore:
         self._detach_observers.append(observer)
         return Remover(self._detach_observers, observer)
 
+    def add_wake_observer(self, observer: WakeObserver) -> Callable[[], None]:
+        """``observer(session, plugin, at_ms)`` for every wake request that changed an entry."""
+        self._wake_observers.append(observer)
+        return Remover(self._wake_observers, observer)
+
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
         self._loader = loader
 
@@ -259,6 +285,30 @@ class SessionStore:
         answers (0 without one: nothing is proven then)."""
         durability = self._durability
         return 0 if durability is None else durability.durable_length(session)
+
+    # -- the durable wake index ----------------------------------------------------------------
+    def request_wake(self, session: LiveSession, plugin: str, at_ms: int | None) -> None:
+        """:meth:`dsh_hookspecs.SessionStore.request_wake`: validate, record, tell observers."""
+        if not self.is_live(session):
+            raise SessionNotLiveError(f"session {getattr(session, 'id', session)!r} is not live")
+        known = () if self._plugin_names is None else self._plugin_names()
+        if type(plugin) is not str or plugin not in known:
+            raise ValueError(f"a wake request must name a loaded plugin, got {plugin!r}")
+        if at_ms is not None:
+            check_wake_instant(at_ms)
+        standing = session._wakes  # noqa: SLF001 - store and session are one unit
+        if standing.get(plugin) == at_ms:
+            return  # the standing entry already says so: nothing to write
+        if at_ms is None:
+            del standing[plugin]
+        else:
+            standing[plugin] = at_ms
+        for observer in list(self._wake_observers):
+            observer(session, plugin, at_ms)
+
+    def wakes(self, session: LiveSession) -> Mapping[str, int]:
+        """:meth:`dsh_hookspecs.SessionStore.wakes`: the standing entries, read-only."""
+        return MappingProxyType(session._wakes)  # noqa: SLF001 - store and session are one unit
 
     # -- lifecycle ----------------------------------------------------------------------------
     def create(
@@ -339,7 +389,7 @@ class SessionStore:
             return live
         if check is not None:
             check(stored.events)
-        return self._open(stored.header, stored.events, "resumed", len(stored.events))
+        return self._open(stored.header, stored.events, "resumed", len(stored.events), stored.wakes)
 
     def detach(self, session: LiveSession) -> None:
         """Make ``session`` cold: no more appends or flushes through this object."""
@@ -356,10 +406,11 @@ class SessionStore:
         seed: Sequence[Event],
         reason: OpenReason,
         stored_length: int,
+        wakes: Mapping[str, int] | None = None,
     ) -> LiveSession:
         if header.id in self._live:
             raise ValueError(f"session {header.id} is already live")
-        session = LiveSession(self, header, seed)
+        session = LiveSession(self, header, seed, wakes)
         self._live[header.id] = session
         for observer in list(self._open_observers):
             observer(session, reason, stored_length)

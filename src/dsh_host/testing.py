@@ -9,13 +9,13 @@ import asyncio
 import heapq
 import inspect
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dsh_hookspecs import Event, SessionHeader
 
 from ._records import StoredSession, StoredSummary
-from .persistence import Backend, StorageError
+from .persistence import NO_WAKES, Backend, DueWake, StorageError
 
 
 class ManualClock:
@@ -139,12 +139,19 @@ class FaultInjectingBackend:
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self.inner.list_sessions()
 
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        return await self.inner.due_wakes(now_ms, limit)
+
+    async def earliest_wake(self) -> int | None:
+        return await self.inner.earliest_wake()
+
     async def append(
         self,
         session_id: str,
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
         self.plan.append_calls.append((session_id, start, len(events)))
         if self.plan.gate is not None:
@@ -152,7 +159,10 @@ class FaultInjectingBackend:
         if self.plan.fail_appends:
             self.plan.fail_appends -= 1
             raise StorageError("injected write failure")
-        await self.inner.append(session_id, start, events, header)
+        if wakes:
+            await self.inner.append(session_id, start, events, header, wakes)
+        else:  # passed only when some wake changed: a backend written before them still works
+            await self.inner.append(session_id, start, events, header)
         if self.plan.fail_after_commit:
             self.plan.fail_after_commit -= 1
             raise StorageError("injected failure after commit")

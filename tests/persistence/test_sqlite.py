@@ -121,7 +121,7 @@ async def test_database_uses_wal_full_sync_and_foreign_keys(
     outside = sqlite3.connect(tmp_path / DB)
     try:
         assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert outside.execute("PRAGMA user_version").fetchone() == (1,)
+        assert outside.execute("PRAGMA user_version").fetchone() == (2,)
         assert outside.execute("SELECT id, length FROM sessions").fetchall() == [("s1", 1)]
     finally:
         outside.close()
@@ -605,6 +605,51 @@ async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
     await _write_some_data(tmp_path, sessions=1)
     run_sql(tmp_path / DB, "PRAGMA user_version = 7")
     await _assert_refused_unchanged(tmp_path, "unknown schema version 7")
+
+
+async def test_a_version_1_store_keeps_opening_and_gains_the_wake_index(tmp_path: Path) -> None:
+    # A data folder written before the wake index (issue 11 item 1): its two tables only, at
+    # user_version 1. It opens with every event intact and is migrated in place to version 2.
+    await _write_some_data(tmp_path, sessions=3)
+    run_sql(tmp_path / DB, "DROP TABLE wakes", "PRAGMA user_version = 1")
+    with capture_logs() as logs:
+        async with opened(tmp_path) as backend:
+            for i in range(3):
+                assert_stored(
+                    await backend.load(f"s{i}"),
+                    make_header(f"s{i}", i),
+                    make_events(0, 5, "z" * 200),
+                )
+            assert await backend.earliest_wake() is None
+            await backend.append("s1", 5, [], wakes={"p": 42})
+            assert await backend.due_wakes(42, 10) == [("s1", "p", 42)]
+    assert [e["event"] for e in logs if e["event"] == "storage.migrated"] == ["storage.migrated"]
+    outside = sqlite3.connect(tmp_path / DB)
+    try:
+        assert outside.execute("PRAGMA user_version").fetchone() == (2,)
+        assert outside.execute("SELECT session_id, plugin, at_ms FROM wakes").fetchall() == [
+            ("s1", "p", 42)
+        ]
+    finally:
+        outside.close()
+    # Opened again, it is a current store: no second migration, the entry is still there.
+    with capture_logs() as logs:
+        async with opened(tmp_path) as backend:
+            stored = await backend.load("s1")
+            assert stored is not None
+            assert stored.wakes == {"p": 42}
+    assert not [e for e in logs if e["event"] == "storage.migrated"]
+
+
+async def test_a_version_1_store_with_a_foreign_table_is_not_migrated(tmp_path: Path) -> None:
+    await _write_some_data(tmp_path, sessions=1)
+    run_sql(
+        tmp_path / DB,
+        "DROP TABLE wakes",
+        "CREATE TABLE notes (body TEXT)",
+        "PRAGMA user_version = 1",
+    )
+    await _assert_refused_unchanged(tmp_path, "is not a dsh store")
 
 
 async def test_a_database_that_is_not_ours_is_reported(tmp_path: Path) -> None:

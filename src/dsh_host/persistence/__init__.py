@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from .._records import events_identical
 from ._backend import (
+    NO_WAKES,
     Backend,
     DamagedSummary,
     DataDirLockedError,
+    DueWake,
     PrefixDivergedError,
     SessionListing,
     StorageBehindError,
@@ -30,11 +32,13 @@ from ._postgres import PostgresBackend
 from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
+    "NO_WAKES",
     "Backend",
     "Coordinator",
     "DamagedSummary",
     "DataDirLock",
     "DataDirLockedError",
+    "DueWake",
     "Durability",
     "MemoryBackend",
     "PostgresBackend",

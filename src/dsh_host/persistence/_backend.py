@@ -20,15 +20,20 @@ and Sessions; they are re-exported here.
 
 Every backend runs the same request checks before touching its store (:func:`encode_append`)
 and decides conflicts with what is stored by the same rules (:func:`check_position`).
+
+The durable wake index (issue 11): besides its log, a stored Session holds at most one wake
+entry per plugin (``plugin -> at_ms``), written only by :meth:`Backend.append` in the same
+transaction as that batch's events, so the index never runs ahead of or behind the log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from types import MappingProxyType
+from typing import Final, Protocol
 
-from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_hookspecs import WAKE_MAX_MS, WAKE_MIN_MS, Event, JSONValue, SessionHeader
 
 from .. import _json, _records
 
@@ -68,6 +73,13 @@ class PrefixDivergedError(StorageError):
     """The stored prefix of a Session differs from the live Session."""
 
 
+#: The wake entries of a batch that changes none (the default of :meth:`Backend.append`).
+NO_WAKES: Final[Mapping[str, int | None]] = MappingProxyType({})
+
+#: One due entry of the wake index: ``(session_id, plugin, at_ms)``.
+DueWake = tuple[str, str, int]
+
+
 class Backend(Protocol):
     """Async storage of Session headers and event logs."""
 
@@ -82,7 +94,7 @@ class Backend(Protocol):
         ...
 
     async def load(self, session_id: str) -> StoredSession | None:
-        """The stored header and events of ``session_id``, or ``None`` if absent."""
+        """The stored header, events and wake entries of ``session_id``, or ``None``."""
         ...
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
@@ -100,14 +112,28 @@ class Backend(Protocol):
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
-        """Atomically store ``events`` (whose seqs are ``start, start+1, ...``).
+        """Atomically store ``events`` (whose seqs are ``start, start+1, ...``) and ``wakes``.
 
         With ``header``, the Session is created in the same transaction (``start`` must be 0 and
         the id must be absent). Without it, the Session must exist and its stored length must
         equal ``start``. Otherwise :class:`StorageConflictError` and nothing is written. When the
         call returns, the write is durable to the backend's promise (SQLite: fsynced).
+
+        ``wakes`` (plugin -> epoch ms, or ``None`` to remove that plugin's entry) is applied to
+        the Session's wake entries in the same transaction: all of it with the events, or none.
+        An append with no events and only wakes is valid (it still checks ``start``).
         """
+        ...
+
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        """At most ``limit`` wake entries with ``at_ms <= now_ms``, earliest first (ties by
+        Session id, then plugin), as ``(session_id, plugin, at_ms)``."""
+        ...
+
+    async def earliest_wake(self) -> int | None:
+        """The smallest ``at_ms`` of every stored wake entry, or ``None`` when there is none."""
         ...
 
 
@@ -124,6 +150,8 @@ class EncodedAppend:
     header_json: str | None
     #: Each event's ``data`` as strict JSON text.
     data_json: tuple[str, ...]
+    #: The checked wake entries of the batch, sorted by plugin (``None`` removes one).
+    wakes: tuple[tuple[str, int | None], ...] = ()
 
 
 def _storable_text(value: JSONValue, what: str) -> str:
@@ -141,8 +169,32 @@ def _check_int64(value: int, what: str) -> None:
         raise _records.RecordError(f"{what} {value} does not fit in 64 bits")
 
 
+def check_wake_instant(at_ms: object) -> int:
+    """``at_ms`` when it is an integer (not a bool) in ``[WAKE_MIN_MS, WAKE_MAX_MS]``, else
+    ``ValueError`` naming the range."""
+    if type(at_ms) is not int or not WAKE_MIN_MS <= at_ms <= WAKE_MAX_MS:
+        raise ValueError(
+            f"a wake instant must be an integer of epoch milliseconds in "
+            f"[{WAKE_MIN_MS}, {WAKE_MAX_MS}], got {at_ms!r}"
+        )
+    return at_ms
+
+
+def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:
+    checked: list[tuple[str, int | None]] = []
+    for plugin, at_ms in wakes.items():
+        if type(plugin) is not str or not plugin:
+            raise ValueError(f"a wake entry needs a non-empty plugin name, got {plugin!r}")
+        checked.append((plugin, None if at_ms is None else check_wake_instant(at_ms)))
+    return tuple(sorted(checked))
+
+
 def encode_append(
-    session_id: str, start: int, events: Sequence[Event], header: SessionHeader | None
+    session_id: str,
+    start: int,
+    events: Sequence[Event],
+    header: SessionHeader | None,
+    wakes: Mapping[str, int | None] = NO_WAKES,
 ) -> EncodedAppend:
     """Check an append request's own shape and encode it as it is stored.
 
@@ -171,8 +223,11 @@ def encode_append(
         _check_int64(event.seq, "event.seq")
         _check_int64(event.time, "event.time")
         data_json.append(_storable_text(event.data, f"data of event {event.seq}"))
+    checked_wakes = _checked_wakes(wakes) if wakes else ()
     if header is None:
-        return EncodedAppend(header=None, header_json=None, data_json=tuple(data_json))
+        return EncodedAppend(
+            header=None, header_json=None, data_json=tuple(data_json), wakes=checked_wakes
+        )
     if header.id != session_id:
         raise ValueError(f"header id {header.id!r} does not match session id {session_id!r}")
     stored = _records.stored_header(header)
@@ -182,6 +237,7 @@ def encode_append(
         header=checked,
         header_json=_storable_text(stored, "the header"),
         data_json=tuple(data_json),
+        wakes=checked_wakes,
     )
 
 

@@ -13,6 +13,13 @@ prefix, adopts the stored length as the cursor and writes only the missing suffi
 prefix that differs is refused with :class:`PrefixDivergedError` and never overwritten; a Session
 that was materialized once and has vanished from storage is refused too.
 
+Wake requests (the durable wake index): a request changes the Session's pending wake entries
+and arms the same batching window; a drain takes every pending entry together with the events
+``[cursor, len(events))`` and hands both to one :meth:`Backend.append`, so an entry is stored in
+the transaction of the events that were in the log when it was requested (or later ones), never
+before them. A drain with no event but a pending entry still writes; a failed write puts the
+entries back (newer requests win). A drain with no changed entry passes no wakes at all.
+
 It is the one authority on "what is committed": :meth:`Coordinator.durable_length` is how many
 leading events of a live Session object are acknowledged durable (the stored length when it was
 resumed, 0 for a created or forked one until its first flush; then the maximum ``through_seq``
@@ -72,6 +79,10 @@ class SessionSource(Protocol):
 
     def add_detach_observer(self, observer: Callable[[Session], None]) -> Callable[[], None]: ...
 
+    def add_wake_observer(
+        self, observer: Callable[[Session, str, int | None], None]
+    ) -> Callable[[], None]: ...
+
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None: ...
 
     def set_durability(self, durability: Durability) -> None: ...
@@ -85,6 +96,7 @@ class _State:
         "lock",
         "materialized",
         "timer",
+        "wakes",
         "write_failed",
     )
 
@@ -100,6 +112,8 @@ class _State:
         self.lock = asyncio.Lock()
         self.timer: TimerHandle | None = None
         self.write_failed = False
+        #: Wake entries requested but not yet handed to a write (plugin -> at_ms or None).
+        self.wakes: dict[str, int | None] = {}
 
 
 class Coordinator:
@@ -132,6 +146,7 @@ class Coordinator:
             store.add_append_observer(self._on_append),
             store.add_flush_listener(self._on_flush),
             store.add_detach_observer(self._on_detach),
+            store.add_wake_observer(self._on_wake),
         ]
         store.set_loader(self.backend.load)
         store.set_durability(self)
@@ -201,6 +216,13 @@ class Coordinator:
             # Created and forked Sessions are written with their header on the first drain.
             self._states[session] = _State(cursor=None, materialized=False, durable=0)
 
+    def _on_wake(self, session: Session, plugin: str, at_ms: int | None) -> None:
+        state = self._states.get(session)
+        if state is None:
+            return
+        state.wakes[plugin] = at_ms
+        self._on_append(session, None)
+
     def _on_append(self, session: Session, _event: object) -> None:
         state = self._states.get(session)
         if state is None or self._closed:
@@ -263,16 +285,23 @@ class Coordinator:
                     await self._reconcile(session, state)
                 assert state.cursor is not None
                 end = len(session.events)
-                if state.cursor >= end and state.materialized:
+                wakes = state.wakes
+                if state.cursor >= end and state.materialized and not wakes:
                     return
                 start = state.cursor
                 batch = session.events[start:end]
                 header = session.header if not state.materialized else None
+                state.wakes = {}
                 try:
-                    await self.backend.append(session.id, start, batch, header)
+                    if wakes:
+                        await self.backend.append(session.id, start, batch, header, wakes)
+                    else:  # the hot path: no wake changed, the call is as before they existed
+                        await self.backend.append(session.id, start, batch, header)
                 except BaseException:
-                    # The write may or may not have committed: re-read storage next time.
+                    # The write may or may not have committed: re-read storage next time, and
+                    # write the entries again with the next batch (requests since then win).
                     state.cursor = None
+                    state.wakes = {**wakes, **state.wakes}
                     raise
                 state.materialized = True
                 state.cursor = end

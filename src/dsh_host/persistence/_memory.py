@@ -8,7 +8,8 @@ conflicts are decided by the shared :func:`~dsh_host.persistence._backend.check_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -16,6 +17,8 @@ import structlog
 from dsh_hookspecs import Event, SessionHeader
 
 from ._backend import (
+    NO_WAKES,
+    DueWake,
     StorageError,
     StoredSession,
     StoredSummary,
@@ -30,6 +33,7 @@ log = structlog.get_logger(__name__)
 class _Entry:
     header: SessionHeader
     events: list[Event] = field(default_factory=list)
+    wakes: dict[str, int] = field(default_factory=dict)
 
 
 class MemoryBackend:
@@ -62,7 +66,9 @@ class MemoryBackend:
         entry = self._sessions.get(session_id)
         if entry is None:
             return None
-        return StoredSession(header=entry.header, events=tuple(entry.events))
+        return StoredSession(
+            header=entry.header, events=tuple(entry.events), wakes=dict(entry.wakes)
+        )
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
         self._require_open()
@@ -75,17 +81,38 @@ class MemoryBackend:
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
         self._require_open()
         # Encoded only to refuse what a durable backend could not store; the text is dropped.
-        stored_header = encode_append(session_id, start, events, header).header
+        encoded = encode_append(session_id, start, events, header, wakes)
+        stored_header = encoded.header
         entry = self._sessions.get(session_id)
         stored_length = None if entry is None else len(entry.events)
         check_position(session_id, start, stored_length, creating=stored_header is not None)
         if entry is None:
             assert stored_header is not None  # check_position refused a plain append
-            self._sessions[session_id] = _Entry(stored_header, list(events))
+            entry = self._sessions[session_id] = _Entry(stored_header, list(events))
         else:
             entry.events.extend(events)
+        for plugin, at_ms in encoded.wakes:
+            if at_ms is None:
+                entry.wakes.pop(plugin, None)
+            else:
+                entry.wakes[plugin] = at_ms
         self.commits += 1
         self.appends += 1
+
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        self._require_open()
+        due = (
+            (at_ms, sid, plugin)
+            for sid, entry in self._sessions.items()
+            for plugin, at_ms in entry.wakes.items()
+            if at_ms <= now_ms
+        )
+        return [(sid, plugin, at_ms) for at_ms, sid, plugin in heapq.nsmallest(limit, due)]
+
+    async def earliest_wake(self) -> int | None:
+        self._require_open()
+        return min((at for e in self._sessions.values() for at in e.wakes.values()), default=None)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -38,6 +38,8 @@ from dsh_hookspecs import Event, SessionHeader
 
 from .. import _json, _records
 from ._backend import (
+    NO_WAKES,
+    DueWake,
     SessionListing,
     StorageError,
     StoredSession,
@@ -237,6 +239,30 @@ class SQLiteBackend:
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self._call(self._list_sync)
 
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        return await self._call(lambda: self._due_sync(now_ms, limit))
+
+    async def earliest_wake(self) -> int | None:
+        return await self._call(self._earliest_sync)
+
+    def _due_sync(self, now_ms: int, limit: int) -> list[DueWake]:
+        try:
+            rows = self._connection().execute(
+                "SELECT session_id, plugin, at_ms FROM wakes WHERE at_ms <= ? "
+                "ORDER BY at_ms, session_id, plugin LIMIT ?",
+                (now_ms, max(0, limit)),
+            )
+            return [(str(sid), str(plugin), int(at_ms)) for sid, plugin, at_ms in rows]
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "list due wakes") from exc
+
+    def _earliest_sync(self) -> int | None:
+        try:
+            (at_ms,) = self._connection().execute("SELECT min(at_ms) FROM wakes").fetchone()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "read the earliest wake") from exc
+        return None if at_ms is None else int(at_ms)
+
     def _load_sync(self, session_id: str) -> StoredSession | None:
         conn = self._connection()
         try:
@@ -248,6 +274,9 @@ class SQLiteBackend:
             rows = conn.execute(
                 "SELECT seq, type, time, data FROM events WHERE session_id = ? ORDER BY seq",
                 (session_id,),
+            ).fetchall()
+            wake_rows = conn.execute(
+                "SELECT plugin, at_ms FROM wakes WHERE session_id = ?", (session_id,)
             ).fetchall()
         except sqlite3.Error as exc:
             raise self._file.mapped(exc, f"load session {session_id!r}") from exc
@@ -271,7 +300,9 @@ class SQLiteBackend:
             raise self._file.corrupt(
                 f"session {session_id!r} records length {row[1]!r} but has {len(events)} events"
             )
-        return StoredSession(header=header, events=tuple(events))
+        return StoredSession(
+            header=header, events=tuple(events), wakes={str(p): int(at) for p, at in wake_rows}
+        )
 
     def _list_sync(self) -> SessionListing:
         conn = self._connection()
@@ -289,10 +320,11 @@ class SQLiteBackend:
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
         if self._state != "open" or not self._writer.accepting:
             raise StorageError(f"database file {self._path} is not open")
-        encoded = encode_append(session_id, start, events, header)
+        encoded = encode_append(session_id, start, events, header, wakes)
         rows = [
             (session_id, e.seq, e.type, e.time, data)
             for e, data in zip(events, encoded.data_json, strict=True)
@@ -306,6 +338,7 @@ class SQLiteBackend:
                 created_at=0 if encoded.header is None else encoded.header.created_at,
                 rows=rows,
                 future=future,
+                wakes=encoded.wakes,
             )
         )
         # If the caller is cancelled the request may still commit (like any write whose

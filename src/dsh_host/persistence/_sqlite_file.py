@@ -32,13 +32,14 @@ log = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
 
-#: ``PRAGMA user_version`` of the schema below.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of the schema below (2 added the wake index; a version-1 store is
+#: migrated at open by creating it, see :meth:`StoreFile.connect`).
+SCHEMA_VERSION = 2
 
 #: The database file's name inside the data folder, unless a backend is given another.
 DEFAULT_FILENAME = "dsh.sqlite3"
 
-_SCHEMA = (
+_V1_SCHEMA = (
     (
         "CREATE TABLE sessions ("
         "id TEXT PRIMARY KEY NOT NULL, "
@@ -56,6 +57,18 @@ _SCHEMA = (
         "PRIMARY KEY (session_id, seq)) WITHOUT ROWID"
     ),
 )
+#: What version 2 added: the durable wake index, one entry per plugin per Session.
+_WAKES_SCHEMA = (
+    (
+        "CREATE TABLE wakes ("
+        "session_id TEXT NOT NULL REFERENCES sessions(id), "
+        "plugin TEXT NOT NULL, "
+        "at_ms INTEGER NOT NULL, "
+        "PRIMARY KEY (session_id, plugin)) WITHOUT ROWID"
+    ),
+    "CREATE INDEX wakes_due ON wakes (at_ms, session_id, plugin)",
+)
+_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -93,18 +106,19 @@ def _schema_rows(conn: sqlite3.Connection) -> list[_SchemaRow]:
     return [tuple(row) for row in rows]
 
 
-def _expected_schema() -> list[_SchemaRow]:
-    """The sqlite_schema rows our DDL produces (SQLite stores the DDL text verbatim)."""
+def _expected_schema(ddls: tuple[str, ...]) -> list[_SchemaRow]:
+    """The sqlite_schema rows ``ddls`` produce (SQLite stores the DDL text verbatim)."""
     conn = sqlite3.connect(":memory:")
     try:
-        for ddl in _SCHEMA:
+        for ddl in ddls:
             conn.execute(ddl)
         return _schema_rows(conn)
     finally:
         conn.close()
 
 
-_EXPECTED_SCHEMA = _expected_schema()
+#: The schema of each version this dsh opens (an older one is migrated at open).
+_EXPECTED_SCHEMAS = {1: _expected_schema(_V1_SCHEMA), SCHEMA_VERSION: _expected_schema(_SCHEMA)}
 
 
 def corrupt_error(path: Path, what: str) -> StorageCorruptError:
@@ -305,12 +319,12 @@ class StoreFile:
             schema = _schema_rows(conn)
             if version == 0 and not schema:
                 return None
-            if version != SCHEMA_VERSION:
+            if version not in _EXPECTED_SCHEMAS:
                 raise self._foreign(
                     f"unknown schema version {version} (PRAGMA user_version); "
                     f"this dsh reads version {SCHEMA_VERSION}"
                 )
-            if schema != _EXPECTED_SCHEMA:
+            if schema != _EXPECTED_SCHEMAS[version]:
                 names = ", ".join(f"{row[0]} {row[1]}" for row in schema) or "nothing"
                 raise self._foreign(f"its schema ({names}) is not the dsh schema")
             sessions, events = conn.execute(_POSITION_SQL).fetchone()
@@ -340,6 +354,8 @@ class StoreFile:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             if fresh:
                 self._create_schema(conn)
+            else:
+                self._migrate(conn)
             self._prove_writable(conn)
         except sqlite3.Error as exc:
             conn.close()
@@ -371,10 +387,32 @@ class StoreFile:
                 f"database file {self.path}: cannot switch to WAL journal mode (got {mode})"
             )
 
+    def _check_still_version_1(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != 1 or _schema_rows(conn) != _EXPECTED_SCHEMAS[1]:
+            raise self._foreign("the database changed while it was being opened")
+
     def _check_still_empty(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version != 0 or _schema_rows(conn):
             raise self._foreign("the database changed while it was being opened")
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring a version-1 store (checked at open) to the current version: add the wake
+        index, empty (it is derived state), in one transaction."""
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_still_version_1(conn)
+            for ddl in _WAKES_SCHEMA:
+                conn.execute(ddl)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            rollback(conn)
+            raise
+        log.info("storage.migrated", path=str(self.path), schema_version=SCHEMA_VERSION)
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")

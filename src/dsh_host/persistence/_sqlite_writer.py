@@ -37,6 +37,8 @@ class Request:
     created_at: int
     rows: list[tuple[str, int, str, int, str]]
     future: asyncio.Future[None]
+    #: The batch's checked wake entries, ``(plugin, at_ms or None to remove)``.
+    wakes: tuple[tuple[str, int | None], ...] = ()
 
 
 #: One outcome per request of a batch: ``None`` stored, else the error that request fails with.
@@ -225,6 +227,15 @@ def _apply(conn: sqlite3.Connection, request: Request) -> None:
             "INSERT INTO events (session_id, seq, type, time, data) VALUES (?, ?, ?, ?, ?)",
             request.rows,
         )
+    for plugin, at_ms in request.wakes:
+        if at_ms is None:
+            conn.execute("DELETE FROM wakes WHERE session_id = ? AND plugin = ?", (sid, plugin))
+        else:
+            conn.execute(
+                "INSERT INTO wakes (session_id, plugin, at_ms) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_id, plugin) DO UPDATE SET at_ms = excluded.at_ms",
+                (sid, plugin, at_ms),
+            )
 
 
 def _batch_failure(exc: Exception) -> StorageError:
