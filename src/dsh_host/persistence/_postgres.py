@@ -9,15 +9,18 @@ committed in groups (:mod:`._postgres_writer`); reads use pooled connections.
 
 Event data and headers are stored as the strict JSON codec writes them (text; a NUL inside a
 JSON string is the escape ``\\u0000``, which PostgreSQL text holds), so what is loaded is
-identical to what was appended. One undecodable Session row never hides the others: listings
-name it in :attr:`SessionListing.damaged`. Several processes may share one database: the
+identical to what was appended. Wake entries (the durable wake index) are written in the
+transaction of their batch and read in the snapshot of the log they belong to. One
+undecodable Session row never hides the others: listings name it in
+:attr:`SessionListing.damaged`. Several processes may share one database: the
 position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import Literal, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -29,7 +32,9 @@ from dsh_hookspecs import Event, JSONValue, SessionHeader
 
 from .. import _json, _records
 from ._backend import (
+    NO_WAKES,
     DamagedSummary,
+    DueWake,
     SessionListing,
     StorageCorruptError,
     StorageError,
@@ -37,7 +42,16 @@ from ._backend import (
     StoredSummary,
     encode_append,
 )
-from ._postgres_schema import LIST_SQL, LOAD_SQL, SCHEMA_VERSION, ensure_schema, plain, redacted
+from ._postgres_schema import (
+    DUE_SQL,
+    LIST_SQL,
+    LOAD_SQL,
+    LOAD_WAKES_SQL,
+    SCHEMA_VERSION,
+    ensure_schema,
+    plain,
+    redacted,
+)
 from ._postgres_writer import Connection, PgRequest, PgWriter
 
 __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
@@ -74,15 +88,9 @@ class PostgresBackend:
     def __repr__(self) -> str:
         return f"PostgresBackend({redacted(self._url)!r}, state={self._state})"
 
-    @property
-    def commits(self) -> int:
-        """Number of append transactions committed (one per group of appends)."""
-        return self._writer.commits
-
-    @property
-    def appends(self) -> int:
-        """Number of append requests stored."""
-        return self._writer.appends
+    #: Append transactions committed, and append requests stored (grouping is their ratio).
+    commits = property(attrgetter("_writer.commits"))
+    appends = property(attrgetter("_writer.appends"))
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -162,11 +170,14 @@ class PostgresBackend:
     async def load(self, session_id: str) -> StoredSession | None:
         self._require_open()
 
-        async def rows(conn: Connection) -> list[tuple[object, ...]]:
-            cur = await conn.execute(LOAD_SQL, (session_id,))
-            return await cur.fetchall()
+        async def rows(conn: Connection) -> tuple[list[tuple[object, ...]], ...]:
+            async with conn.transaction():  # one snapshot for the log and its wake entries
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                log_rows = await (await conn.execute(LOAD_SQL, (session_id,))).fetchall()
+                wake_rows = await (await conn.execute(LOAD_WAKES_SQL, (session_id,))).fetchall()
+            return log_rows, wake_rows
 
-        found = await self._borrow(rows, f"load session {session_id!r}")
+        found, wake_rows = await self._borrow(rows, f"load session {session_id!r}")
         if not found:
             return None
         header = self._header(session_id, found[0][0])
@@ -177,7 +188,26 @@ class PostgresBackend:
             raise self._corrupt(
                 f"session {session_id!r} records length {length!r} but has {len(events)} events"
             )
-        return StoredSession(header=header, events=tuple(events))
+        wakes = {str(plugin): cast(int, at_ms) for plugin, at_ms in wake_rows}
+        return StoredSession(header=header, events=tuple(events), wakes=wakes)
+
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        self._require_open()
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(DUE_SQL, (now_ms, max(0, limit)))).fetchall()
+
+        found = await self._borrow(rows, "list due wakes")
+        return [(str(sid), str(plugin), cast(int, at_ms)) for sid, plugin, at_ms in found]
+
+    async def earliest_wake(self) -> int | None:
+        self._require_open()
+
+        async def row(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute("SELECT min(at_ms) FROM wakes")).fetchone()
+
+        found = await self._borrow(row, "read the earliest wake")
+        return None if found is None else cast("int | None", found[0])
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
         self._require_open()
@@ -240,9 +270,10 @@ class PostgresBackend:
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
         self._require_open()
-        encoded = encode_append(session_id, start, events, header)
+        encoded = encode_append(session_id, start, events, header, wakes)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._writer.submit(
             PgRequest(
@@ -255,6 +286,7 @@ class PostgresBackend:
                     for e, data in zip(events, encoded.data_json, strict=True)
                 ],
                 future=future,
+                wakes=encoded.wakes,
             )
         )
         # A cancelled caller's request may still commit (a write whose acknowledgement is lost).
@@ -263,9 +295,8 @@ class PostgresBackend:
 
 def _decoded_header(session_id: str, text: object) -> SessionHeader:
     """The stored header decoded by the strict codecs; ``ValueError`` with a plain reason."""
-    if not isinstance(text, str):
-        raise _records.RecordError("the header column is not text")
-    header = _records.header_from_json(_json.loads(text))
-    if header.id != session_id:
-        raise _records.RecordError(f"the stored header has id {header.id!r}")
-    return header
+    header = _records.header_from_json(_json.loads(text)) if isinstance(text, str) else None
+    if header is not None and header.id == session_id:
+        return header
+    found = "no text" if header is None else f"id {header.id!r}"
+    raise _records.RecordError(f"the stored header has {found}")

@@ -5,8 +5,10 @@ starting together on an empty database create it once. ``dsh_schema`` holds one 
 schema version; a database written by a newer dsh (a higher version) is refused at open with a
 :class:`StorageError` naming both versions, never altered.
 
-``sessions`` has room for the lease of issue 11 item 5 (``epoch``, 0 until leases exist).
-Session ids sort by code point (``COLLATE "C"``), as they do in SQLite.
+``sessions`` has room for the lease of issue 11 item 5 (``epoch``, 0 until leases exist);
+``wakes`` is the durable wake index (one entry per plugin per Session, written in the same
+transaction as its batch). Session ids and plugin names sort by code point (``COLLATE "C"``),
+as they do in SQLite.
 """
 
 from __future__ import annotations
@@ -48,12 +50,29 @@ _TABLES = (
         "data text NOT NULL, "
         "PRIMARY KEY (session_id, seq))"
     ),
+    (
+        "CREATE TABLE wakes ("
+        'session_id text COLLATE "C" NOT NULL REFERENCES sessions (id), '
+        'plugin text COLLATE "C" NOT NULL, '
+        "at_ms bigint NOT NULL, "
+        "PRIMARY KEY (session_id, plugin))"
+    ),
+    "CREATE INDEX wakes_due ON wakes (at_ms, session_id, plugin)",
 )
 
 #: Every Session, oldest first; the columns :func:`._postgres.listing` decodes.
 LIST_SQL = 'SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id COLLATE "C"'
 
-#: One Session's header and events in a single statement (so a single snapshot).
+#: The wake entries due by a given instant, earliest first, then by Session id and plugin.
+DUE_SQL = (
+    "SELECT session_id, plugin, at_ms FROM wakes WHERE at_ms <= %s "
+    "ORDER BY at_ms, session_id, plugin LIMIT %s"
+)
+
+#: One Session's wake entries (read in the same snapshot as :data:`LOAD_SQL`).
+LOAD_WAKES_SQL = "SELECT plugin, at_ms FROM wakes WHERE session_id = %s"
+
+#: One Session's header and events in a single statement.
 LOAD_SQL = (
     "SELECT s.header, s.length, e.seq, e.type, e.time, e.data "
     "FROM sessions s LEFT JOIN events e ON e.session_id = s.id "

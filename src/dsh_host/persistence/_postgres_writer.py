@@ -41,6 +41,8 @@ class PgRequest:
     created_at: int
     rows: list[tuple[str, int, str, int, str]]
     future: asyncio.Future[None]
+    #: The batch's checked wake entries, ``(plugin, at_ms or None to remove)``.
+    wakes: tuple[tuple[str, int | None], ...] = ()
 
 
 #: Runs ``body(conn)`` on a pooled connection; driver errors become :class:`StorageError`.
@@ -51,57 +53,56 @@ Borrow = Callable[
 
 
 class PgWriter:
-    """The queue of append requests and the task that commits them in groups."""
+    """The inbox of append requests and the task that commits them in groups."""
 
     def __init__(self, where: str) -> None:
         self._where = where
         self._slot = TaskSlot(f"dsh-postgres-writer:{where}")
-        self._queue: list[PgRequest] = []
-        self._wakeup = asyncio.Event()
-        self.accepting = False
-        #: Number of append transactions committed (one per group of appends).
-        self.commits = 0
-        #: Number of append requests stored.
-        self.appends = 0
+        #: ``None`` while not accepting; a ``None`` item asks the task to finish.
+        self._inbox: asyncio.Queue[PgRequest | None] | None = None
+        self.commits = 0  # transactions committed, each holding one group of appends
+        self.appends = 0  # append requests stored
+
+    @property
+    def accepting(self) -> bool:
+        return self._inbox is not None
 
     def start(self, borrow: Borrow) -> None:
-        self._queue = []
-        self._wakeup = asyncio.Event()
-        self.accepting = True
-        self._slot.start(lambda: self._run(borrow))
+        inbox: asyncio.Queue[PgRequest | None] = asyncio.Queue()
+        self._inbox = inbox
+        self._slot.start(lambda: self._run(inbox, borrow))
 
     def submit(self, request: PgRequest) -> None:
-        self._queue.append(request)
-        self._wakeup.set()
+        assert self._inbox is not None, "submit() before start() or after stop()"
+        self._inbox.put_nowait(request)
 
     async def stop(self) -> None:
-        """Refuse new requests, let the writer commit every queued one, and wait for it."""
-        self.accepting = False
-        self._wakeup.set()
+        """Refuse new requests, let the task commit every queued one, and wait for it."""
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            inbox.put_nowait(None)  # behind every request already queued
         await self._slot.join()
 
-    async def _run(self, borrow: Borrow) -> None:
-        taken: list[PgRequest] = []
+    async def _run(self, inbox: asyncio.Queue[PgRequest | None], borrow: Borrow) -> None:
+        taken: list[PgRequest | None] = []
         try:
-            while self._queue or self.accepting:
-                if not self._queue:
-                    self._wakeup.clear()
-                    await self._wakeup.wait()
-                    continue
-                taken, self._queue = [r for r in self._queue if not r.future.done()], []
-                if taken:
-                    await self._commit(borrow, taken)
-                taken = []
+            while None not in taken:
+                taken = [await inbox.get()]
+                while not inbox.empty():
+                    taken.append(inbox.get_nowait())
+                batch = [r for r in taken if r is not None and not r.future.done()]
+                if batch:
+                    await self._commit(borrow, batch)
         finally:
-            # Only with requests left when the task itself is torn down: answer every one.
-            for request in (*taken, *self._queue):
-                if not request.future.done():
-                    request.future.set_exception(
-                        StorageError(
-                            f"{self._where}: the writer stopped; the write may or may not be stored"
-                        )
-                    )
-            self._queue = []
+            # Requests are left only when the task itself is torn down: answer every one.
+            while not inbox.empty():
+                taken.append(inbox.get_nowait())
+            gone = StorageError(
+                f"{self._where}: the writer stopped; the write may or may not be stored"
+            )
+            for request in taken:
+                if request is not None and not request.future.done():
+                    request.future.set_exception(type(gone)(str(gone)))
 
     async def _commit(self, borrow: Borrow, batch: list[PgRequest]) -> None:
         try:
@@ -170,4 +171,15 @@ async def _apply(conn: Connection, request: PgRequest) -> None:
                 "INSERT INTO events (session_id, seq, type, time, data) "
                 "VALUES (%s, %s, %s, %s, %s)",
                 request.rows,
+            )
+    for plugin, at_ms in request.wakes:
+        if at_ms is None:
+            await conn.execute(
+                "DELETE FROM wakes WHERE session_id = %s AND plugin = %s", (sid, plugin)
+            )
+        else:
+            await conn.execute(
+                "INSERT INTO wakes (session_id, plugin, at_ms) VALUES (%s, %s, %s) "
+                "ON CONFLICT (session_id, plugin) DO UPDATE SET at_ms = EXCLUDED.at_ms",
+                (sid, plugin, at_ms),
             )
