@@ -7,12 +7,15 @@ and provides a factory:
 
 * :class:`BackendContract` (``make(tmp_path)`` and ``reopen(closed, tmp_path)``): append
   positions and conflicts, cursor recovery, divergent requests, malformed requests, listing,
-  strict JSON, concurrency, reopen and close; :class:`DamagedRowContract` (``make`` and
+  strict JSON, concurrency, reopen and close, the wake entries (stored with their batch,
+  replaced, cleared, absent after a refused append, ``due_wakes`` in time order, kept across a
+  reopen); :class:`DamagedRowContract` (``make`` and
   ``damage_header(tmp_path, session_id)``) for a durable store: an undecodable row is listed
   as damaged and never hides the others.
-* :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`, or all three
-  as :class:`HostContract` (``async start_host(plugins, turns, tmp_path) -> HostUnderTest``):
-  the flush contract, the Agent phases, publication and disposal. They drive a host only through
+* :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`,
+  :class:`WakeContract`, or all four as :class:`HostContract` (``async start_host(plugins,
+  turns, tmp_path) -> HostUnderTest``): the flush contract, the Agent phases, publication and
+  disposal, the durable wake index of ``SessionStore.request_wake``. They drive a host only through
   :mod:`dsh_hookspecs` (what plugins are handed, by the :class:`Recorder` plugin they load) and
   the few operations of :class:`HostUnderTest`.
 * :class:`ReferenceHostContract` (``make_backend(tmp_path)``): the host suites against
@@ -52,7 +55,7 @@ import pytest
 
 # The cases live here, not in the consumer's test module: let pytest rewrite their asserts so
 # that a failing case reports its values. Must run before the modules below are imported.
-_CASES = ("_agents", "_backend", "_flush", "_host", "_publication", "_reference")
+_CASES = ("_agents", "_backend", "_flush", "_host", "_publication", "_reference", "_wakes")
 pytest.register_assert_rewrite(*(f"{__name__}.{module}" for module in _CASES))
 
 from ._agents import AgentPhaseContract
@@ -79,6 +82,7 @@ from ._host import (
 )
 from ._publication import PublicationContract
 from ._reference import HostContract, ReferenceHost, ReferenceHostContract
+from ._wakes import WakeContract
 
 __all__ = [
     "AWKWARD",
@@ -99,6 +103,7 @@ __all__ = [
     "Rig",
     "StorageControl",
     "TurnGate",
+    "WakeContract",
     "assert_stored",
     "make_event",
     "make_events",

@@ -354,6 +354,125 @@ class BackendContract:
             assert_stored(await backend.load(sid), make_header(sid, i), make_events(0, 7, sid))
         assert [s.length for s in await backend.list_sessions()] == [7] * 100
 
+    # -- the durable wake index ---------------------------------------------------------
+
+    async def test_wake_entries_are_stored_with_the_batch_and_loaded(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header, wakes={"a": 100, "b": 200})
+        await backend.append("s2", 0, make_events(0, 1), make_header("s2"))
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 2))
+        assert stored is not None
+        assert stored.wakes == {"a": 100, "b": 200}
+        other = await backend.load("s2")
+        assert other is not None
+        assert other.wakes == {}
+
+    async def test_a_later_entry_replaces_and_none_clears_one_plugins_entry(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 1), header, wakes={"a": 100, "b": 200})
+        await backend.append("s1", 1, make_events(1, 1), wakes={"a": 150})
+        # A batch of wakes alone (no event) is written too, at the stored length.
+        await backend.append("s1", 2, [], wakes={"b": None, "c": -5})
+        await backend.append("s1", 2, [], wakes={"never-filed": None})
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 2))
+        assert stored is not None
+        assert stored.wakes == {"a": 150, "c": -5}
+        await backend.append("s1", 2, [], wakes={"a": None, "c": None})
+        cleared = await backend.load("s1")
+        assert cleared is not None
+        assert cleared.wakes == {}
+        assert await backend.earliest_wake() is None
+
+    async def test_a_refused_append_stores_none_of_its_wake_entries(self, backend: Backend) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header, wakes={"a": 100})
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 1, make_events(1, 1), wakes={"a": 1, "b": 2})
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 3, [], wakes={"a": None})
+        with pytest.raises(StorageConflictError):
+            await backend.append("ghost", 0, [], wakes={"a": 1})
+        for bad in ({"a": True}, {"a": 1.0}, {"a": 2**63}, {"": 1}, {"a": 253_402_300_800_000}):
+            with pytest.raises(ValueError):  # noqa: PT011 - a malformed request, as above
+                await backend.append("s1", 2, make_events(2, 1), wakes=bad)  # type: ignore[arg-type]
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 2))
+        assert stored is not None
+        assert stored.wakes == {"a": 100}
+        assert await backend.load("ghost") is None
+        assert await backend.due_wakes(2**62, 10) == [("s1", "a", 100)]
+
+    async def test_racing_appends_store_only_the_winners_wake_entries(
+        self, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        results = await asyncio.gather(
+            backend.append("s1", 1, make_events(1, 1, tag="a"), wakes={"p": 10}),
+            backend.append("s1", 1, make_events(1, 1, tag="b"), wakes={"p": 20}),
+            return_exceptions=True,
+        )
+        assert results.count(None) == 1
+        stored = await backend.load("s1")
+        assert stored is not None
+        assert stored.wakes == {"p": 10 if results[0] is None else 20}
+
+    async def test_due_wakes_lists_entries_due_by_now_earliest_first(
+        self, backend: Backend
+    ) -> None:
+        assert await backend.earliest_wake() is None
+        assert await backend.due_wakes(2**62, 10) == []
+        await backend.append("s1", 0, [], make_header("s1"), wakes={"b": 300, "a": 300})
+        await backend.append("s2", 0, [], make_header("s2"), wakes={"a": 100, "z": 900})
+        await backend.append("s0", 0, [], make_header("s0"), wakes={"a": 300})
+        assert await backend.earliest_wake() == 100
+        assert await backend.due_wakes(99, 10) == []
+        assert await backend.due_wakes(300, 10) == [
+            ("s2", "a", 100),
+            ("s0", "a", 300),
+            ("s1", "a", 300),
+            ("s1", "b", 300),
+        ]
+        assert await backend.due_wakes(300, 2) == [("s2", "a", 100), ("s0", "a", 300)]
+        assert await backend.due_wakes(10_000, 10) == [
+            *await backend.due_wakes(300, 10),
+            ("s2", "z", 900),
+        ]
+        await backend.append("s2", 0, [], wakes={"a": None})
+        assert await backend.earliest_wake() == 300
+
+    async def test_a_closed_backend_refuses_wake_queries_and_wake_writes(
+        self, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, [], make_header("s1"), wakes={"a": 1})
+        await backend.close()
+        with pytest.raises(StorageError):
+            await backend.due_wakes(0, 1)
+        with pytest.raises(StorageError):
+            await backend.earliest_wake()
+        with pytest.raises(StorageError):
+            await backend.append("s1", 0, [], wakes={"a": 2})
+
+    async def test_wake_entries_survive_close_and_reopen(
+        self, tmp_path: Path, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"), wakes={"a": 100})
+        await backend.append("s1", 1, [], wakes={"b": 50})
+        again = await self._reopened(backend, tmp_path)
+        try:
+            stored = await again.load("s1")
+            assert stored is not None
+            assert stored.wakes == {"a": 100, "b": 50}
+            assert await again.earliest_wake() == 50
+            assert await again.due_wakes(100, 10) == [("s1", "b", 50), ("s1", "a", 100)]
+        finally:
+            await again.close()
+
     # -- lifecycle ---------------------------------------------------------------------
 
     async def test_stored_sessions_survive_close_and_reopen(

@@ -108,6 +108,10 @@ class StorageControl(Protocol):
         """The events storage holds for that Session (``None``: no such stored Session)."""
         ...
 
+    async def stored_wakes(self, session_id: str) -> Mapping[str, int] | None:
+        """The wake entries storage holds for that Session (``None``: no such stored Session)."""
+        ...
+
 
 class HostUnderTest(Protocol):
     """The few operations the host suites need beyond what plugins are handed."""

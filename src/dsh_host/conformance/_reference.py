@@ -22,12 +22,14 @@ from ._agents import AgentPhaseContract
 from ._flush import FlushContract
 from ._host import TurnGate
 from ._publication import PublicationContract
+from ._wakes import WakeContract
 
 __all__ = ["HostContract", "ReferenceHost", "ReferenceHostContract"]
 
 
-class HostContract(FlushContract, AgentPhaseContract, PublicationContract):
-    """Every host suite: the flush contract, the Agent phases, publication and disposal."""
+class HostContract(FlushContract, AgentPhaseContract, PublicationContract, WakeContract):
+    """Every host suite: the flush contract, the Agent phases, publication and disposal, and
+    the durable wake index."""
 
 
 class _GatedModel:
@@ -71,6 +73,10 @@ class _Storage:
     async def stored(self, session_id: str) -> Sequence[Event] | None:
         stored = await self._backend.inner.load(session_id)
         return None if stored is None else stored.events
+
+    async def stored_wakes(self, session_id: str) -> Mapping[str, int] | None:
+        stored = await self._backend.inner.load(session_id)
+        return None if stored is None else stored.wakes
 
 
 def _returning(plugin: object) -> Callable[[], object]:
