@@ -78,6 +78,10 @@ def dsh_session_opened(session: Session, reason: Literal["created", "forked", "r
     plugin that files wakes compares its own entry with what its fold asks for and corrects it
     (the index is derived state: a request equal to the standing entry writes nothing). Created
     and forked Sessions start with no entry (a fork's child does not inherit its parent's).
+    ``dsh reindex`` relies on this: it opens every cold Session with no entry (``reason`` is
+    ``"resumed"``, no Agent is published, nothing is delivered), and an entry the plugin does
+    not file again here is cleared. A plugin that files wakes therefore files them from its
+    fold in this hook.
 
     .. versionadded:: 0.1
     .. versionchanged:: 0.2

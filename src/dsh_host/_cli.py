@@ -1,4 +1,4 @@
-"""The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh --help``."""
+"""The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh reindex``, ``dsh --help``."""
 
 from __future__ import annotations
 
@@ -84,6 +84,17 @@ def _parser() -> argparse.ArgumentParser:
     sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
     sessions.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
     sessions.add_argument("--json", action="store_true", help="print JSON lines")
+
+    reindex = commands.add_parser(
+        "reindex", help="rebuild the durable wake index from the stored logs"
+    )
+    reindex.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
+    reindex.add_argument(
+        "--overlay",
+        type=Path,
+        help="overlay config (TOML) naming the plugins that file wakes; without it no plugin "
+        "is loaded and every entry is cleared",
+    )
     return parser
 
 
@@ -93,7 +104,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         _logging.configure(level=args.log_level)
         return _run(_serve(args))
     _logging.configure(level="warning")
+    if args.command == "reindex":
+        return _run(_reindex(args))
     return _run(_sessions(args))
+
+
+async def _reindex(args: argparse.Namespace) -> int:
+    try:
+        overlay = Overlay.load(args.overlay) if args.overlay else Overlay()
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
+    host = Host(backend=_backend(args.data), model="none", overlay=overlay)
+    try:
+        await host.start()
+        rebuilt, entries, failed = await host.reindex()
+    except (StorageError, PluginLoadError) as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await host.close()
+    print(f"reindexed {rebuilt} sessions: {entries} wake entries")
+    for session_id in failed:
+        print(f"dsh: session {session_id} could not be reindexed", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _run(coro: object) -> int:

@@ -197,6 +197,39 @@ class Host:
         await self._final_flush(session)
         self.sessions.detach(session)
 
+    async def reindex(self) -> tuple[int, int, list[str]]:
+        """Rebuild the durable wake index from the logs (``dsh reindex``).
+
+        Every stored Session that is not live is opened without its entries so that the loaded
+        plugins file them again from their fold in ``dsh_session_opened`` (no Agent is created,
+        nothing is delivered); entries no plugin files again are cleared; each is flushed and
+        detached. Returns ``(sessions rebuilt, entries now standing, ids that failed)``; a
+        Session that fails (an unreadable log, a failed write) is logged and skipped.
+        """
+        rebuilt, entries, failed = 0, 0, []
+        for summary in await self.backend.list_sessions():
+            session_id = summary.header.id
+            if self.sessions.get(session_id) is not None:
+                continue
+            try:
+                session = await self.sessions.rederive_wakes(session_id)
+            except Exception as exc:
+                log.error("host.reindex_failed", session_id=session_id, error=str(exc))
+                failed.append(session_id)
+                continue
+            try:
+                await self.sessions.flush(session)
+            except Exception as exc:
+                log.error("host.reindex_failed", session_id=session_id, error=str(exc))
+                failed.append(session_id)
+                continue
+            finally:
+                self.sessions.detach(session)
+            rebuilt += 1
+            entries += len(self.sessions.wakes(session))
+        log.info("host.reindexed", sessions=rebuilt, entries=entries, failed=len(failed))
+        return rebuilt, entries, failed
+
     async def inspect(self, session_id: str) -> StoredSession | None:
         return await self.persistence.inspect(session_id)
 

@@ -391,6 +391,31 @@ class SessionStore:
             check(stored.events)
         return self._open(stored.header, stored.events, "resumed", len(stored.events), stored.wakes)
 
+    async def rederive_wakes(self, session_id: str) -> LiveSession:
+        """Open the cold ``session_id`` with no standing wake entry, for ``dsh reindex``.
+
+        Its plugins see ``dsh_session_opened(session, "resumed")`` and file their entries again
+        from their fold (:meth:`request_wake`); every stored entry that none filed is cleared.
+        No Agent is created. The caller flushes the Session (which writes the rebuilt entries)
+        and detaches it. Raises :class:`KeyError` when storage has no such Session and
+        ``ValueError`` when it is live (its standing entries are current).
+        """
+        if session_id in self._live or session_id in self._resuming:
+            raise ValueError(f"session {session_id} is live")
+        if self._loader is None:
+            raise KeyError(session_id)
+        stored = await self._loader(session_id)
+        if stored is None:
+            raise KeyError(session_id)
+        if session_id in self._live:
+            raise ValueError(f"session {session_id} is live")
+        session = self._open(stored.header, stored.events, "resumed", len(stored.events))
+        refiled = session._wakes  # noqa: SLF001 - store and session are one unit
+        for plugin in sorted(stored.wakes.keys() - refiled.keys()):
+            for observer in list(self._wake_observers):
+                observer(session, plugin, None)
+        return session
+
     def detach(self, session: LiveSession) -> None:
         """Make ``session`` cold: no more appends or flushes through this object."""
         if self._live.get(session.id) is not session:

@@ -38,6 +38,35 @@ def test_sessions_on_an_empty_data_folder(tmp_path):
     assert result.stdout.strip() == "no sessions"
 
 
+def test_reindex_rebuilds_the_wake_index_of_a_data_folder(tmp_path):
+    data = tmp_path / "data"
+
+    async def store() -> None:
+        backend = SQLiteBackend(data)
+        await backend.open()
+        try:
+            header = SessionHeader(version=1, id="s1", created_at=1_700_000_000_000)
+            await backend.append("s1", 0, [], header, wakes={"gone": 1_785_931_260_000})
+        finally:
+            await backend.close()
+
+    async def earliest() -> int | None:
+        backend = SQLiteBackend(data)
+        await backend.open()
+        try:
+            return await backend.earliest_wake()
+        finally:
+            await backend.close()
+
+    asyncio.run(store())
+    assert "reindex" in run_dsh(["--help"]).stdout
+    # No overlay: no plugin files an entry again, so the stale one is cleared.
+    result = run_dsh(["reindex", "--data", str(data)])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "reindexed 1 sessions: 0 wake entries"
+    assert asyncio.run(earliest()) is None
+
+
 def test_serve_refuses_a_bad_overlay_with_one_clear_message(tmp_path):
     overlay = tmp_path / "overlay.toml"
     overlay.write_text("[plugins.no-such-plugin]\n")

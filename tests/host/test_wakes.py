@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from dsh_hookspecs import Event, SessionHeader, SessionNotLiveError
+from dsh_hookspecs import Event, Session, SessionHeader, SessionNotLiveError, hookimpl
 from dsh_host import Host, SessionStore
 from dsh_host.persistence import NO_WAKES, MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
@@ -152,3 +153,61 @@ def test_a_store_without_a_plugin_layer_knows_no_plugin() -> None:
     store.detach(session)
     with pytest.raises(SessionNotLiveError):
         store.request_wake(session, PLUGIN, AT)
+
+
+class FoldingWaker:
+    """A plugin that files, from its fold in ``dsh_session_opened``, the largest ``at`` of the
+    ``waker/at`` events in the log (none: it clears its entry)."""
+
+    def __init__(self) -> None:
+        self.host: Any = None
+
+    @hookimpl
+    def dsh_plugin_start(self, host: Any, config: object) -> None:
+        del config
+        self.host = host
+
+    @hookimpl
+    def dsh_session_opened(self, session: Session, reason: str) -> None:
+        del reason
+        targets = [e.data["at"] for e in session.events if e.type == "waker/at"]  # type: ignore[index, call-overload]
+        self.host.sessions.request_wake(session, PLUGIN, max(targets) if targets else None)
+
+
+async def test_reindex_rebuilds_every_cold_sessions_entries_from_the_logs(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        host.load_plugin(PLUGIN, factory=FoldingWaker)
+        first = (await host.create_session()).session
+        first.append("waker/at", {"at": AT})
+        host.sessions.request_wake(first, PLUGIN, AT + 99)  # an index that disagrees with the log
+        second = (await host.create_session()).session
+        host.sessions.request_wake(second, PLUGIN, AT)  # the log asks for nothing
+        third = (await host.create_session()).session
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        host.load_plugin(PLUGIN, factory=FoldingWaker)
+        live = (await host.resume_session(third.id)).session
+        host.sessions.request_wake(live, PLUGIN, AT + 7)  # live: its standing entry is current
+        assert await host.sessions.flush(live) is True
+        rebuilt, entries, failed = await host.reindex()
+        assert (rebuilt, entries, failed) == (2, 1, [])
+        assert await host.backend.due_wakes(AT + 1000, 10) == [
+            (first.id, PLUGIN, AT),
+            (third.id, PLUGIN, AT + 7),
+        ]
+        assert host.sessions.get(first.id) is None  # reindexed Sessions stay cold
+        # No Agent was created for the reindexed Sessions: only the live one has its own.
+        assert [agent.session.id for agent in host.agents.all()] == [third.id]
+
+
+async def test_reindex_without_the_filing_plugin_clears_its_entries(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        host.load_plugin(PLUGIN, factory=object)
+        session = (await host.create_session()).session
+        host.sessions.request_wake(session, PLUGIN, AT)
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        assert await host.reindex() == (1, 0, [])
+        assert await host.backend.earliest_wake() is None
