@@ -18,7 +18,12 @@ import psycopg
 import pytest
 
 from dsh_host.conformance import assert_stored, make_events, make_header
-from dsh_host.persistence import PostgresBackend, StorageConflictError, StorageError
+from dsh_host.persistence import (
+    PostgresBackend,
+    StorageConflictError,
+    StorageCorruptError,
+    StorageError,
+)
 from dsh_host.persistence._postgres import SCHEMA_VERSION, is_postgres_url, redacted
 from tests.api import wait_for
 from tests.pg import USER, Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
@@ -271,3 +276,51 @@ def test_serve_and_sessions_on_an_unreachable_database_exit_1_with_one_plain_lin
         assert result.returncode == 1, (args, result.stdout, result.stderr)
         assert "dsh: cannot connect to PostgreSQL postgresql://dsh:***@127.0.0.1:" in result.stderr
         assert SECRET not in result.stdout + result.stderr
+
+
+# -- damage and outages ----------------------------------------------------------------------
+
+
+async def test_a_damaged_event_row_fails_only_the_load_of_its_session(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    url: str,
+) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    try:
+        for sid in ("s1", "s2"):
+            await backend.append(sid, 0, make_events(0, 3), make_header(sid))
+        pg_cluster.execute(
+            url, "UPDATE events SET data = '{bad' WHERE session_id = 's1' AND seq = 1"
+        )
+        with pytest.raises(StorageCorruptError, match=r"seq 1 of session 's1'"):
+            await backend.load("s1")
+        pg_cluster.execute(url, "DELETE FROM events WHERE session_id = 's2' AND seq = 2")
+        with pytest.raises(StorageCorruptError, match=r"'s2' records length 3 but has 2"):
+            await backend.load("s2")
+        assert [s.length for s in await backend.list_sessions()] == [3, 3]
+        assert await backend.load("nul\x00id") is None
+    finally:
+        await backend.close()
+
+
+async def test_connections_the_server_dropped_are_replaced_before_the_next_append(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    url: str,
+) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    try:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        dbname = url.rsplit("/", 1)[1]
+        # Waits (up to 10 s each) until every connection of the backend has ended.
+        pg_cluster.execute(
+            pg_cluster.url(),
+            "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            dbname,
+        )
+        await backend.append("s1", 1, make_events(1, 2))
+        assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 3))
+    finally:
+        await backend.close()

@@ -114,6 +114,9 @@ class PostgresBackend:
             min_size=1,
             max_size=self._pool_size,
             kwargs={"autocommit": True},
+            # A connection the server dropped (a restart, a failover) is replaced at checkout,
+            # so it never fails the next append.
+            check=psycopg_pool.AsyncConnectionPool.check_connection,
             open=False,
             timeout=self._timeout,
             name="dsh",
@@ -169,6 +172,8 @@ class PostgresBackend:
 
     async def load(self, session_id: str) -> StoredSession | None:
         self._require_open()
+        if "\x00" in session_id:
+            return None  # PostgreSQL text cannot hold NUL, so no such Session is stored
 
         async def rows(conn: Connection) -> tuple[list[tuple[object, ...]], ...]:
             async with conn.transaction():  # one snapshot for the log and its wake entries
