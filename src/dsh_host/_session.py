@@ -1,3 +1,4 @@
+# Over 500 lines: SessionStore and LiveSession are one unit that shares private state (log, wakes).
 """Live Sessions and the SessionStore with the flush contract (DESIGN section 2).
 
 A :class:`LiveSession` is an append-only log with contiguous ``seq``. The

@@ -1,3 +1,4 @@
+# Over 500 lines: the Backend contract is one list of cases a backend author reads in one place.
 """The Backend contract: one suite every :class:`~dsh_host.persistence.Backend` passes.
 
 :class:`BackendContract` holds the cases; a backend's test module subclasses it (the subclass

@@ -402,27 +402,27 @@ class StoreFile:
         index, empty (it is derived state), in one transaction."""
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            self._check_still_version_1(conn)
-            for ddl in _WAKES_SCHEMA:
-                conn.execute(ddl)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            rollback(conn)
-            raise
+        self._write_schema(conn, self._check_still_version_1, _WAKES_SCHEMA)
         log.info("storage.migrated", path=str(self.path), schema_version=SCHEMA_VERSION)
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
+        self._write_schema(conn, self._check_still_empty, _SCHEMA)
+        log.info("storage.created", path=str(self.path), schema_version=SCHEMA_VERSION)
+
+    @staticmethod
+    def _write_schema(
+        conn: sqlite3.Connection,
+        check: Callable[[sqlite3.Connection], None],
+        ddls: tuple[str, ...],
+    ) -> None:
+        """In one write transaction: ``check`` what is there, run ``ddls``, set the version."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            self._check_still_empty(conn)
-            for ddl in _SCHEMA:
+            check(conn)
+            for ddl in ddls:
                 conn.execute(ddl)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
             rollback(conn)
             raise
-        log.info("storage.created", path=str(self.path), schema_version=SCHEMA_VERSION)
