@@ -79,7 +79,7 @@ def one_receipt(host: Host, session: LiveSession, number: int) -> float:
     session.append(SCHEDULE_CHANGE, create(number))
     event = session.append(SCHEDULE_CHANGE, encode_change(Dispatch(id=f"schedule-{number}")))
     started = time.perf_counter()
-    view = host.plugins.event_present(session.events, event.seq, 0)
+    view = host.plugins.event_present(session.events, event.seq, 0, session)
     elapsed = time.perf_counter() - started
     assert isinstance(view, dict) and view["scheduleId"] == f"schedule-{number}", view
     return elapsed

@@ -119,13 +119,17 @@ def dsh_session_flushed(session: Session, through_seq: int) -> None:
 
 
 @hookspec
-def dsh_event_present(events: Sequence[Event], seq: int, seed_length: int) -> JSONValue | None:
+def dsh_event_present(
+    events: Sequence[Event], seq: int, seed_length: int, session: Session | None
+) -> JSONValue | None:
     """Derive a presentation view for the committed event ``events[seq]``.
 
     When: by the Web host, for each event newly covered by an acknowledged flush, and for history
     entries inside a stored prefix proven identical to the live Session (or every stored event of
     a cold Session). ``events`` is the full log the event belongs to; ``seed_length`` its
-    Session's ``seedLength`` (0 when not forked).
+    Session's ``seedLength`` (0 when not forked); ``session`` the live Session whose
+    ``events`` that is, or ``None`` for a log read from storage (a plugin may keep what it
+    derives from a live Session's log keyed by the Session, and must not touch it).
 
     Result: the first non-``None`` view (in the host's call order) is attached to the event as
     ``{"for": "event", "view": ...}``; ``None`` means "not mine". A raise is logged and the event

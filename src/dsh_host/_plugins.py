@@ -196,10 +196,19 @@ class PluginManager(SessionHooks):
             pass
 
     def event_present(
-        self, events: Sequence[Event], seq: int, seed_length: int
+        self,
+        events: Sequence[Event],
+        seq: int,
+        seed_length: int,
+        session: LiveSession | None = None,
     ) -> JSONValue | None:
+        """The first plugin view of ``events[seq]``; ``session``: the live owner of ``events``."""
         for _, view in self._each(
-            "dsh_event_present", events=events, seq=seq, seed_length=seed_length
+            "dsh_event_present",
+            events=events,
+            seq=seq,
+            seed_length=seed_length,
+            session=session,
         ):
             if view is not None:
                 return view  # type: ignore[no-any-return]

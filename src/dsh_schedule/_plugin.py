@@ -134,7 +134,6 @@ class SchedulePlugin:
     ) -> None:
         # Raises ScheduleLogError for a corrupt owned stream; the host reports it.
         del reason
-        self.receipts.track(session)
         self.folds.of(session)
 
     @hookimpl
@@ -152,11 +151,11 @@ class SchedulePlugin:
 
     @hookimpl
     def dsh_event_present(
-        self, events: Sequence[Event], seq: int, seed_length: int
+        self, events: Sequence[Event], seq: int, seed_length: int, session: Session | None
     ) -> ReminderView | None:
         if events[seq].type != SCHEDULE_CHANGE:
             return None
-        return self.receipts.present(events, seq, seed_length)
+        return self.receipts.present(events, seq, seed_length, session)
 
     @hookimpl
     def dsh_scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:

@@ -176,31 +176,34 @@ def present_dispatch(events: Sequence[Event], seq: int, seed_length: int) -> Rem
 
 
 class Receipts:
-    """The plugin's receipt indexes: one per tracked live Session, a few for other logs."""
+    """The plugin's receipt indexes: one per presented live Session, a few for other logs."""
 
-    __slots__ = ("_by_events", "_live", "_recent")
+    __slots__ = ("_live", "_recent")
 
     def __init__(self) -> None:
+        #: Created on a live Session's first presentation, released with the Session.
         self._live: weakref.WeakKeyDictionary[Session, ReceiptIndex] = weakref.WeakKeyDictionary()
-        #: id(session.events) -> the live Session whose log that is.
-        self._by_events: weakref.WeakValueDictionary[int, Session] = weakref.WeakValueDictionary()
         self._recent: OrderedDict[int, ReceiptIndex] = OrderedDict()
 
-    def track(self, session: Session) -> None:
-        """Index ``session``'s log for as long as the Session lives (when it is presented)."""
-        self._by_events[id(session.events)] = session
-
-    def present(self, events: Sequence[Event], seq: int, seed_length: int) -> ReminderView | None:
-        """:func:`present_dispatch`, answered from a kept index."""
+    def present(
+        self,
+        events: Sequence[Event],
+        seq: int,
+        seed_length: int,
+        session: Session | None = None,
+    ) -> ReminderView | None:
+        """:func:`present_dispatch`, answered from a kept index (``session``: the live Session
+        whose log ``events`` is, or ``None`` for a log read from storage)."""
         if not _is_change(events, seq, seed_length):
             return None
-        index = self._index(events, seed_length)
+        index = self._index(events, seed_length, session)
         if index.position <= seq:
             index.extend(seq + 1)
         return index.answer(seq)
 
-    def _index(self, events: Sequence[Event], seed_length: int) -> ReceiptIndex:
-        session = self._by_events.get(id(events))
+    def _index(
+        self, events: Sequence[Event], seed_length: int, session: Session | None
+    ) -> ReceiptIndex:
         if session is not None and session.events is events:
             index = self._live.get(session)
             if index is None or not index.covers(events, seed_length):

@@ -91,20 +91,21 @@ class ScheduleOwner(Transactions):
         self._timer: TimerHandle | None = None
         #: The target (epoch ms) the armed timer was computed for.
         self._armed_for: int | None = None
-        #: The drive in flight, the wait for the Agent to be idle, and the one disposal.
-        self._driving = TaskSlot("schedule-owner-drive")
-        self._idling = TaskSlot("schedule-owner-idle-wait")
-        self._disposal = Once("schedule-owner-dispose")
+        #: The drive in flight, the wait for the Agent to be idle, and the one disposal: made
+        #: on first use, so an idle owner (the common case, thousands per host) holds none.
+        self._driving: TaskSlot | None = None
+        self._idling: TaskSlot | None = None
+        self._disposal: Once | None = None
 
     @property
     def _run(self) -> asyncio.Task[None] | None:
         """The drive in flight (tests outside tests/schedule wait for it to end)."""
-        return self._driving.task
+        return None if self._driving is None else self._driving.task
 
     @property
     def _idle_wait(self) -> asyncio.Task[None] | None:
         """The idle wait in flight (read by the tests' quiet checks)."""
-        return self._idling.task
+        return None if self._idling is None else self._idling.task
 
     # -- triggers -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -115,7 +116,7 @@ class ScheduleOwner(Transactions):
         task, no flush); otherwise drive in the FIFO (coalesced with a run already in flight)."""
         if self.stopping or self.faulted:
             return
-        if self._driving.busy:
+        if self._driving is not None and self._driving.busy:
             self._cancel_timer()
             self._requested = True  # the run in flight goes round once more
             return
@@ -124,6 +125,8 @@ class ScheduleOwner(Transactions):
             return
         self._cancel_timer()
         self._requested = True
+        if self._driving is None:
+            self._driving = TaskSlot("schedule-owner-drive")
         self._driving.start(self._run_requested, on_done=self._run_settled)
 
     def _quiet(self) -> bool:
@@ -314,6 +317,8 @@ class ScheduleOwner(Transactions):
 
     def _wait_for_idle(self) -> None:
         if not self.stopping:
+            if self._idling is None:
+                self._idling = TaskSlot("schedule-owner-idle-wait")
             self._idling.start(self._idle_then_drive)
 
     async def _idle_then_drive(self) -> None:
@@ -325,6 +330,7 @@ class ScheduleOwner(Transactions):
             log.warning("owner.idle_wait_failed", agent_id=self.agent.id, error=repr(exc))
             return
         finally:
+            assert self._idling is not None  # it started this wait
             self._idling.release()
         self.request_drive()
 
@@ -344,6 +350,8 @@ class ScheduleOwner(Transactions):
     # -- disposal ---------------------------------------------------------------------------------
     async def dispose(self) -> None:
         """Stop new work, cancel waits, await in-flight work; durable records stay untouched."""
+        if self._disposal is None:
+            self._disposal = Once("schedule-owner-dispose")
         await self._disposal.run(self._dispose)
 
     async def _dispose(self) -> None:
@@ -351,6 +359,8 @@ class ScheduleOwner(Transactions):
         self._requested = False
         self._cancel_timer()
         self._forget_stall()
-        self._idling.cancel()
-        await self._idling.join()
-        await self._driving.join()
+        if self._idling is not None:
+            self._idling.cancel()
+            await self._idling.join()
+        if self._driving is not None:
+            await self._driving.join()

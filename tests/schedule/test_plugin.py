@@ -115,7 +115,15 @@ async def test_presentation_hook_only_answers_for_dispatches(h):
     await wait_until(lambda: h.dispatches(agent) == ["schedule-1"])
     events = agent.session.events
     views = {
-        e.seq: h.plugin.dsh_event_present(events=events, seq=e.seq, seed_length=0) for e in events
+        e.seq: h.plugin.dsh_event_present(
+            events=events, seq=e.seq, seed_length=0, session=agent.session
+        )
+        for e in events
+    }
+    stored = list(events)  # the same log as read from storage: no live Session to key by
+    assert views == {
+        e.seq: h.plugin.dsh_event_present(events=stored, seq=e.seq, seed_length=0, session=None)
+        for e in stored
     }
     dispatch = next(
         e.seq for e in events if e.type == "schedule/change" and e.data["operation"] == "dispatch"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh_hookspecs import Event, SessionHeader
+from dsh_hookspecs import Event, Session, SessionHeader
 from dsh_schedule import (
     SCHEDULE_CHANGE,
     Create,
@@ -220,33 +220,33 @@ class FakeSession:
         return self._events if self._stable else tuple(self._events)
 
 
-def test_a_tracked_session_keeps_its_index_for_its_lifetime() -> None:
+def test_a_live_session_keeps_its_index_for_its_lifetime() -> None:
     events = log_of(*PAIR)
     session = FakeSession(events)
     receipts = Receipts()
-    receipts.track(session)  # type: ignore[arg-type]
-    assert receipts.present(events, 2, 0) == receipt("Stretch")
+    live = cast("Session", session)
+    assert receipts.present(events, 1, 0, live) is None  # a create: no receipt, no index yet
+    assert len(receipts._live) == 0
+    assert receipts.present(events, 2, 0, live) == receipt("Stretch")
     (index,) = receipts._live.values()
     events.append(Event(seq=3, type=SCHEDULE_CHANGE, time=0, data=create("schedule-2", "Later")))
     events.append(Event(seq=4, type=SCHEDULE_CHANGE, time=0, data=ended("dispatch", "schedule-2")))
-    assert receipts.present(events, 4, 0) == receipt("Later", "schedule-2")
+    assert receipts.present(events, 4, 0, live) == receipt("Later", "schedule-2")
     assert list(receipts._live.values()) == [index]  # the same index, extended
     assert index.position == 5
-    assert receipts._recent == {}  # a tracked log never takes a place among the recent ones
-    assert receipts.present(events, 4, 2) == receipt("Later", "schedule-2")  # another seedLength
+    assert receipts._recent == {}  # a live Session's log never takes a place among the recent ones
+    assert receipts.present(events, 4, 2, live) == receipt("Later", "schedule-2")  # seedLength 2
     assert list(receipts._live.values()) != [index]  # ... is another index
-    del session
+    del session, live
     gc.collect()
     assert len(receipts._live) == 0
-    assert len(receipts._by_events) == 0
 
 
-def test_a_session_whose_events_view_changes_is_served_from_the_recent_logs() -> None:
+def test_a_log_that_is_not_the_sessions_own_events_is_served_from_the_recent_logs() -> None:
     session = FakeSession(log_of(*PAIR), stable=False)
     receipts = Receipts()
-    receipts.track(session)  # type: ignore[arg-type]
     events = session.events
-    assert receipts.present(events, 2, 0) == receipt("Stretch")
+    assert receipts.present(events, 2, 0, cast("Session", session)) == receipt("Stretch")
     assert len(receipts._recent) == 1
     assert len(receipts._live) == 0
 

@@ -169,6 +169,33 @@ async def test_a_view_that_is_not_json_is_contained(web_host: Host, sidecar: Sid
     assert any(e["event"] == "web.present_failed" for e in logs)
 
 
+async def test_presentation_is_told_the_live_session_whose_log_it_reads(
+    web_host: Host, sidecar: Sidecar
+):
+    seen: list[tuple[str, object]] = []
+
+    class Witness:
+        from dsh_hookspecs import hookimpl
+
+        @hookimpl
+        def dsh_event_present(self, events, seq, seed_length, session):
+            if events[seq].type == "test/witness":
+                assert session is None or session.events is events
+                seen.append(("live" if session is not None else "stored", session))
+
+    web_host.load_plugin("witness", factory=Witness)
+    session = web_host.sessions.create()
+    subscription = sidecar.subscribe(session.id)
+    session.append("test/witness", {})
+    assert await web_host.sessions.flush(session) is True
+    drain(subscription)
+    await history_page(web_host, session.id, None, 50)
+    assert seen == [("live", session), ("live", session)]  # the late view, then history
+    await web_host.close_session(session.id)
+    await history_page(web_host, session.id, None, 50)
+    assert seen[2:] == [("stored", None)]  # a cold log: no live Session to key anything by
+
+
 async def test_watermark_is_per_session_object_and_only_counts_flushes(
     web_host: Host, gate: FlushGate, sidecar: Sidecar
 ):

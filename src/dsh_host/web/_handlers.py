@@ -212,7 +212,9 @@ class Api:
             seed_length = stored.header.seed_length or 0
         if last_seen is None:
             # Only what is appended after connecting; the queue holds nothing older.
-            return Replay(events, range(0), view_limit, seed_length, floor=-1)
+            return Replay(events, range(0), view_limit, seed_length, floor=-1, session=live)
         start = min(last_seen + 1, end)
         # Anything at or below end - 1 is either known to the client or replayed here.
-        return Replay(events, range(start, end), view_limit, seed_length, floor=end - 1)
+        return Replay(
+            events, range(start, end), view_limit, seed_length, floor=end - 1, session=live
+        )

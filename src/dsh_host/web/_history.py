@@ -90,7 +90,7 @@ async def history_page(
     for seq in seqs:
         entry: dict[str, JSONValue] = {"event": events[seq].to_json()}
         if seq < presented_through:
-            view = present(host.plugins, events, seq, seed_length)
+            view = present(host.plugins, events, seq, seed_length, live)
             if view is not None:
                 entry["view"] = view
         entries.append(entry)

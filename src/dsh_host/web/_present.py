@@ -15,22 +15,28 @@ from dsh_hookspecs import Event, JSONValue
 
 from .. import _json
 from .._plugins import PluginManager
+from .._session import LiveSession
 
 log = structlog.get_logger(__name__)
 
 
 def present(
-    plugins: PluginManager, events: Sequence[Event], seq: int, seed_length: int
+    plugins: PluginManager,
+    events: Sequence[Event],
+    seq: int,
+    seed_length: int,
+    session: LiveSession | None,
 ) -> JSONValue | None:
     """The sidecar for ``events[seq]`` (``{"for": "event", "view": ...}``) or ``None``.
 
     ``events`` is the whole log and ``seed_length`` the Session's ``seedLength``, so a dispatch
-    pairs with a create anywhere before it. The facade already logs and skips a failing plugin;
+    pairs with a create anywhere before it; ``session`` is the live Session whose log
+    ``events`` is (``None`` for a stored log). The facade already logs and skips a failing plugin;
     this also contains a view that is not strict JSON, so a presentation problem only ever means
     "served raw".
     """
     try:
-        view = plugins.event_present(events, seq, seed_length)
+        view = plugins.event_present(events, seq, seed_length, session)
         if view is None:
             return None
         return {"for": "event", "view": _json.canonical(view)}

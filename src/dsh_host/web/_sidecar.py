@@ -232,6 +232,6 @@ class Sidecar:
         events = session.events
         seed_length = session.header.seed_length or 0
         for seq in range(previous, min(durable, len(events))):
-            view = present(self._plugins, events, seq, seed_length)
+            view = present(self._plugins, events, seq, seed_length, session)
             if view is not None:
                 self._broadcast(session.id, make_frame(events[seq], view, late=True))

@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 from dsh_hookspecs import Event, TaskSlot
 
 from .._plugins import PluginManager
+from .._session import LiveSession
 from ._present import present
 from ._protocol import ABORT
 from ._sidecar import Subscription, SubscriptionClosedError, encode_frame
@@ -53,6 +54,8 @@ class Replay:
     seed_length: int
     #: Raw live frames with ``seq <= floor`` are already known to the client or replayed.
     floor: int
+    #: The live Session whose log ``events`` is; ``None`` for a stored log.
+    session: LiveSession | None = None
 
 
 class EventStream(Response):
@@ -107,7 +110,7 @@ class EventStream(Response):
                 return subscription.reason != "disconnected"
             event = replay.events[seq]
             view = (
-                present(self._plugins, replay.events, seq, replay.seed_length)
+                present(self._plugins, replay.events, seq, replay.seed_length, replay.session)
                 if seq < replay.view_limit
                 else None
             )
