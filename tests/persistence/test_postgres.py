@@ -324,3 +324,69 @@ async def test_connections_the_server_dropped_are_replaced_before_the_next_appen
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 3))
     finally:
         await backend.close()
+
+
+async def test_one_bad_request_of_a_batch_fails_alone(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    url: str,
+) -> None:
+    backend = PostgresBackend(url)
+    await backend.open()
+    try:
+        for sid in ("bad", "good"):
+            await backend.append(sid, 0, make_events(0, 3), make_header(sid))
+        # Outside damage: "bad" records 1 event but holds 3, so writing seq 1 breaks the key.
+        pg_cluster.execute(url, "UPDATE sessions SET length = 1 WHERE id = 'bad'")
+        commits = backend.commits
+        results = await asyncio.gather(
+            backend.append("bad", 1, make_events(1, 1, "new")),
+            backend.append("good", 3, make_events(3, 1), wakes={"p": 5}),
+            backend.append("fresh", 0, make_events(0, 1), make_header("fresh")),
+            backend.append("nul\x00id", 0, [], make_header("nul\x00id")),
+            return_exceptions=True,
+        )
+        assert isinstance(results[0], StorageCorruptError)
+        assert "'bad'" in str(results[0])
+        assert results[1:3] == [None, None]
+        assert isinstance(results[3], StorageError)
+        assert "cannot hold NUL" in str(results[3])
+        assert backend.commits == commits + 1  # the good requests still shared one transaction
+        good = await backend.load("good")
+        assert_stored(good, make_header("good"), make_events(0, 4))
+        assert good is not None
+        assert good.wakes == {"p": 5}
+        assert_stored(await backend.load("fresh"), make_header("fresh"), make_events(0, 1))
+        assert await backend.load("nul\x00id") is None
+    finally:
+        await backend.close()
+
+
+async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> None:
+    hosts = [PostgresBackend(url) for _ in range(3)]
+    await asyncio.gather(*(h.open() for h in hosts))
+    try:
+        ids = [f"s{i:02d}" for i in range(30)]
+        await hosts[0].append(ids[0], 0, [], make_header(ids[0]))
+        # Every host creates or appends to every Session, in a different order: each Session
+        # is created once and every position is won exactly once.
+        for round_ in range(3):
+            orders = [ids, ids[::-1], ids[10:] + ids[:10]]
+            results = await asyncio.gather(
+                *(
+                    host.append(
+                        sid, round_, make_events(round_, 1), None if round_ else make_header(sid)
+                    )
+                    for host, order in zip(hosts, orders, strict=True)
+                    for sid in order
+                ),
+                return_exceptions=True,
+            )
+            assert all(r is None or isinstance(r, StorageConflictError) for r in results), results
+        listed = await hosts[1].list_sessions()
+        assert sorted(s.header.id for s in listed) == ids
+        for summary in listed:
+            stored = await hosts[2].load(summary.header.id)
+            assert stored is not None
+            assert [e.seq for e in stored.events] == list(range(summary.length))
+    finally:
+        await asyncio.gather(*(h.close() for h in hosts))

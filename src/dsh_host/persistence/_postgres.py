@@ -52,7 +52,8 @@ from ._postgres_schema import (
     plain,
     redacted,
 )
-from ._postgres_writer import Connection, PgRequest, PgWriter
+from ._postgres_writer import Connection, PgWriter
+from ._sqlite_writer import Request as PgRequest
 
 __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
 
@@ -279,6 +280,12 @@ class PostgresBackend:
     ) -> None:
         self._require_open()
         encoded = encode_append(session_id, start, events, header, wakes)
+        texts = (session_id, *(e.type for e in events), *(plugin for plugin, _ in encoded.wakes))
+        if any("\x00" in text for text in texts):
+            # JSON text escapes NUL; a raw one in an id, type or plugin name has no storage here.
+            raise StorageError(
+                f"append to session {session_id!r} refused: PostgreSQL text cannot hold NUL"
+            )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._writer.submit(
             PgRequest(

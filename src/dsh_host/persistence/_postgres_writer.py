@@ -2,20 +2,23 @@
 
 :meth:`PgWriter.submit` only queues a request. The writer task (owned by a
 :class:`~dsh_hookspecs.TaskSlot`) takes every queued request, applies them on one pooled
-connection inside a single transaction, each in its own SAVEPOINT: a request that conflicts is
-rolled back alone, the others share one COMMIT (one WAL flush, ``synchronous_commit`` as the
-server has it, on by default). Requests arriving meanwhile form the next batch.
+connection inside a single transaction that shares one COMMIT (one WAL flush,
+``synchronous_commit`` as the server has it, on by default). Requests arriving meanwhile form
+the next batch.
 
-The stored length is read ``FOR UPDATE`` and a create is an ``INSERT ... ON CONFLICT DO
-NOTHING``, so two processes appending to one Session serialize in the database and the loser
-gets :class:`StorageConflictError`.
+First the whole batch is decided and written with a fixed number of statements
+(:mod:`._postgres_batch`); a request that conflicts fails alone. Should a statement fail on one
+request's data, or a create race with another process, that transaction is rolled back and the
+batch is applied again request by request, each in its own SAVEPOINT, so only the bad request
+fails. The stored lengths are read ``FOR UPDATE`` in id order and a create is an ``INSERT ...
+ON CONFLICT DO NOTHING``, so two processes appending to one Session serialize in the database
+and the loser gets :class:`StorageConflictError`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import cast
 
 import psycopg
@@ -24,25 +27,15 @@ import structlog
 from dsh_hookspecs import TaskSlot
 
 from ._backend import StorageConflictError, StorageCorruptError, StorageError, check_position
+from ._postgres_batch import Replan, lock_lengths, write_planned
 from ._postgres_schema import is_request_error
+
+# The queued request is the same record as SQLite's (one encoded append and its future).
+from ._sqlite_writer import Request as PgRequest
 
 log = structlog.get_logger(__name__)
 
 Connection = psycopg.AsyncConnection[tuple[object, ...]]
-
-
-@dataclass(slots=True, eq=False)
-class PgRequest:
-    """One queued append, already encoded."""
-
-    session_id: str
-    start: int
-    header_json: str | None
-    created_at: int
-    rows: list[tuple[str, int, str, int, str]]
-    future: asyncio.Future[None]
-    #: The batch's checked wake entries, ``(plugin, at_ms or None to remove)``.
-    wakes: tuple[tuple[str, int | None], ...] = ()
 
 
 #: Runs ``body(conn)`` on a pooled connection; driver errors become :class:`StorageError`.
@@ -115,18 +108,31 @@ class PgWriter:
         else:
             self.commits += 1
             self.appends += outcomes.count(None)
-        for request, outcome in zip(batch, outcomes, strict=True):
-            if request.future.done():
-                continue
-            if outcome is None:
-                request.future.set_result(None)
+        waiting = [
+            (r.future, o) for r, o in zip(batch, outcomes, strict=True) if not r.future.done()
+        ]
+        for future, failure in waiting:
+            if failure is None:
+                future.set_result(None)
             else:
-                request.future.set_exception(outcome)
+                future.set_exception(failure)
 
     async def _transaction(
         self, conn: Connection, batch: list[PgRequest]
     ) -> list[StorageError | None]:
+        try:
+            async with conn.transaction():
+                return await write_planned(conn, batch, await lock_lengths(conn, batch))
+        except Replan:
+            log.debug("storage.batch_replanned", where=self._where, reason="a create raced")
+        except psycopg.Error as exc:
+            if not is_request_error(exc):
+                raise  # the connection or server failed: the whole batch fails
+            log.debug("storage.batch_replanned", where=self._where, reason=str(exc))
+        # Rolled back: each request again in its own savepoint, so that one bad request (or a
+        # create that raced) fails alone.
         async with conn.transaction():
+            await lock_lengths(conn, batch)
             return [await self._in_savepoint(conn, request) for request in batch]
 
     async def _in_savepoint(self, conn: Connection, request: PgRequest) -> StorageError | None:

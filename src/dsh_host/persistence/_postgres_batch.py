@@ -1,0 +1,114 @@
+"""One batch of appends written with a fixed number of statements, whatever its size.
+
+:func:`lock_lengths` locks the ``sessions`` rows of every Session a batch touches, in id order
+(so two hosts committing overlapping batches never deadlock), and returns their stored lengths.
+:func:`write_planned` decides every request against those lengths in order, exactly as if they
+were applied one by one (:func:`~._backend.check_position`), then writes what was accepted with
+one statement per table (``unnest`` of arrays). It raises :class:`Replan` when a create lost a
+race with another process (the caller rolls back and takes the per-request path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+
+from ._backend import StorageConflictError, StorageError, check_position
+
+if TYPE_CHECKING:
+    from ._postgres_writer import Connection
+    from ._sqlite_writer import Request as PgRequest
+
+_LOCK_SQL = "SELECT id, length FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
+_CREATE_SQL = (
+    "INSERT INTO sessions (id, header, created_at, length) "
+    "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) "
+    "ON CONFLICT (id) DO NOTHING RETURNING id"
+)
+_LENGTH_SQL = (
+    "UPDATE sessions AS s SET length = v.length "
+    "FROM unnest(%s::text[], %s::bigint[]) AS v (id, length) WHERE s.id = v.id"
+)
+_EVENTS_SQL = (
+    "INSERT INTO events (session_id, seq, type, time, data) "
+    "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::text[])"
+)
+_WAKE_SET_SQL = (
+    "INSERT INTO wakes (session_id, plugin, at_ms) "
+    "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[]) "
+    "ON CONFLICT (session_id, plugin) DO UPDATE SET at_ms = EXCLUDED.at_ms"
+)
+_WAKE_CLEAR_SQL = (
+    "DELETE FROM wakes AS w USING unnest(%s::text[], %s::text[]) AS v (session_id, plugin) "
+    "WHERE w.session_id = v.session_id AND w.plugin = v.plugin"
+)
+
+
+class Replan(Exception):  # noqa: N818 - a signal to the caller, not a failure
+    """A create of this batch met a Session another process created meanwhile."""
+
+
+async def lock_lengths(conn: Connection, batch: Sequence[PgRequest]) -> dict[str, int | None]:
+    """The stored length of each Session of ``batch`` (``None``: absent), its row locked."""
+    lengths: dict[str, int | None] = dict.fromkeys(sorted({r.session_id for r in batch}))
+    # (An id PostgreSQL text cannot hold is absent; its request fails in its own savepoint.)
+    storable = [sid for sid in lengths if "\x00" not in sid]
+    cur = await conn.execute(_LOCK_SQL, (storable,))
+    for sid, length in await cur.fetchall():
+        lengths[cast(str, sid)] = cast(int, length)
+    return lengths
+
+
+@dataclass(slots=True)
+class _Plan:
+    created: dict[str, PgRequest] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+    events: list[tuple[str, int, str, int, str]] = field(default_factory=list)
+    wakes: dict[tuple[str, str], int | None] = field(default_factory=dict)
+
+
+def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
+    return [[row[i] for row in rows] for i in range(width)]
+
+
+async def write_planned(
+    conn: Connection, batch: Sequence[PgRequest], stored: dict[str, int | None]
+) -> list[StorageError | None]:
+    """Decide and write ``batch`` inside the open transaction; the outcome of each request."""
+    plan = _Plan()
+    outcomes: list[StorageError | None] = []
+    for request in batch:
+        sid = request.session_id
+        creating = request.header_json is not None
+        try:
+            check_position(sid, request.start, stored[sid], creating=creating)
+        except StorageConflictError as exc:
+            outcomes.append(exc)
+            continue
+        if creating:
+            plan.created[sid] = request
+        stored[sid] = plan.lengths[sid] = request.start + len(request.rows)
+        plan.events.extend(request.rows)
+        for plugin, at_ms in request.wakes:
+            plan.wakes[sid, plugin] = at_ms
+        outcomes.append(None)
+    if plan.created:
+        creates = [
+            (sid, r.header_json, r.created_at, plan.lengths.pop(sid))
+            for sid, r in plan.created.items()
+        ]
+        cur = await conn.execute(_CREATE_SQL, _columns(creates, 4))
+        if len(await cur.fetchall()) != len(creates):
+            raise Replan
+    if plan.lengths:
+        await conn.execute(_LENGTH_SQL, _columns(list(plan.lengths.items()), 2))
+    if plan.events:
+        await conn.execute(_EVENTS_SQL, _columns(plan.events, 5))
+    cleared = [key for key, at_ms in plan.wakes.items() if at_ms is None]
+    if cleared:
+        await conn.execute(_WAKE_CLEAR_SQL, _columns(cleared, 2))
+    kept = [(*key, at_ms) for key, at_ms in plan.wakes.items() if at_ms is not None]
+    if kept:
+        await conn.execute(_WAKE_SET_SQL, _columns(kept, 3))
+    return outcomes
