@@ -390,3 +390,28 @@ async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> 
             assert [e.seq for e in stored.events] == list(range(summary.length))
     finally:
         await asyncio.gather(*(h.close() for h in hosts))
+
+
+def test_reindex_on_postgresql_rebuilds_the_wake_index(url: str) -> None:
+    async def store() -> None:
+        backend = PostgresBackend(url)
+        await backend.open()
+        try:
+            await backend.append("s1", 0, [], make_header("s1"), wakes={"gone": 1_785_931_260_000})
+        finally:
+            await backend.close()
+
+    async def earliest() -> int | None:
+        backend = PostgresBackend(url)
+        await backend.open()
+        try:
+            return await backend.earliest_wake()
+        finally:
+            await backend.close()
+
+    asyncio.run(store())
+    # No overlay: no plugin files an entry again, so the stale one is cleared.
+    result = run_dsh(["reindex", "--data", url])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "reindexed 1 sessions: 0 wake entries"
+    assert asyncio.run(earliest()) is None
