@@ -415,3 +415,20 @@ def test_reindex_on_postgresql_rebuilds_the_wake_index(url: str) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "reindexed 1 sessions: 0 wake entries"
     assert asyncio.run(earliest()) is None
+
+
+async def test_a_second_open_while_opening_or_open_is_refused(url: str) -> None:
+    backend = PostgresBackend(url)
+    results = await asyncio.gather(backend.open(), backend.open(), return_exceptions=True)
+    try:
+        assert results[0] is None
+        assert isinstance(results[1], StorageError)
+        assert "already open" in str(results[1])
+        with pytest.raises(StorageError, match="already open"):
+            await backend.open()
+        await backend.append("s1", 0, [], make_header("s1"))
+    finally:
+        await backend.close()
+    again = PostgresBackend(url)
+    await again.open()  # a closed backend's store opens again
+    await again.close()

@@ -60,7 +60,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
 log = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
-_State = Literal["new", "open", "closed"]
+_State = Literal["new", "opening", "open", "closed"]
 
 
 def is_postgres_url(value: str) -> bool:
@@ -96,8 +96,20 @@ class PostgresBackend:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def open(self) -> None:
-        if self._state == "open":
+        if self._state in ("opening", "open"):
             raise StorageError(f"{self._where} is already open")
+        previous, self._state = self._state, "opening"
+        try:
+            self._pool = await self._connected()
+        except BaseException:
+            self._state = previous
+            raise
+        self._state = "open"
+        self._writer.start(self._borrow)
+        log.info("storage.opened", backend=self.name, url=redacted(self._url))
+
+    async def _connected(self) -> psycopg_pool.AsyncConnectionPool[Connection]:
+        """The schema checked (created on an empty database), then the pool opened."""
         try:
             first = await psycopg.AsyncConnection.connect(
                 self._url, autocommit=True, connect_timeout=max(1, round(self._timeout))
@@ -127,10 +139,7 @@ class PostgresBackend:
         except BaseException:
             await pool.close()
             raise
-        self._pool = pool
-        self._state = "open"
-        self._writer.start(self._borrow)
-        log.info("storage.opened", backend=self.name, url=redacted(self._url))
+        return pool
 
     async def close(self) -> None:
         if self._state != "open":
