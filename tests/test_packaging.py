@@ -79,6 +79,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
                 "persistence._lock",
                 "persistence._memory",
                 "persistence._sqlite*",
+                "persistence._postgres*",
                 "persistence.sqlite*",
             ],
         ),
