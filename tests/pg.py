@@ -27,8 +27,9 @@ import pytest
 USER = "dsh"
 
 
-def _bindir() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: p.parts[-3])
+def bindir(root: Path = Path("/usr/lib/postgresql")) -> Path:
+    """The newest Debian PostgreSQL's binaries under ``root``; a clear failure without one."""
+    found = sorted(root.glob("*/bin/initdb"), key=lambda p: (len(p.parts[-3]), p.parts[-3]))
     if not found:
         pytest.fail(
             "PostgreSQL is not installed: /usr/lib/postgresql/*/bin/initdb is missing; "
@@ -48,32 +49,39 @@ class Cluster:
     """One running PostgreSQL server on 127.0.0.1 with a trusted superuser :data:`USER`."""
 
     def __init__(self) -> None:
-        bindir = _bindir()
+        binaries = bindir()
         self.root = Path(tempfile.mkdtemp(prefix="dsh-pg-"))
         self._as_user: list[str] = []
         if os.geteuid() == 0:
             self._as_user = ["runuser", "-u", "nobody", "--"]
             shutil.chown(self.root, "nobody", "nogroup")
         self.root.chmod(0o700)
-        self._pg_ctl = str(bindir / "pg_ctl")
+        self._pg_ctl = str(binaries / "pg_ctl")
         self.data = self.root / "data"
-        self.port = _free_port()
         self._names = itertools.count()
-        self._run(str(bindir / "initdb"), "-D", str(self.data), "-U", USER, "--auth=trust",
+        self._run(str(binaries / "initdb"), "-D", str(self.data), "-U", USER, "--auth=trust",
                   "-E", "UTF8", "--locale=C", "--no-sync")  # fmt: skip
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root}"
-        # -w: pg_ctl itself waits (bounded by -t) until the server accepts connections.
-        self._run(self._pg_ctl, "start", "-w", "-t", "60", "-D", str(self.data),
-                  "-l", str(self.root / "server.log"), "-o", options)  # fmt: skip
+        for attempt in range(3):  # a free port may be taken before the server binds it
+            self.port = _free_port()
+            options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root}"
+            # -w: pg_ctl itself waits (bounded by -t) until the server accepts connections.
+            if self._run(self._pg_ctl, "start", "-w", "-t", "60", "-D", str(self.data),
+                         "-l", str(self.root / "server.log"), "-o", options,
+                         final=attempt == 2):  # fmt: skip
+                break
 
-    def _run(self, *args: str) -> None:
+    def _run(self, *args: str, final: bool = True) -> bool:
+        """Run ``args`` as the server's user; on failure ``False``, or (``final``) fail."""
         done = subprocess.run(
             [*self._as_user, *args], cwd=self.root, capture_output=True, text=True, check=False
         )
-        if done.returncode != 0:
+        if done.returncode == 0:
+            return True
+        if final:
             log = self.root / "server.log"
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
             pytest.fail(f"{args[0]} failed:\n{done.stdout}{done.stderr}\n{tail}", pytrace=False)
+        return False
 
     def url(self, database: str = "postgres", *, password: str | None = None) -> str:
         auth = USER if password is None else f"{USER}:{password}"

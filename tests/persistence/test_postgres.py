@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,7 +27,7 @@ from dsh_host.persistence import (
 )
 from dsh_host.persistence._postgres import SCHEMA_VERSION, is_postgres_url, redacted
 from tests.api import wait_for
-from tests.pg import USER, Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
+from tests.pg import USER, Cluster, bindir, pg_cluster  # noqa: F401 - the session's cluster
 from tests.procs import LISTENING, DshProcess, run_dsh
 
 SECRET = "s3cret-Pw-42"  # a password that must never be printed
@@ -432,3 +433,12 @@ async def test_a_second_open_while_opening_or_open_is_refused(url: str) -> None:
     again = PostgresBackend(url)
     await again.open()  # a closed backend's store opens again
     await again.close()
+
+
+def test_without_postgresql_the_cluster_fails_saying_how_to_install_it(tmp_path: Path) -> None:
+    with pytest.raises(pytest.fail.Exception, match=r"scripts/system-deps"):
+        bindir(tmp_path)
+    for version in ("9", "15", "13"):
+        (tmp_path / version / "bin").mkdir(parents=True)
+        (tmp_path / version / "bin" / "initdb").touch()
+    assert bindir(tmp_path) == tmp_path / "15" / "bin"
