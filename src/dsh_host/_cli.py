@@ -30,9 +30,10 @@ from .persistence import (
     StorageReadOnlyError,
     StoredSummary,
     damaged_sessions,
+    is_postgres_url,
     list_sessions_read_only,
+    redacted,
 )
-from .persistence._postgres import is_postgres_url, redacted
 from .web import WebServer, is_loopback
 
 log = structlog.get_logger(__name__)

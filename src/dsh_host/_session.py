@@ -40,8 +40,7 @@ from dsh_hookspecs import (
 from . import _json
 from ._clock import SystemClock
 from ._records import HEADER_VERSION, StoredSession
-from .persistence import Durability
-from .persistence._backend import check_wake_instant
+from .persistence import Durability, check_wake_instant
 
 log = structlog.get_logger(__name__)
 

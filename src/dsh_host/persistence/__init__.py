@@ -23,12 +23,13 @@ from ._backend import (
     StorageReadOnlyError,
     StoredSession,
     StoredSummary,
+    check_wake_instant,
     damaged_sessions,
 )
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._lock import DataDirLock
 from ._memory import MemoryBackend
-from ._postgres import PostgresBackend
+from ._postgres import PostgresBackend, is_postgres_url, redacted
 from ._sqlite import SQLiteBackend, list_sessions_read_only
 
 __all__ = [
@@ -54,7 +55,10 @@ __all__ = [
     "StoredSession",
     "StoredSummary",
     "check_stored_prefix",
+    "check_wake_instant",
     "damaged_sessions",
     "events_identical",
+    "is_postgres_url",
     "list_sessions_read_only",
+    "redacted",
 ]
