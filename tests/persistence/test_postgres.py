@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+from structlog.testing import capture_logs
 
 from dsh_host.conformance import assert_stored, make_events, make_header
 from dsh_host.persistence import (
@@ -442,3 +443,18 @@ def test_without_postgresql_the_cluster_fails_saying_how_to_install_it(tmp_path:
         (tmp_path / version / "bin").mkdir(parents=True)
         (tmp_path / version / "bin" / "initdb").touch()
     assert bindir(tmp_path) == tmp_path / "15" / "bin"
+
+
+async def test_a_database_with_synchronous_commit_off_is_used_with_a_warning(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    url: str,
+) -> None:
+    for setting, warned in (("on", False), ("off", True)):
+        dbname = url.rsplit("/", 1)[1]
+        pg_cluster.execute(url, f"ALTER DATABASE {dbname} SET synchronous_commit = {setting}")
+        backend = PostgresBackend(url)
+        with capture_logs() as logs:
+            await backend.open()
+        await backend.close()
+        events = [entry["event"] for entry in logs]
+        assert ("storage.synchronous_commit_off" in events) is warned, events

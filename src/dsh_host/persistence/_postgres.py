@@ -120,8 +120,12 @@ class PostgresBackend:
             ) from None
         try:
             await self._checked(lambda: ensure_schema(first, self._where), "create the schema")
+            setting = await self._checked(lambda: _synchronous_commit(first), "read settings")
         finally:
             await first.close()
+        if setting == "off":
+            # An acknowledged append could then be lost in a server crash: said, not changed.
+            log.warning("storage.synchronous_commit_off", where=self._where)
         pool: psycopg_pool.AsyncConnectionPool[Connection] = psycopg_pool.AsyncConnectionPool(
             self._url,
             min_size=1,
@@ -312,6 +316,12 @@ class PostgresBackend:
         )
         # A cancelled caller's request may still commit (a write whose acknowledgement is lost).
         await future
+
+
+async def _synchronous_commit(conn: Connection) -> str:
+    """The server's ``synchronous_commit`` for this database (dsh never changes it)."""
+    row = await (await conn.execute("SHOW synchronous_commit")).fetchone()
+    return "" if row is None else str(row[0])
 
 
 def _decoded_header(session_id: str, text: object) -> SessionHeader:
