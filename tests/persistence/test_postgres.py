@@ -19,6 +19,7 @@ import psycopg
 import pytest
 from structlog.testing import capture_logs
 
+from dsh_host import Host
 from dsh_host.conformance import assert_stored, make_events, make_header
 from dsh_host.persistence import (
     PostgresBackend,
@@ -27,6 +28,7 @@ from dsh_host.persistence import (
     StorageError,
 )
 from dsh_host.persistence._postgres import SCHEMA_VERSION, is_postgres_url, redacted
+from dsh_host.testing import ManualClock
 from tests.api import wait_for
 from tests.pg import USER, Cluster, bindir, pg_cluster  # noqa: F401 - the session's cluster
 from tests.procs import LISTENING, DshProcess, run_dsh
@@ -458,3 +460,29 @@ async def test_a_database_with_synchronous_commit_off_is_used_with_a_warning(
         await backend.close()
         events = [entry["event"] for entry in logs]
         assert ("storage.synchronous_commit_off" in events) is warned, events
+
+
+# -- a host on PostgreSQL --------------------------------------------------------------------
+
+
+async def test_a_host_on_postgresql_keeps_sessions_forks_and_wakes_across_a_restart(
+    url: str,
+) -> None:
+    plugin, at = "waker", 1_785_931_260_000
+    clock = ManualClock()
+    async with Host(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
+        host.load_plugin(plugin, factory=object)
+        session = (await host.create_session()).session
+        host.sessions.request_wake(session, plugin, at)
+        child = (await host.fork_session(session.id)).session
+        # Not flushed by hand: the host's close writes everything with its final flush.
+    async with Host(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
+        resumed = (await host.resume_session(session.id)).session
+        assert dict(host.sessions.wakes(resumed)) == {plugin: at}
+        assert await host.backend.due_wakes(at, 10) == [(session.id, plugin, at)]
+        forked = await host.inspect(child.id)
+        assert forked is not None
+        assert forked.header.parent_session == session.id
+        assert forked.wakes == {}
+        listed = await host.backend.list_sessions()
+        assert {s.header.id for s in listed} == {session.id, child.id}
