@@ -16,7 +16,7 @@ Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all
 """
 
 import weakref
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Final, NoReturn
 
 import attrs
@@ -177,8 +177,9 @@ class IncrementalFold:
         if self._error is not None:
             raise ScheduleLogError(*self._error.args)
 
-    def apply(self, events: Sequence[Event]) -> None:
-        """Fold the events appended since the last call (``events[position:]``)."""
+    def apply(self, events: Sequence[Event]) -> bool:
+        """Fold the events appended since the last call (``events[position:]``); ``True`` when
+        one of them was a ``schedule/change`` (the active records changed)."""
         self._ensure_sound()
         end = len(events)
         if end < self._position:
@@ -190,10 +191,12 @@ class IncrementalFold:
             )
         checked, self._checked = self._checked, None
         active, seen = self._active, self._seen_view()
+        changed = False
         for index in range(self._position, end):
             event = events[index]
             if event.type != SCHEDULE_CHANGE:
                 continue
+            changed = True
             if checked is not None and checked[0] is event:
                 change = checked[1]
             else:
@@ -213,6 +216,7 @@ class IncrementalFold:
                     seen = self._seen_view()
                 self._retired.add(change.id)
         self._position = end
+        return changed
 
     def _seen_view(self) -> Collection[str]:
         """Every id created so far: the active ones and the retired ones."""
@@ -283,14 +287,19 @@ class IncrementalFold:
 
 class FoldCache:
     """One :class:`IncrementalFold` per exact Session object, shared by tools, owner and the
-    invariant companion; each use folds only what was appended since the last one."""
+    invariant companion; each use folds only what was appended since the last one.
 
-    __slots__ = ("_folds",)
+    ``on_change`` (optional) is told ``(session, fold)`` whenever :meth:`of` built a fold or
+    folded a ``schedule/change``: the one place where a Session's active records move.
+    """
+
+    __slots__ = ("_folds", "on_change")
 
     def __init__(self) -> None:
         self._folds: weakref.WeakKeyDictionary[Session, IncrementalFold] = (
             weakref.WeakKeyDictionary()
         )
+        self.on_change: Callable[[Session, IncrementalFold], None] | None = None
 
     def of(self, session: Session) -> IncrementalFold:
         """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt.
@@ -299,10 +308,13 @@ class FoldCache:
         later event was refused) is a doubt: the fold is rebuilt from ``seedLength``.
         """
         folded = self._folds.get(session)
-        if folded is None or len(session.events) < folded.position:
+        fresh = folded is None or len(session.events) < folded.position
+        if folded is None or fresh:
             folded = IncrementalFold(session.header.owned_from)
             self._folds[session] = folded
-        folded.apply(session.events)
+        changed = folded.apply(session.events)
+        if (fresh or changed) and self.on_change is not None:
+            self.on_change(session, folded)
         return folded
 
 

@@ -16,10 +16,11 @@ import structlog
 
 from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
 
-from ._fold import SCHEDULE_CHANGE, FoldCache
+from ._codec import parse_instant
+from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, earliest
 from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
-from ._runtime import ScheduleOwner
+from ._runtime import PLUGIN_NAME, ScheduleOwner
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, ScheduleTools
 
 log = structlog.get_logger(__name__)
@@ -41,6 +42,33 @@ def _positive_int(config: Mapping[str, JSONValue], key: str, default: int) -> in
     if type(value) is not int or value <= 0:
         raise ConfigError(f"{key} must be a positive integer")
     return value
+
+
+def _flag(config: Mapping[str, JSONValue], key: str) -> bool:
+    value = config.get(key, False)
+    if type(value) is not bool:
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+class _WakeFiler:
+    """Files a Session's earliest active target with the host's durable wake index (the
+    ``cold_delivery`` mode): told by the fold cache each time a Session's active records move,
+    and on every open. It files only a change, and never for a Session that is not live."""
+
+    __slots__ = ("host",)
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    def __call__(self, session: Session, folded: IncrementalFold) -> None:
+        sessions = self.host.sessions
+        if sessions.get(session.id) is not session:
+            return
+        record = earliest(folded.active)
+        target = None if record is None else parse_instant(record.scheduled_at)
+        if sessions.wakes(session).get(PLUGIN_NAME) != target:
+            sessions.request_wake(session, PLUGIN_NAME, target)
 
 
 class _Installation:
@@ -79,7 +107,8 @@ class SchedulePlugin:
     """Entry point ``schedule`` in group ``dsh.plugins``.
 
     Config (all optional): ``max_segment_seconds`` (default 60), ``max_prompt_chars`` (4000),
-    ``max_active`` (1000).
+    ``max_active`` (1000), ``cold_delivery`` (``false``; ``true`` files each Session's earliest
+    active target with the host's wake index, so the host resumes a cold Session when it is due).
     """
 
     def __init__(self) -> None:
@@ -96,12 +125,15 @@ class SchedulePlugin:
 
     @hookimpl
     def dsh_plugin_start(self, host: Host, config: Mapping[str, JSONValue]) -> Callable[[], object]:
-        unknown = set(config) - {"max_segment_seconds", "max_prompt_chars", "max_active"}
+        known = {"max_segment_seconds", "max_prompt_chars", "max_active", "cold_delivery"}
+        unknown = set(config) - known
         if unknown:
             raise ConfigError(f"unknown config keys {sorted(unknown)}")
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
         self.tools.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
         self.tools.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
+        if _flag(config, "cold_delivery"):
+            self.folds.on_change = _WakeFiler(host)
         self.host = host
         return self.stop
 
@@ -132,7 +164,9 @@ class SchedulePlugin:
     def dsh_session_opened(
         self, session: Session, reason: Literal["created", "forked", "resumed"]
     ) -> None:
-        # Raises ScheduleLogError for a corrupt owned stream; the host reports it.
+        # Raises ScheduleLogError for a corrupt owned stream; the host reports it. With
+        # cold_delivery the fold cache files the Session's wake here (every reason: a resumed
+        # Session's stored entry is corrected from its fold; `dsh reindex` relies on it).
         del reason
         self.folds.of(session)
 

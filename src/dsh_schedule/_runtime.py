@@ -284,6 +284,7 @@ class ScheduleOwner(Transactions):
         except Exception as exc:
             self._enqueue_failed(record, exc)
             return False
+        self.folds.of(self.agent.session)  # fold the dispatch now: its wake joins this batch
         log.info("owner.dispatched", agent_id=self.agent.id, schedule_id=record.id)
         return True
 

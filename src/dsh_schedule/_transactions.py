@@ -131,6 +131,7 @@ class Transactions:
             scheduled_at=format_instant(target),
         )
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
+        self.folds.of(self.agent.session)  # fold it now: a wake it moves joins this batch
         return record
 
     def _views(self) -> list[JSONValue]:
@@ -161,6 +162,7 @@ class Transactions:
         if self.folds.of(self.agent.session).get(schedule_id) is None:
             return False
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Delete(id=schedule_id)))
+        self.folds.of(self.agent.session)
         return True
 
     def _guarded(self, operation: str, step: Callable[[], _T]) -> _T | Refused:
