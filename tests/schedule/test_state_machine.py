@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 import os
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hypothesis import settings
@@ -57,7 +57,14 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
 from dsh_host import Host, LiveAgent, ScriptedModel, Turn
-from dsh_host.persistence import MemoryBackend, StorageError, StoredSession, StoredSummary
+from dsh_host.persistence import (
+    NO_WAKES,
+    DueWake,
+    MemoryBackend,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+)
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
     SCHEDULE_CHANGE,
@@ -95,8 +102,9 @@ class BatchRecordingStore(MemoryBackend):
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
-        await super().append(session_id, start, events, header)
+        await super().append(session_id, start, events, header, wakes)
         self.batches[session_id].append((start, start + len(events)))
 
 
@@ -134,9 +142,18 @@ class ProcessStorage:
         start: int,
         events: Sequence[Event],
         header: SessionHeader | None = None,
+        wakes: Mapping[str, int | None] = NO_WAKES,
     ) -> None:
         self._alive()
-        await self.inner.append(session_id, start, events, header)
+        await self.inner.append(session_id, start, events, header, wakes)
+
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        self._alive()
+        return await self.inner.due_wakes(now_ms, limit)
+
+    async def earliest_wake(self) -> int | None:
+        self._alive()
+        return await self.inner.earliest_wake()
 
 
 @dataclass
