@@ -29,6 +29,7 @@ from ._records import StoredSession, damaged_sessions
 from ._registry import AgentRegistry
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
+from ._wakeups import WakeService
 from .persistence import Backend, Coordinator
 
 log = structlog.get_logger(__name__)
@@ -65,6 +66,10 @@ class Host:
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay
         )
+        #: Cold delivery: resumes cold Sessions whose durable wake entry is due (issue 11).
+        self.wakeups = WakeService(
+            backend=backend, sessions=self.sessions, clock=self.clock, resume=self.resume_session
+        )
         self._started = False
         self._closed = False
 
@@ -93,6 +98,7 @@ class Host:
         except BaseException:
             await self.close()
             raise
+        self.wakeups.start()  # due wakes at start-up are delivered promptly
         log.info(
             "host.started",
             backend=self.backend.name,
@@ -122,6 +128,7 @@ class Host:
         if self._closed:
             return
         self._closed = True
+        await self.wakeups.close()  # nothing is resumed while the host winds down
         for agent in reversed(self.agents.all()):
             await agent.dispose()
         for session in self.sessions.live():
@@ -204,8 +211,13 @@ class Host:
         plugins file them again from their fold in ``dsh_session_opened`` (no Agent is created,
         nothing is delivered); entries no plugin files again are cleared; each is flushed and
         detached. Returns ``(sessions rebuilt, entries now standing, ids that failed)``; a
-        Session that fails (an unreadable log, a failed write) is logged and skipped.
+        Session that fails (an unreadable log, a failed write) is logged and skipped. Cold
+        delivery is paused meanwhile (it looks for due entries again after).
         """
+        async with self.wakeups.paused():
+            return await self._reindex()
+
+    async def _reindex(self) -> tuple[int, int, list[str]]:
         rebuilt, entries, failed = 0, 0, []
         for summary in await self.backend.list_sessions():
             session_id = summary.header.id

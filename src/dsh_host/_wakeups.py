@@ -1,0 +1,287 @@
+"""Cold delivery (issue 11 item 2): the host resumes cold Sessions whose wake entry is due.
+
+One timer is armed for the earliest wake of the durable index. Waits are bounded segments (at
+most ``max_segment`` seconds of loop time) and every wake re-reads the wall clock, like the
+Schedule owner. When entries are due, their cold Sessions are resumed through the host's ordinary
+resume (``Host.resume_session``), so the plugins' own resume path runs; a live Session is
+skipped (its plugins own their wakes while it is live).
+
+An entry that stays due after its Session was resumed is not claimed again while that Session
+stays live; once it is cold again, it is retried with a back-off (1 s doubling to
+``max_segment``) and logged once. Storage failures in the timer path are logged once and retried
+with the same back-off; they never escape. The timer is re-armed at start-up, when a request
+makes an earlier wake, and when a Session with standing entries goes cold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from dsh_hookspecs import Clock, TaskSlot, TimerHandle
+
+from ._session import LiveSession, SessionStore
+from .persistence import Backend, DueWake
+
+log = structlog.get_logger(__name__)
+
+#: The first retry delay (seconds) of a failed or still-due claim; it doubles to the segment.
+RETRY_FIRST = 1.0
+
+
+@dataclass(slots=True)
+class _Claim:
+    """What the service did with one due entry ``(session, plugin, at_ms)``."""
+
+    delay: float = RETRY_FIRST
+    #: Wall ms before which the entry is not claimed again; ``None``: its Session was resumed.
+    not_before: int | None = None
+    logged: bool = False
+
+    def back_off(self, now_ms: int, ceiling: float) -> None:
+        self.not_before = now_ms + round(self.delay * 1000)
+        self.delay = min(self.delay * 2, ceiling)
+
+
+class WakeService:
+    """Arms one timer for the earliest wake and resumes the cold Sessions that are due."""
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        sessions: SessionStore,
+        clock: Clock,
+        resume: Callable[[str], Awaitable[object]],
+        max_segment: float = 60.0,
+        batch: int = 64,
+    ) -> None:
+        self.backend = backend
+        self.sessions = sessions
+        self.clock = clock
+        self.max_segment = max_segment
+        self.batch = batch
+        self._resume = resume
+        self._slot = TaskSlot("host-wakes")
+        self._timer: TimerHandle | None = None
+        self._armed_for: int | None = None
+        self._claims: dict[DueWake, _Claim] = {}
+        self._again = False
+        self._requested: int | None = None
+        self._paused = 0
+        self._started = False
+        self._closed = False
+        self._failure: _Claim | None = None
+        self._removers: list[Callable[[], None]] = []
+
+    @property
+    def armed_for(self) -> int | None:
+        """The wall ms the armed timer heads for (its segment may end sooner); ``None``: none."""
+        return self._armed_for
+
+    @property
+    def busy(self) -> bool:
+        """A pass over the due entries is running."""
+        return self._slot.busy
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Observe requests and detaches, and look for due entries now."""
+        if self._started or self._closed:
+            return
+        self._started = True
+        self._removers = [
+            self.sessions.add_wake_observer(self._on_request),
+            self.sessions.add_detach_observer(self._on_detach),
+        ]
+        self.kick()
+
+    async def close(self) -> None:
+        """Stop the timer and the running pass (if any); nothing is resumed from now on."""
+        self._closed = True
+        for remove in self._removers:
+            remove()
+        self._removers = []
+        self._cancel_timer()
+        await self._slot.stop()
+
+    @contextlib.asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """Deliver nothing inside the block (``dsh reindex`` opens Sessions only to refile)."""
+        self._paused += 1
+        self._cancel_timer()
+        try:
+            await self._slot.stop()
+            yield
+        finally:
+            self._paused -= 1
+            self.kick()
+
+    # -- triggers -------------------------------------------------------------------------------
+    def kick(self) -> None:
+        """Run one pass over the due entries now (or once more after the running one)."""
+        if self._closed or self._paused or not self._started:
+            return
+        if self._slot.busy:
+            self._again = True
+            return
+        self._cancel_timer()
+        self._slot.start(self._run)
+
+    def _on_request(self, session: LiveSession, plugin: str, at_ms: int | None) -> None:
+        del session, plugin
+        if at_ms is None:
+            return
+        if self._slot.busy:  # the running pass arms at its end: make it consider this one
+            self._requested = at_ms if self._requested is None else min(self._requested, at_ms)
+        elif self._armed_for is None or at_ms < self._armed_for:
+            self._arm(at_ms)
+
+    def _on_detach(self, session: LiveSession) -> None:
+        standing = self.sessions.wakes(session)
+        if standing:
+            earliest = min(standing.values())
+            if earliest <= self.clock.now_ms():
+                self.kick()
+            elif self._armed_for is None or earliest < self._armed_for:
+                self._arm(earliest)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._armed_for = None
+        self.kick()
+
+    # -- the pass -------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        target: int | None = None
+        again = True
+        while again:
+            self._again = False
+            target = await self._pass()
+            again = self._again or (target is not None and target <= self.clock.now_ms())
+        self._slot.release()  # a kick from here on starts a new pass
+        requested, self._requested = self._requested, None
+        if requested is not None and (target is None or requested < target):
+            target = requested
+        if target is not None and not self._closed and not self._paused:
+            self._arm(target)
+
+    async def _pass(self) -> int | None:
+        """Resume what is due; return the wall ms of the next pass (``None``: nothing stands)."""
+        now = self.clock.now_ms()
+        horizon = now + round(self.max_segment * 1000)
+        try:
+            rows, truncated = await self._due(now, horizon)
+            if not rows:
+                earliest = await self.backend.earliest_wake()
+                self._recovered()
+                return earliest
+        except Exception as exc:
+            return self._storage_failed(now, exc)
+        self._recovered()
+        candidates: list[int] = []
+        due: dict[str, list[DueWake]] = {}
+        for row in rows:
+            session_id, _, at_ms = row
+            if at_ms > now:
+                candidates.append(at_ms)
+                break  # rows are earliest first: the first future one is the next wake
+            if self._claimable(row, now, candidates):
+                due.setdefault(session_id, []).append(row)
+        for session_id, keys in due.items():
+            if self._closed or self._paused:
+                return None
+            if self.sessions.get(session_id) is None and not await self._attempt(session_id, keys):
+                candidates.append(self._claims[keys[0]].not_before or now)
+        if not truncated:
+            seen = set(rows)
+            self._claims = {key: c for key, c in self._claims.items() if key in seen}
+        elif due:
+            return now  # more may be due beyond this page
+        return min(candidates) if candidates else horizon
+
+    async def _due(self, now: int, horizon: int) -> tuple[Sequence[DueWake], bool]:
+        """The entries due by ``horizon``; the page grows while it holds only skipped ones."""
+        limit = self.batch
+        while True:
+            rows = await self.backend.due_wakes(horizon, limit)
+            truncated = len(rows) >= limit
+            if not truncated or rows[-1][2] > now or any(self._open_to(row, now) for row in rows):
+                return rows, truncated
+            limit *= 2
+
+    def _open_to(self, row: DueWake, now: int) -> bool:
+        """Whether ``row`` could be claimed now (a read-only :meth:`_claimable`)."""
+        if self.sessions.get(row[0]) is not None:
+            return False
+        claim = self._claims.get(row)
+        return claim is None or (claim.not_before is not None and claim.not_before <= now)
+
+    def _claimable(self, row: DueWake, now: int, candidates: list[int]) -> bool:
+        if self.sessions.get(row[0]) is not None:
+            return False  # live: its plugins own the entry
+        claim = self._claims.get(row)
+        if claim is None:
+            return True
+        if claim.not_before is None:  # resumed, cold again, and still due
+            claim.back_off(now, self.max_segment)
+            if not claim.logged:
+                claim.logged = True
+                log.warning("host.wake_still_due", session_id=row[0], plugin=row[1], at_ms=row[2])
+        assert claim.not_before is not None
+        if claim.not_before <= now:
+            return True
+        candidates.append(claim.not_before)
+        return False
+
+    async def _attempt(self, session_id: str, keys: list[DueWake]) -> bool:
+        """Resume ``session_id`` for its due ``keys``; ``False`` (backed off) when that failed."""
+        try:
+            await self._resume(session_id)
+        except Exception as exc:
+            now = self.clock.now_ms()
+            for key in keys:
+                claim = self._claims.setdefault(key, _Claim())
+                claim.back_off(now, self.max_segment)
+                if not claim.logged:
+                    claim.logged = True
+                    log.error("host.wake_resume_failed", session_id=session_id, error=repr(exc))
+            return False
+        log.info("host.wake_delivered", session_id=session_id, plugins=[k[1] for k in keys])
+        for key in keys:
+            self._claims.setdefault(key, _Claim()).not_before = None
+        return True
+
+    def _storage_failed(self, now: int, exc: Exception) -> int:
+        failure = self._failure
+        if failure is None:
+            failure = self._failure = _Claim()
+            log.error("host.wakes_unreadable", error=repr(exc))
+        failure.back_off(now, self.max_segment)
+        assert failure.not_before is not None
+        return failure.not_before
+
+    def _recovered(self) -> None:
+        if self._failure is not None:
+            self._failure = None
+            log.info("host.wakes_readable_again")
+
+    # -- the timer ------------------------------------------------------------------------------
+    def _arm(self, target: int) -> None:
+        """Arm one bounded segment towards wall ms ``target`` (at once when it is due)."""
+        self._cancel_timer()
+        remaining = target / 1000 - self.clock.time()
+        if remaining <= 0:
+            self.kick()
+            return
+        self._timer = self.clock.call_later(min(remaining, self.max_segment), self._on_timer)
+        self._armed_for = target
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._armed_for = None
