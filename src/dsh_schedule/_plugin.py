@@ -16,7 +16,7 @@ import structlog
 
 from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
 
-from ._codec import parse_instant
+from ._codec import ScheduleLogError, parse_instant
 from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, earliest
 from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
@@ -62,11 +62,14 @@ class _WakeFiler:
         self.host = host
 
     def __call__(self, session: Session, folded: IncrementalFold) -> None:
+        record = earliest(folded.active)
+        self.file(session, None if record is None else parse_instant(record.scheduled_at))
+
+    def file(self, session: Session, target: int | None) -> None:
+        """Make ``target`` this plugin's standing entry for ``session`` (a change only)."""
         sessions = self.host.sessions
         if sessions.get(session.id) is not session:
             return
-        record = earliest(folded.active)
-        target = None if record is None else parse_instant(record.scheduled_at)
         if sessions.wakes(session).get(PLUGIN_NAME) != target:
             sessions.request_wake(session, PLUGIN_NAME, target)
 
@@ -168,7 +171,13 @@ class SchedulePlugin:
         # cold_delivery the fold cache files the Session's wake here (every reason: a resumed
         # Session's stored entry is corrected from its fold; `dsh reindex` relies on it).
         del reason
-        self.folds.of(session)
+        try:
+            self.folds.of(session)
+        except ScheduleLogError:
+            # A corrupt stream delivers nothing: a stored wake for it would only wake it again.
+            if isinstance(self.folds.on_change, _WakeFiler):
+                self.folds.on_change.file(session, None)
+            raise
 
     @hookimpl
     def dsh_event_validate(self, session: Session, event: Event) -> None:

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from dsh_host import Host, Overlay, PluginLoadError
 from dsh_host.persistence import MemoryBackend
@@ -221,3 +222,50 @@ async def test_the_web_schedule_example_turns_cold_delivery_on():
         assert isinstance(value, dict)
         assert value["id"] == "schedule-1"
         assert set(host.sessions.wakes(agent.session)) == {PLUGIN}
+
+
+async def test_a_corrupt_stream_on_resume_clears_its_stored_entry(cold, memory):
+    agent = await cold.agent()
+    _, target = await create(cold, agent, 600)
+    sid = agent.session.id
+    await cold.host.unload_plugin("schedule")  # write a corrupt stream without the companion
+    agent.session.append("schedule/change", {"junk": True})
+    await cold.host.close_session(sid)
+    assert await stored(memory, sid) == {PLUGIN: target}
+    cold.host.load_plugin("schedule", {"cold_delivery": True})
+    with capture_logs() as logs:
+        resumed = await cold.host.resume_session(sid)
+    assert [e["plugin"] for e in logs if e["event"] == "session.invalid"] == [PLUGIN]
+    assert wakes(cold, resumed) == {}
+    assert await cold.host.sessions.flush(resumed.session) is True
+    assert await stored(memory, sid) == {}
+
+
+async def test_a_corrupt_stream_without_the_config_keeps_its_entry(memory):
+    h = await _harness(memory, {})
+    try:
+        agent = await h.agent()
+        sid = agent.session.id
+        h.host.sessions.request_wake(agent.session, PLUGIN, 1_000)
+        await h.host.unload_plugin("schedule")
+        agent.session.append("schedule/change", {"junk": True})
+        await h.host.close_session(sid)
+        h.host.load_plugin("schedule")
+        resumed = await h.host.resume_session(sid)
+        assert wakes(h, resumed) == {PLUGIN: 1_000}  # nothing is filed without cold_delivery
+    finally:
+        await h.host.close()
+
+
+async def test_reindex_refiles_an_entry_storage_lost(cold, memory):
+    agent = await cold.agent()
+    _, target = await create(cold, agent, 600)
+    sid = agent.session.id
+    await cold.host.close_session(sid)
+    loaded = await memory.load(sid)
+    assert loaded is not None
+    await memory.append(sid, len(loaded.events), [], wakes={PLUGIN: None})  # the entry is lost
+    assert await stored(memory, sid) == {}
+    rebuilt, entries, failed = await cold.host.reindex()
+    assert (rebuilt, entries, failed) == (1, 1, [])
+    assert await stored(memory, sid) == {PLUGIN: target}
