@@ -272,3 +272,50 @@ async def test_no_filed_wake_arms_nothing(clock: ManualClock) -> None:
         await host.close_session(session.id)
         await wait_until(lambda: not host.wakeups.busy)
         assert host.wakeups.armed_for is None
+
+
+def dispatches(events: Sequence[Any], schedule_id: str) -> int:
+    return sum(
+        1
+        for e in events
+        if e.type == "schedule/change"
+        and e.data["operation"] == "dispatch"
+        and e.data["id"] == schedule_id
+    )
+
+
+async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        host.load_plugin("schedule", {"cold_delivery": True})
+        agent = await host.create_session()
+        created = await agent.execute_tool(
+            "schedule_create", {"prompt": "call mom", "after_seconds": 120}
+        )
+        assert isinstance(created, dict)
+        schedule_id = str(created["id"])
+        session_id = agent.session.id
+        await wait_until(lambda: agent.phase == "idle")
+        await host.close_session(session_id)  # nobody looks at it any more
+        stored = await host.inspect(session_id)
+        assert stored is not None
+        assert set(stored.wakes) == {"schedule"}
+        clock.advance(119)
+        await wait_until(lambda: not host.wakeups.busy)
+        assert host.sessions.get(session_id) is None  # not before it is due
+        clock.advance(1)
+
+        def dispatched() -> int:
+            live = host.sessions.get(session_id)
+            return 0 if live is None else dispatches(live.events, schedule_id)
+
+        await wait_until(lambda: dispatched() == 1)
+        for _ in range(3):
+            clock.advance(60)
+            await wait_until(lambda: not host.wakeups.busy)
+        assert dispatched() == 1
+    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        stored = await host.inspect(session_id)
+        assert stored is not None
+        assert dispatches(stored.events, schedule_id) == 1
