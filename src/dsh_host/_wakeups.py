@@ -59,10 +59,10 @@ class WakeService:
         max_segment: float = 60.0,
         batch: int = 64,
     ) -> None:
-        self.backend = backend
-        self.sessions = sessions
-        self.clock = clock
+        self.backend, self.sessions, self.clock = backend, sessions, clock
+        #: The longest wait (seconds of loop time) before the wall clock is read again.
         self.max_segment = max_segment
+        #: How many due entries one index query reads (the page grows past skipped ones).
         self.batch = batch
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
@@ -178,7 +178,8 @@ class WakeService:
             if not rows:
                 earliest = await self.backend.earliest_wake()
                 self._recovered()
-                return earliest
+                # Beyond this window (or none); a backend whose two queries disagree never spins.
+                return earliest if earliest is None or earliest > horizon else horizon
         except Exception as exc:
             return self._storage_failed(now, exc)
         self._recovered()

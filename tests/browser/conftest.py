@@ -91,9 +91,9 @@ class Server:
         self.process.close()
 
 
-def start_server(data: Path, *, model: str = "scripted") -> Server:
+def start_server(data: Path, *, model: str = "scripted", overlay: str | Path = OVERLAY) -> Server:
     process = DshProcess(
-        ["serve", "--overlay", OVERLAY, "--data", str(data), "--port", "0", "--model", model]
+        ["serve", "--overlay", str(overlay), "--data", str(data), "--port", "0", "--model", model]
     )
     try:
         url = process.wait_for_line(LISTENING)[1]

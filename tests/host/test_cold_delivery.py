@@ -7,6 +7,7 @@ files its next target with the wake index. Time is a ManualClock; nothing sleeps
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,10 @@ from dsh_hookspecs import Session, hookimpl
 from dsh_host import Host
 from dsh_host.persistence import DueWake, MemoryBackend, SQLiteBackend, StorageError
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
+from dsh_schedule import parse_instant
+from tests.api import call_tool, dispatches, new_session, wait_for
+from tests.api import history as events
+from tests.browser.conftest import start_server
 
 PLUGIN = "waker"
 
@@ -177,6 +182,24 @@ async def test_an_entry_still_due_after_a_resume_does_not_resume_again_while_liv
         assert len(still_due) == 1  # logged once
 
 
+async def test_due_entries_beyond_one_page_and_behind_live_ones_are_all_delivered(
+    clock: ManualClock,
+) -> None:
+    async with Host(backend=MemoryBackend(), clock=clock) as host:
+        host.wakeups.batch = 2
+        waker = load_waker(host)
+        now = clock.now_ms()
+        for index in range(3):  # the earliest entries belong to live Sessions: skipped
+            live = (await host.create_session()).session
+            host.sessions.request_wake(live, PLUGIN, now - 10_000 + index)
+            assert await host.sessions.flush(live) is True
+        cold = [await cold_session_due_at(host, now + 1_000 * (index + 1)) for index in range(3)]
+        clock.advance(5)
+        await wait_until(lambda: sorted(waker.resumes) == sorted(cold))
+        await settled(host, clock, 60.0)
+        assert sorted(waker.resumes) == sorted(cold)
+
+
 async def test_a_request_for_an_earlier_wake_rearms_the_timer(clock: ManualClock) -> None:
     async with Host(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host)
@@ -201,6 +224,26 @@ class FailingDueWakes(FaultInjectingBackend):
             self.fail_due -= 1
             raise StorageError("injected index failure")
         return await super().due_wakes(now_ms, limit)
+
+
+class Disagreeing(MemoryBackend):
+    """An index whose earliest entry is due but never listed as due."""
+
+    async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
+        del now_ms, limit
+        return []
+
+    async def earliest_wake(self) -> int | None:
+        return 0
+
+
+async def test_an_index_whose_queries_disagree_does_not_make_the_host_spin(
+    clock: ManualClock,
+) -> None:
+    async with Host(backend=Disagreeing(), clock=clock) as host:
+        await settled(host, clock, 60.0)  # one look a segment, not a busy loop
+        clock.advance(60)
+        await settled(host, clock, 60.0)
 
 
 async def test_a_storage_failure_in_the_timer_path_is_logged_once_and_retried(
@@ -274,7 +317,7 @@ async def test_no_filed_wake_arms_nothing(clock: ManualClock) -> None:
         assert host.wakeups.armed_for is None
 
 
-def dispatches(events: Sequence[Any], schedule_id: str) -> int:
+def dispatched(events: Sequence[Any], schedule_id: str) -> int:
     return sum(
         1
         for e in events
@@ -306,16 +349,46 @@ async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
         assert host.sessions.get(session_id) is None  # not before it is due
         clock.advance(1)
 
-        def dispatched() -> int:
+        def in_log() -> int:
             live = host.sessions.get(session_id)
-            return 0 if live is None else dispatches(live.events, schedule_id)
+            return 0 if live is None else dispatched(live.events, schedule_id)
 
-        await wait_until(lambda: dispatched() == 1)
+        await wait_until(lambda: in_log() == 1)
         for _ in range(3):
             clock.advance(60)
             await wait_until(lambda: not host.wakeups.busy)
-        assert dispatched() == 1
+        assert in_log() == 1
     async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         stored = await host.inspect(session_id)
         assert stored is not None
-        assert dispatches(stored.events, schedule_id) == 1
+        assert dispatched(stored.events, schedule_id) == 1
+
+
+def test_a_reminder_due_while_dsh_serve_was_down_fires_once_after_a_sigkill_restart(
+    tmp_path: Path,
+) -> None:
+    """The example overlay turns cold delivery on: nobody resumes the Session by hand."""
+    data = tmp_path / "data"
+    boot1 = start_server(data)
+    try:
+        session_id = new_session(boot1)
+        made = call_tool(boot1, session_id, "schedule_create", {"prompt": "p", "after_seconds": 1})
+        assert made["state"] == "scheduled"
+    finally:
+        boot1.process.kill()  # SIGKILL: the create was already acknowledged
+        boot1.close()
+    due_ms = parse_instant(made["scheduledAt"])
+    wait_for(lambda: time.time() * 1000 > due_ms)  # it falls due while no server runs
+    boot2 = start_server(data)
+    try:
+        wait_for(lambda: dispatches(events(boot2, session_id)))
+        assert boot2.http.post(f"/api/sessions/{session_id}/flush").json()["durable"] is True
+        assert len(dispatches(events(boot2, session_id))) == 1
+    finally:
+        boot2.process.kill()
+        boot2.close()
+    boot3 = start_server(data)
+    try:
+        assert len(dispatches(events(boot3, session_id))) == 1  # never delivered twice
+    finally:
+        boot3.close()

@@ -5,6 +5,10 @@ Boot 2 resumes the pending Session (still pending), forks it (the child inherits
 work) and resumes the overdue one (exactly one dispatch, flush True). Boot 3 reads cold history
 (no Agent activated) and finds the receipt with its view. Boot 4 resumes the delivered Session
 again and nothing new is dispatched.
+
+It runs the spec's mode (the Schedule plugin's ``cold_delivery`` off): a cold Session does
+nothing until it is resumed. With cold delivery on, the host resumes it at start-up instead
+(tests/host/test_cold_delivery.py).
 """
 
 from __future__ import annotations
@@ -25,10 +29,16 @@ def live(server, sid):
     return next(s for s in sessions if s["id"] == sid)["live"]
 
 
+#: The web-schedule overlay without ``cold_delivery``: the spec's behaviour.
+SPEC_OVERLAY = "[plugins.schedule]\n\n[plugins.ui-schedule]\n"
+
+
 def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp_path):
     data = tmp_path / "data"
+    overlay = tmp_path / "overlay.toml"
+    overlay.write_text(SPEC_OVERLAY)
 
-    boot1 = start_server(data)
+    boot1 = start_server(data, overlay=overlay)
     try:
         pending = new_session(boot1)
         overdue = new_session(boot1)
@@ -45,7 +55,7 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp
     due_ms = parse_instant(due_at)
     wait_for(lambda: time.time() * 1000 > due_ms)  # it falls due while no server runs
 
-    boot2 = start_server(data)
+    boot2 = start_server(data, overlay=overlay)
     try:
         assert live(boot2, pending) is False
         assert dispatches(events(boot2, overdue)) == []  # due while down, not yet delivered
@@ -70,7 +80,7 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp
         boot2.process.kill()
         boot2.close()
 
-    boot3 = start_server(data)
+    boot3 = start_server(data, overlay=overlay)
     try:
         cold = events(boot3, overdue)
         receipts = dispatches(cold)
@@ -90,7 +100,7 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp
         boot3.process.kill()
         boot3.close()
 
-    boot4 = start_server(data)
+    boot4 = start_server(data, overlay=overlay)
     try:
         assert boot4.http.post(f"/api/sessions/{overdue}/resume").json()["live"] is True
         assert call_tool(boot4, overdue, "schedule_list", {}) == []
