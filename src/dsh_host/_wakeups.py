@@ -114,7 +114,7 @@ class WakeService:
         self._paused += 1
         self._cancel_timer()
         try:
-            await self._slot.stop()
+            await self._slot.join()  # a running pass resumes nothing more once paused
             yield
         finally:
             self._paused -= 1
