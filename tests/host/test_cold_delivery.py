@@ -16,12 +16,20 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Session, hookimpl
 from dsh_host import Host
-from dsh_host.persistence import DueWake, MemoryBackend, SQLiteBackend, StorageError
+from dsh_host.persistence import (
+    Backend,
+    DueWake,
+    MemoryBackend,
+    PostgresBackend,
+    SQLiteBackend,
+    StorageError,
+)
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_schedule import parse_instant
 from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
 from tests.browser.conftest import start_server
+from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's cluster
 
 PLUGIN = "waker"
 
@@ -392,3 +400,34 @@ def test_a_reminder_due_while_dsh_serve_was_down_fires_once_after_a_sigkill_rest
         assert len(dispatches(events(boot3, session_id))) == 1  # never delivered twice
     finally:
         boot3.close()
+
+
+async def test_a_reminder_due_while_the_host_was_down_fires_once_on_postgresql(
+    pg_cluster: Cluster,  # noqa: F811 - the imported fixture
+    clock: ManualClock,
+) -> None:
+    url = pg_cluster.new_database()
+
+    def backend() -> Backend:
+        return PostgresBackend(url)
+
+    async with Host(backend=backend(), clock=clock) as host:
+        host.load_plugin("schedule", {"cold_delivery": True})
+        agent = await host.create_session()
+        created = await agent.execute_tool("schedule_create", {"prompt": "p", "after_seconds": 60})
+        assert isinstance(created, dict)
+        schedule_id, session_id = str(created["id"]), agent.session.id
+        await wait_until(lambda: agent.phase == "idle")
+    clock.advance(600)  # due while no host runs
+    async with Host(backend=backend(), clock=clock) as host:
+        host.load_plugin("schedule", {"cold_delivery": True})
+
+        def in_log() -> int:
+            live = host.sessions.get(session_id)
+            return 0 if live is None else dispatched(live.events, schedule_id)
+
+        await wait_until(lambda: in_log() == 1)
+    async with Host(backend=backend(), clock=clock) as host:
+        stored = await host.inspect(session_id)
+        assert stored is not None
+        assert dispatched(stored.events, schedule_id) == 1
