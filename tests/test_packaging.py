@@ -90,7 +90,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("the Agent registry", ["_registry"]),
         ("plugins", ["_plugins"]),
         ("models", ["_models"]),
-        ("cold delivery", ["_wakeups"]),
+        ("cold delivery", ["_wakeups", "_eviction"]),
         ("the host object", ["_host", "testing", "conformance*"]),
         ("web", ["web*"]),
         ("CLI", ["_cli", "__main__"]),

@@ -39,6 +39,8 @@ from .web import WebServer, is_loopback
 log = structlog.get_logger(__name__)
 
 DEFAULT_DATA = ".dsh-data"
+#: Seconds a live Session may sit idle under `dsh serve` before it is detached (issue 11 item 3).
+DEFAULT_EVICT_IDLE = 600
 _DATA_HELP = "data folder (SQLite), or a postgresql://USER@HOST:PORT/DB URL"
 
 
@@ -79,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start even though the store holds less than was acknowledged before (a lost "
         "-wal file, an emptied or replaced database); logs a warning and accepts what it holds",
+    )
+    serve.add_argument(
+        "--evict-idle",
+        type=_seconds,
+        metavar="SECONDS",
+        help="detach live Sessions idle this long to cold (default: the overlay's "
+        f"[host] evict_idle_seconds, else {DEFAULT_EVICT_IDLE}; 0 turns it off)",
     )
     serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
 
@@ -225,6 +234,17 @@ def _token(args: argparse.Namespace) -> str | None:
     return value
 
 
+def _seconds(text: str) -> int:
+    """``--evict-idle``: a whole number of seconds >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
+    return value
+
+
 async def _serve(args: argparse.Namespace) -> int:
     try:
         args.token = _token(args)
@@ -262,7 +282,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
     backend = _backend(args.data, accept_data_loss=args.accept_data_loss)
-    host = Host(backend=backend, model=args.model, overlay=overlay)
+    evict = args.evict_idle
+    if evict is None:
+        evict = (
+            DEFAULT_EVICT_IDLE if overlay.evict_idle_seconds is None else overlay.evict_idle_seconds
+        )
+    host = Host(backend=backend, model=args.model, overlay=overlay, evict_idle_seconds=evict)
     try:
         await host.start()
     except (StorageError, PluginLoadError) as exc:

@@ -22,6 +22,7 @@ from dsh_hookspecs import Clock, JSONValue
 
 from ._agent import LiveAgent, ModelAdapter
 from ._clock import SystemClock
+from ._eviction import Evictor
 from ._models import make_model
 from ._overlay import Overlay
 from ._plugins import PluginManager
@@ -46,7 +47,9 @@ class Host:
         clock: Clock | None = None,
         overlay: Overlay | None = None,
         batch_delay: float = 0.005,
+        evict_idle_seconds: float = 0,
     ) -> None:
+        """``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never)."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
@@ -69,6 +72,14 @@ class Host:
         #: Cold delivery: resumes cold Sessions whose durable wake entry is due (issue 11).
         self.wakeups = WakeService(
             backend=backend, sessions=self.sessions, clock=self.clock, resume=self.resume_session
+        )
+        #: Idle eviction (issue 11 item 3): live Sessions nobody uses go cold.
+        self.evictor = Evictor(
+            sessions=self.sessions,
+            agents=self.agents.all,
+            clock=self.clock,
+            evict=self._evict,
+            idle_seconds=evict_idle_seconds,
         )
         self._started = False
         self._closed = False
@@ -99,6 +110,7 @@ class Host:
             await self.close()
             raise
         self.wakeups.start()  # due wakes at start-up are delivered promptly
+        self.evictor.start()
         log.info(
             "host.started",
             backend=self.backend.name,
@@ -129,6 +141,7 @@ class Host:
             return
         self._closed = True
         await self.wakeups.close()  # nothing is resumed while the host winds down
+        await self.evictor.close()
         for agent in reversed(self.agents.all()):
             await agent.dispose()
         for session in self.sessions.live():
@@ -203,6 +216,24 @@ class Host:
             await agent.dispose()
         await self._final_flush(session)
         self.sessions.detach(session)
+
+    def attach(self, session_id: str) -> Callable[[], None]:
+        """Count an attached event stream (it keeps the Session from idle eviction); the
+        result releases it (idempotent)."""
+        return self.evictor.attach(session_id)
+
+    async def _evict(self, session: LiveSession) -> bool:
+        """Idle eviction: flush, dispose its Agent, flush again, detach. A flush that fails or
+        is not acknowledged leaves the Session live (answers False, or raises)."""
+        if not self.sessions.is_live(session) or not await self.sessions.flush(session):
+            return False
+        agent = self.agents.for_session(session.id)
+        if agent is not None:
+            await agent.dispose()
+        if not await self.sessions.flush(session):
+            return False
+        self.sessions.detach(session)
+        return True
 
     async def reindex(self) -> tuple[int, int, list[str]]:
         """Rebuild the durable wake index from the logs (``dsh reindex``).

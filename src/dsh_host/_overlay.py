@@ -7,10 +7,13 @@ Format (TOML)::
 
     [plugins.first-ui]          # an empty table loads the plugin with an empty config
 
+    [host]
+    evict_idle_seconds = 600    # detach live Sessions idle that long (0: never); optional
+
 (``examples/`` holds a real one.)
 
-Plugins load in file order. Any other top-level key, or a plugin entry that is not a table, is
-an error naming the file.
+Plugins load in file order. Any other top-level key, any other ``host`` key, or a plugin entry
+that is not a table, is an error naming the file.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class PluginEntry:
 class Overlay:
     plugins: tuple[PluginEntry, ...] = ()
     source: str = "<none>"
+    #: ``[host] evict_idle_seconds``; ``None`` when the overlay does not set it.
+    evict_idle_seconds: int | None = None
 
     @classmethod
     def load(cls, path: Path) -> Overlay:
@@ -54,7 +59,7 @@ class Overlay:
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any], *, source: str = "<memory>") -> Overlay:
-        unknown = sorted(set(document) - {"plugins"})
+        unknown = sorted(set(document) - {"plugins", "host"})
         if unknown:
             raise OverlayError(f"overlay {source}: unknown top-level keys {unknown}")
         plugins = document.get("plugins", {})
@@ -70,4 +75,22 @@ class Overlay:
                 raise OverlayError(f"overlay {source}: plugins.{name}: {exc}") from None
             assert isinstance(canonical, dict)
             entries.append(PluginEntry(name=name, config=canonical))
-        return cls(plugins=tuple(entries), source=source)
+        evict = _host_table(document.get("host", {}), source)
+        return cls(plugins=tuple(entries), source=source, evict_idle_seconds=evict)
+
+
+def _host_table(table: object, source: str) -> int | None:
+    """The ``[host]`` table: only ``evict_idle_seconds``, an integer >= 0."""
+    if not isinstance(table, dict):
+        raise OverlayError(f"overlay {source}: 'host' must be a table")
+    unknown = sorted(set(table) - {"evict_idle_seconds"})
+    if unknown:
+        raise OverlayError(f"overlay {source}: unknown keys in [host] {unknown}")
+    value = table.get("evict_idle_seconds")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise OverlayError(
+            f"overlay {source}: host.evict_idle_seconds must be an integer >= 0, got {value!r}"
+        )
+    return value

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -170,6 +171,7 @@ class Api:
             self.host.plugins,
             keepalive=self.s.keepalive,
             send_timeout=self.s.send_timeout,
+            attach=partial(self.host.attach, sid),
         )
 
     # -- helpers --------------------------------------------------------------------------------

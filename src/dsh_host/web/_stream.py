@@ -69,7 +69,10 @@ class EventStream(Response):
         *,
         keepalive: float,
         send_timeout: float,
+        attach: Callable[[], Callable[[], None]] | None = None,
     ) -> None:
+        """``attach()`` is called while the stream runs (it keeps the Session from idle
+        eviction) and returns its release."""
         # Deliberately not Response.__init__: this response writes its own headers and body.
         self.status_code = 200
         self.background = None
@@ -79,10 +82,12 @@ class EventStream(Response):
         self._keepalive = keepalive
         self._send_timeout = send_timeout
         self._abort: Callable[[], None] | None = None
+        self._attach = attach
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         subscription = self._subscription
         self._abort = scope.get("extensions", {}).get(ABORT)
+        release = self._attach() if self._attach is not None else None
         try:
             # Headers go out at once, so a client knows it is attached before any event.
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -101,6 +106,8 @@ class EventStream(Response):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             subscription.close("done")
+            if release is not None:
+                release()
 
     async def _pump(self, send: Send) -> bool:
         """Send replay then live frames; False when the client stopped taking them."""
