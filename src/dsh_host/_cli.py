@@ -245,6 +245,13 @@ def _seconds(text: str) -> int:
     return value
 
 
+def evict_idle(flag: int | None, overlay: Overlay) -> int:
+    """The idle-eviction timeout of ``dsh serve``: the flag, else the overlay's, else 600."""
+    if flag is not None:
+        return flag
+    return DEFAULT_EVICT_IDLE if overlay.evict_idle_seconds is None else overlay.evict_idle_seconds
+
+
 async def _serve(args: argparse.Namespace) -> int:
     try:
         args.token = _token(args)
@@ -282,12 +289,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
     backend = _backend(args.data, accept_data_loss=args.accept_data_loss)
-    evict = args.evict_idle
-    if evict is None:
-        evict = (
-            DEFAULT_EVICT_IDLE if overlay.evict_idle_seconds is None else overlay.evict_idle_seconds
-        )
-    host = Host(backend=backend, model=args.model, overlay=overlay, evict_idle_seconds=evict)
+    host = Host(
+        backend=backend,
+        model=args.model,
+        overlay=overlay,
+        evict_idle_seconds=evict_idle(args.evict_idle, overlay),
+    )
     try:
         await host.start()
     except (StorageError, PluginLoadError) as exc:

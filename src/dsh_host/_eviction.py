@@ -91,6 +91,11 @@ class Evictor:
             self._timer = None
         await self._slot.stop()
 
+    def attached(self, session_id: str) -> int:
+        """How many event streams are attached to ``session_id`` now."""
+        seen = self._seen.get(session_id)
+        return 0 if seen is None else seen.streams
+
     def attach(self, session_id: str) -> Callable[[], None]:
         """Count one attached event stream on ``session_id``; call the result to release it."""
         seen = self._seen.setdefault(session_id, _Seen(self.clock.time()))

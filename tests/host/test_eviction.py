@@ -13,10 +13,12 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_host import Host
+from dsh_host._cli import _parser, evict_idle
 from dsh_host._overlay import Overlay, OverlayError
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.host.test_cold_delivery import dispatched
+from tests.web.support import serve, stream
 
 
 async def tick(host: Host, clock: ManualClock, seconds: float) -> None:
@@ -184,3 +186,30 @@ def test_bad_host_tables_are_refused(table: object, message: str) -> None:
 def test_a_negative_timeout_is_refused() -> None:
     with pytest.raises(ValueError, match=">= 0"):
         Host(backend=MemoryBackend(), evict_idle_seconds=-1)
+
+
+def test_dsh_serve_evict_idle_flag_wins_over_the_overlay_default_600() -> None:
+    parser = _parser()
+    overlay = Overlay.from_document({"host": {"evict_idle_seconds": 30}})
+    assert evict_idle(parser.parse_args(["serve"]).evict_idle, Overlay()) == 600
+    assert evict_idle(parser.parse_args(["serve"]).evict_idle, overlay) == 30
+    flag = parser.parse_args(["serve", "--evict-idle", "0"]).evict_idle
+    assert evict_idle(flag, overlay) == 0
+    for bad in ("-5", "1.5", "soon"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["serve", "--evict-idle", bad])
+
+
+async def test_an_open_event_stream_keeps_its_session_live(clock: ManualClock) -> None:
+    async with Host(backend=MemoryBackend(), clock=clock, evict_idle_seconds=60) as host:
+        agent = await host.create_session()
+        sid = agent.session.id
+        async with serve(host) as (_, client):
+            async with stream(client, sid):
+                await wait_until(lambda: host.evictor.attached(sid) == 1)
+                for _ in range(3):
+                    await tick(host, clock, 60)
+                assert host.sessions.get(sid) is not None
+            await wait_until(lambda: host.evictor.attached(sid) == 0)
+            await tick(host, clock, 60)
+            await wait_until(lambda: host.sessions.get(sid) is None)
