@@ -44,10 +44,11 @@ class Evictor:
         sessions: SessionStore,
         agents: Callable[[], Sequence[LiveAgent]],
         clock: Clock,
-        evict: Callable[[LiveSession], Awaitable[bool]],
+        evict: Callable[[LiveSession], Awaitable[bool | None]],
         idle_seconds: float = 0,
     ) -> None:
-        """``evict(session)`` makes it cold and answers whether it did (storage took it)."""
+        """``evict(session)`` makes it cold and answers whether it did (False: storage did not
+        take its flush; None: its Agent became busy meanwhile, so it stays live quietly)."""
         if idle_seconds < 0:
             raise ValueError("evict_idle_seconds must be >= 0")
         self.sessions, self.clock, self.idle_seconds = sessions, clock, idle_seconds
@@ -147,8 +148,8 @@ class Evictor:
         for session, idle in due:
             if self._closed:
                 break
-            if self._seen[session.id].streams or session.id in self._busy_sessions():
-                continue  # became busy while an earlier one was evicted
+            if self._seen[session.id].streams:
+                continue  # a stream attached while an earlier one was evicted
             if await self._evict_one(session, idle):
                 evicted.append(session.id)
         return evicted
@@ -169,6 +170,8 @@ class Evictor:
             done, error = False, str(exc)
         else:
             error = "storage did not acknowledge the flush"
+        if done is None:
+            return False
         if not done:
             log.error("host.session_evict_failed", session_id=session.id, error=error)
             return False

@@ -222,11 +222,16 @@ class Host:
         result releases it (idempotent)."""
         return self.evictor.attach(session_id)
 
-    async def _evict(self, session: LiveSession) -> bool:
+    async def _evict(self, session: LiveSession) -> bool | None:
         """Idle eviction: flush, dispose its Agent, flush again, detach. A flush that fails or
-        is not acknowledged leaves the Session live (answers False, or raises)."""
-        if not self.sessions.is_live(session) or not await self.sessions.flush(session):
+        is not acknowledged leaves the Session live (answers False, or raises); an Agent that
+        is no longer idle (input arrived meanwhile) leaves it live too (answers None)."""
+        if not self.sessions.is_live(session) or self._in_use(session.id):
+            return None
+        if not await self.sessions.flush(session):
             return False
+        if self._in_use(session.id):
+            return None
         agent = self.agents.for_session(session.id)
         if agent is not None:
             await agent.dispose()
@@ -234,6 +239,10 @@ class Host:
             return False
         self.sessions.detach(session)
         return True
+
+    def _in_use(self, session_id: str) -> bool:
+        agent = self.agents.for_session(session_id)
+        return agent is not None and (agent.phase != "idle" or bool(agent.inbox))
 
     async def reindex(self) -> tuple[int, int, list[str]]:
         """Rebuild the durable wake index from the logs (``dsh reindex``).

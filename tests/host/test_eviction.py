@@ -213,3 +213,24 @@ async def test_an_open_event_stream_keeps_its_session_live(clock: ManualClock) -
             await wait_until(lambda: host.evictor.attached(sid) == 0)
             await tick(host, clock, 60)
             await wait_until(lambda: host.sessions.get(sid) is None)
+
+
+async def test_input_arriving_during_the_final_flush_keeps_the_session_live(
+    clock: ManualClock,
+) -> None:
+    backend = FaultInjectingBackend(MemoryBackend())
+    async with Host(backend=backend, clock=clock, evict_idle_seconds=60) as host:
+        agent = await host.create_session()
+        sid = agent.session.id
+        agent.session.append("x/test", {})
+        gate = backend.plan.gate = asyncio.Event()
+        calls = len(backend.plan.append_calls)
+        clock.advance(60)
+        await wait_until(lambda: len(backend.plan.append_calls) > calls)  # flush is waiting
+        agent.send("hello")  # a message arrives meanwhile
+        backend.plan.gate = None
+        gate.set()
+        await wait_until(lambda: not host.evictor.busy)
+        assert host.sessions.get(sid) is not None
+        assert not agent.disposed
+        await wait_until(lambda: agent.phase == "idle" and not agent.inbox)
