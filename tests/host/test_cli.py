@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from dsh_hookspecs import SessionHeader
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, opened
 from tests.procs import DSH, LISTENING, ROOT, DshProcess, run_dsh
 
 
@@ -42,21 +42,13 @@ def test_reindex_rebuilds_the_wake_index_of_a_data_folder(tmp_path):
     data = tmp_path / "data"
 
     async def store() -> None:
-        backend = SQLiteBackend(data)
-        await backend.open()
-        try:
+        async with opened(SQLiteBackend(data)) as backend:
             header = SessionHeader(version=1, id="s1", created_at=1_700_000_000_000)
             await backend.append("s1", 0, [], header, wakes={"gone": 1_785_931_260_000})
-        finally:
-            await backend.close()
 
     async def earliest() -> int | None:
-        backend = SQLiteBackend(data)
-        await backend.open()
-        try:
+        async with opened(SQLiteBackend(data)) as backend:
             return await backend.earliest_wake()
-        finally:
-            await backend.close()
 
     asyncio.run(store())
     assert "reindex" in run_dsh(["--help"]).stdout
@@ -223,14 +215,10 @@ def _store_with_sessions(data: Path, *ids: str) -> None:
     """A closed store in ``data`` holding one empty Session per id."""
 
     async def write() -> None:
-        backend = SQLiteBackend(data)
-        await backend.open()
-        try:
+        async with opened(SQLiteBackend(data)) as backend:
             for n, sid in enumerate(ids):
                 header = SessionHeader(version=1, id=sid, created_at=1_700_000_000_000 + n)
                 await backend.append(sid, 0, [], header)
-        finally:
-            await backend.close()
 
     asyncio.run(write())
 

@@ -26,8 +26,11 @@ from dsh_host.persistence import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
+    is_postgres_url,
+    opened,
+    redacted,
 )
-from dsh_host.persistence._postgres import SCHEMA_VERSION, is_postgres_url, redacted
+from dsh_host.persistence._postgres import SCHEMA_VERSION
 from dsh_host.testing import ManualClock
 from tests.api import wait_for
 from tests.pg import USER, Cluster, bindir, pg_cluster  # noqa: F401 - the session's cluster
@@ -129,9 +132,7 @@ def test_redacted_hides_only_the_password() -> None:
 
 
 async def test_concurrent_appends_share_transactions(url: str) -> None:
-    backend = PostgresBackend(url)
-    await backend.open()
-    try:
+    async with opened(PostgresBackend(url)) as backend:
         ids = [f"s{i:02d}" for i in range(40)]
         await asyncio.gather(
             *(
@@ -142,8 +143,6 @@ async def test_concurrent_appends_share_transactions(url: str) -> None:
         assert backend.appends == 40
         assert backend.commits < backend.appends  # grouped, not one transaction per append
         assert [s.length for s in await backend.list_sessions()] == [2] * 40
-    finally:
-        await backend.close()
 
 
 async def test_two_processes_on_one_database_serialize_in_the_database(url: str) -> None:
@@ -289,9 +288,7 @@ async def test_a_damaged_event_row_fails_only_the_load_of_its_session(
     pg_cluster: Cluster,  # noqa: F811 - the imported fixture
     url: str,
 ) -> None:
-    backend = PostgresBackend(url)
-    await backend.open()
-    try:
+    async with opened(PostgresBackend(url)) as backend:
         for sid in ("s1", "s2"):
             await backend.append(sid, 0, make_events(0, 3), make_header(sid))
         pg_cluster.execute(
@@ -304,17 +301,13 @@ async def test_a_damaged_event_row_fails_only_the_load_of_its_session(
             await backend.load("s2")
         assert [s.length for s in await backend.list_sessions()] == [3, 3]
         assert await backend.load("nul\x00id") is None
-    finally:
-        await backend.close()
 
 
 async def test_connections_the_server_dropped_are_replaced_before_the_next_append(
     pg_cluster: Cluster,  # noqa: F811 - the imported fixture
     url: str,
 ) -> None:
-    backend = PostgresBackend(url)
-    await backend.open()
-    try:
+    async with opened(PostgresBackend(url)) as backend:
         await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
         dbname = url.rsplit("/", 1)[1]
         # Waits (up to 10 s each) until every connection of the backend has ended.
@@ -326,17 +319,13 @@ async def test_connections_the_server_dropped_are_replaced_before_the_next_appen
         )
         await backend.append("s1", 1, make_events(1, 2))
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 3))
-    finally:
-        await backend.close()
 
 
 async def test_one_bad_request_of_a_batch_fails_alone(
     pg_cluster: Cluster,  # noqa: F811 - the imported fixture
     url: str,
 ) -> None:
-    backend = PostgresBackend(url)
-    await backend.open()
-    try:
+    async with opened(PostgresBackend(url)) as backend:
         for sid in ("bad", "good"):
             await backend.append(sid, 0, make_events(0, 3), make_header(sid))
         # Outside damage: "bad" records 1 event but holds 3, so writing seq 1 breaks the key.
@@ -361,8 +350,6 @@ async def test_one_bad_request_of_a_batch_fails_alone(
         assert good.wakes == {"p": 5}
         assert_stored(await backend.load("fresh"), make_header("fresh"), make_events(0, 1))
         assert await backend.load("nul\x00id") is None
-    finally:
-        await backend.close()
 
 
 async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> None:
@@ -398,20 +385,12 @@ async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> 
 
 def test_reindex_on_postgresql_rebuilds_the_wake_index(url: str) -> None:
     async def store() -> None:
-        backend = PostgresBackend(url)
-        await backend.open()
-        try:
+        async with opened(PostgresBackend(url)) as backend:
             await backend.append("s1", 0, [], make_header("s1"), wakes={"gone": 1_785_931_260_000})
-        finally:
-            await backend.close()
 
     async def earliest() -> int | None:
-        backend = PostgresBackend(url)
-        await backend.open()
-        try:
+        async with opened(PostgresBackend(url)) as backend:
             return await backend.earliest_wake()
-        finally:
-            await backend.close()
 
     asyncio.run(store())
     # No overlay: no plugin files an entry again, so the stale one is cleared.

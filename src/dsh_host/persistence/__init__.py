@@ -25,6 +25,7 @@ from ._backend import (
     StoredSummary,
     check_wake_instant,
     damaged_sessions,
+    opened,
 )
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._lock import DataDirLock
@@ -60,5 +61,6 @@ __all__ = [
     "events_identical",
     "is_postgres_url",
     "list_sessions_read_only",
+    "opened",
     "redacted",
 ]

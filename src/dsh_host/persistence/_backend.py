@@ -28,10 +28,11 @@ transaction as that batch's events, so the index never runs ahead of or behind t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 from dsh_hookspecs import WAKE_MAX_MS, WAKE_MIN_MS, Event, JSONValue, SessionHeader
 
@@ -262,3 +263,16 @@ def check_position(
         raise StorageConflictError(
             f"session {session_id} has {stored_length} stored events, append expected {start}"
         )
+
+
+_B = TypeVar("_B", bound=Backend)
+
+
+@asynccontextmanager
+async def opened(backend: _B) -> AsyncIterator[_B]:
+    """``backend`` opened for the ``async with`` block, and closed after it (even on error)."""
+    await backend.open()
+    try:
+        yield backend
+    finally:
+        await backend.close()
