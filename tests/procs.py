@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -64,6 +65,23 @@ class DshProcess:
     @property
     def stderr(self) -> str:
         return "".join(self.stderr_lines)
+
+    def logged(self, event: str, **fields: object) -> list[dict[str, object]]:
+        """The structured log records (JSON lines on stderr) named ``event`` so far whose
+        ``fields`` match; lines that are not JSON objects are ignored."""
+        found = []
+        for line in list(self.stderr_lines):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if (
+                isinstance(record, dict)
+                and record.get("event") == event
+                and all(record.get(key) == value for key, value in fields.items())
+            ):
+                found.append(record)
+        return found
 
     def terminate(self, timeout: float = 5.0) -> int:
         self.proc.send_signal(signal.SIGTERM)

@@ -4,7 +4,7 @@ and a real ``dsh serve`` process per test on a fresh data folder."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -82,7 +82,7 @@ def page(browser) -> Iterator[Page]:
 
 
 class Server:
-    def __init__(self, process: DshProcess, url: str, data: Path) -> None:
+    def __init__(self, process: DshProcess, url: str, data: Path | str) -> None:
         self.process, self.url, self.data = process, url, data
         self.http = httpx.Client(base_url=url, timeout=10)
 
@@ -91,10 +91,17 @@ class Server:
         self.process.close()
 
 
-def start_server(data: Path, *, model: str = "scripted", overlay: str | Path = OVERLAY) -> Server:
-    process = DshProcess(
-        ["serve", "--overlay", str(overlay), "--data", str(data), "--port", "0", "--model", model]
-    )
+def start_server(
+    data: Path | str,
+    *,
+    model: str = "scripted",
+    overlay: str | Path = OVERLAY,
+    extra: Sequence[str] = (),
+) -> Server:
+    """``dsh serve`` on ``data`` (a folder, or a ``postgresql://`` URL) on a free port; ``extra``
+    are more ``dsh serve`` arguments (e.g. ``["--evict-idle", "1"]``)."""
+    args = ["serve", "--overlay", str(overlay), "--data", str(data), "--port", "0"]
+    process = DshProcess([*args, "--model", model, *extra])
     try:
         url = process.wait_for_line(LISTENING)[1]
     except BaseException:

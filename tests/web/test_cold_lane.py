@@ -1,0 +1,79 @@
+"""Cold delivery through real ``dsh serve`` processes (issue 11, proof), on SQLite and PostgreSQL.
+
+The example overlay turns the Schedule plugin's ``cold_delivery`` on. Nobody attaches to the
+Sessions under test: no ``/events`` stream, no message, no resume. Until a reminder has fired the
+tests read only the Sessions listing and the server's structured log (JSON lines on stderr), so
+it is the host's wake index that brings each Session back, not a client.
+
+"On time" is measured from the log itself: a dispatch's envelope ``time`` (epoch ms at append,
+the host's wall clock) minus the reminder's ``scheduledAt``. It is never negative (not early) and
+stays under :data:`ON_TIME_MS`.
+"""
+
+from __future__ import annotations
+
+from dsh_schedule import parse_instant
+from tests.api import call_tool, dispatches, new_session, wait_for
+from tests.api import history as events
+from tests.browser.conftest import start_server
+from tests.pg import pg_cluster  # noqa: F401 - the session's cluster, for the postgres cases
+from tests.web.lanes import data, lag_ms, live, now_ms  # noqa: F401 - data is a fixture
+
+#: The bound on a dispatch's lateness after its due instant.
+ON_TIME_MS = 2000
+#: How far ahead the on-time reminder is set: past a SIGKILL and a restart, with room to spare.
+LEAD_SECONDS = 6
+
+
+def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_attached(
+    data: str,  # noqa: F811 - the imported fixture
+) -> None:
+    """One reminder falls due while no server runs (delivered at start-up); another falls due
+    after the restarted server is up (delivered at its instant, not before, not late)."""
+    boot1 = start_server(data)
+    try:
+        overdue, on_time = new_session(boot1), new_session(boot1)
+        late = call_tool(boot1, overdue, "schedule_create", {"prompt": "a", "after_seconds": 1})
+        soon = call_tool(
+            boot1, on_time, "schedule_create", {"prompt": "b", "after_seconds": LEAD_SECONDS}
+        )
+        assert late["state"] == soon["state"] == "scheduled"
+    finally:
+        boot1.process.kill()  # SIGKILL: both creates were already acknowledged
+        boot1.close()
+    wait_for(lambda: now_ms() > parse_instant(late["scheduledAt"]))  # due while no server runs
+
+    boot2 = start_server(data)
+    try:
+        cold_at_start = live(boot2, on_time)
+        checked = now_ms()
+        assert checked < parse_instant(soon["scheduledAt"]), "the restart took longer than the lead"
+        assert cold_at_start is False  # not resumed before it is due
+
+        # The overdue one: the wake service resumes it at start-up.
+        wait_for(lambda: boot2.process.logged("host.wake_delivered", session_id=overdue))
+        fired_late = wait_for(lambda: dispatches(events(boot2, overdue)))
+        assert lag_ms(fired_late[0], late["scheduledAt"]) >= 0
+
+        # The on-time one: watched only through the listing and the log until it has fired.
+        wait_for(
+            lambda: boot2.process.logged("host.wake_delivered", session_id=on_time),
+            timeout=LEAD_SECONDS + 20,
+        )
+        assert live(boot2, on_time) is True
+        fired = wait_for(lambda: dispatches(events(boot2, on_time)))
+        assert 0 <= lag_ms(fired[0], soon["scheduledAt"]) < ON_TIME_MS
+        for sid in (overdue, on_time):
+            assert boot2.http.post(f"/api/sessions/{sid}/flush").json()["durable"] is True
+            assert len(dispatches(events(boot2, sid))) == 1
+    finally:
+        boot2.process.kill()
+        boot2.close()
+
+    boot3 = start_server(data)
+    try:
+        for sid in (overdue, on_time):
+            assert len(dispatches(events(boot3, sid))) == 1  # never delivered twice
+            assert live(boot3, sid) is False  # cold history activated nothing
+    finally:
+        boot3.close()
