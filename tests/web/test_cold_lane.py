@@ -1,4 +1,5 @@
-"""Cold delivery through real ``dsh serve`` processes (issue 11, proof), on SQLite and PostgreSQL.
+"""Cold delivery and idle eviction through real ``dsh serve`` processes (issue 11, proof), on
+SQLite and PostgreSQL.
 
 The example overlay turns the Schedule plugin's ``cold_delivery`` on. Nobody attaches to the
 Sessions under test: no ``/events`` stream, no message, no resume. Until a reminder has fired the
@@ -7,7 +8,8 @@ it is the host's wake index that brings each Session back, not a client.
 
 "On time" is measured from the log itself: a dispatch's envelope ``time`` (epoch ms at append,
 the host's wall clock) minus the reminder's ``scheduledAt``. It is never negative (not early) and
-stays under :data:`ON_TIME_MS`.
+stays under :data:`ON_TIME_MS`. Eviction is seen the same way: the ``host.session_evicted`` log
+line and ``"live": false`` in the listing.
 """
 
 from __future__ import annotations
@@ -77,3 +79,53 @@ def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_att
             assert live(boot3, sid) is False  # cold history activated nothing
     finally:
         boot3.close()
+
+
+EVICT = ["--evict-idle", "1"]  # the smallest timeout dsh serve takes (0 turns eviction off)
+
+
+def replies_after(server, sid: str, seq: int) -> list[str]:
+    """The assistant replies appended after log index ``seq``."""
+    return [
+        e["event"]["data"]["text"]
+        for e in events(server, sid)
+        if e["event"]["type"] == "assistant/message" and e["event"]["seq"] > seq
+    ]
+
+
+def test_an_evicted_session_is_woken_by_its_reminder_then_reads_cold_and_resumes_on_a_message(
+    data: str,  # noqa: F811 - the imported fixture
+) -> None:
+    boot1 = start_server(data, extra=EVICT)
+    try:
+        sid = new_session(boot1)
+        made = call_tool(boot1, sid, "schedule_create", {"prompt": "c", "after_seconds": 5})
+        due_ms = parse_instant(made["scheduledAt"])
+        # Idle for a second: the host flushes it and detaches it, the reminder still standing.
+        wait_for(lambda: boot1.process.logged("host.session_evicted", session_id=sid))
+        assert live(boot1, sid) is False
+        assert now_ms() < due_ms, "evicted only after the reminder was due"
+        # The wake index brings it back at its instant, with nobody attached.
+        wait_for(lambda: boot1.process.logged("host.wake_delivered", session_id=sid), timeout=30)
+        fired = wait_for(lambda: dispatches(events(boot1, sid)))
+        assert 0 <= lag_ms(fired[0], made["scheduledAt"]) < ON_TIME_MS
+        # Its follow-up turn ends and it goes cold again: that eviction's flush was durable.
+        wait_for(lambda: len(boot1.process.logged("host.session_evicted", session_id=sid)) == 2)
+    finally:
+        boot1.process.kill()  # SIGKILL
+        boot1.close()
+
+    boot2 = start_server(data, extra=EVICT)
+    try:
+        cold = events(boot2, sid)  # a browser-less client reads the evicted Session cold
+        receipts = dispatches(cold)
+        assert len(receipts) == 1
+        assert receipts[0]["view"]["view"]["occurrenceAt"] == made["scheduledAt"]
+        assert live(boot2, sid) is False  # reading history activated nothing
+        last = cold[-1]["event"]["seq"]
+        assert call_tool(boot2, sid, "schedule_list", {}) == []  # a message resumes it
+        assert wait_for(lambda: replies_after(boot2, sid, last))
+        assert len(dispatches(events(boot2, sid))) == 1
+    finally:
+        boot2.process.kill()
+        boot2.close()
