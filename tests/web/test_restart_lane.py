@@ -1,4 +1,5 @@
-"""The restart lane: real ``dsh serve`` processes on one data folder, stopped with SIGKILL.
+"""The restart lane: real ``dsh serve`` processes on one store, stopped with SIGKILL; the store is
+a data folder (SQLite) or a PostgreSQL database (issue 11 item 6), one case each.
 
 Boot 1 writes a pending reminder (+3600 s) and one that falls due while the server is down.
 Boot 2 resumes the pending Session (still pending), forks it (the child inherits no active
@@ -19,22 +20,21 @@ from dsh_schedule import parse_instant
 from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
 from tests.browser.conftest import start_server
+from tests.pg import pg_cluster  # noqa: F401 - the session's cluster, for the postgres case
+from tests.web.lanes import data, live  # noqa: F401 - data is a fixture
 
 PENDING = "Water the plants"
 OVERDUE = "Check the deployment log"
-
-
-def live(server, sid):
-    sessions = server.http.get("/api/sessions").json()["sessions"]
-    return next(s for s in sessions if s["id"] == sid)["live"]
 
 
 #: The web-schedule overlay without ``cold_delivery``: the spec's behaviour.
 SPEC_OVERLAY = "[plugins.schedule]\n\n[plugins.ui-schedule]\n"
 
 
-def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(tmp_path):
-    data = tmp_path / "data"
+def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(
+    tmp_path,
+    data,  # noqa: F811 - the imported fixture
+):
     overlay = tmp_path / "overlay.toml"
     overlay.write_text(SPEC_OVERLAY)
 
