@@ -17,9 +17,8 @@ from __future__ import annotations
 from dsh_schedule import parse_instant
 from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
-from tests.browser.conftest import start_server
 from tests.pg import pg_cluster  # noqa: F401 - the session's cluster, for the postgres cases
-from tests.web.lanes import data, lag_ms, live, now_ms  # noqa: F401 - data is a fixture
+from tests.web.lanes import Store, lag_ms, live, now_ms, store  # noqa: F401 - store: a fixture
 
 #: The bound on a dispatch's lateness after its due instant.
 ON_TIME_MS = 2000
@@ -28,11 +27,11 @@ LEAD_SECONDS = 6
 
 
 def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_attached(
-    data: str,  # noqa: F811 - the imported fixture
+    store: Store,  # noqa: F811 - the imported fixture
 ) -> None:
     """One reminder falls due while no server runs (delivered at start-up); another falls due
     after the restarted server is up (delivered at its instant, not before, not late)."""
-    boot1 = start_server(data)
+    boot1 = store.serve()
     try:
         overdue, on_time = new_session(boot1), new_session(boot1)
         late = call_tool(boot1, overdue, "schedule_create", {"prompt": "a", "after_seconds": 1})
@@ -41,11 +40,10 @@ def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_att
         )
         assert late["state"] == soon["state"] == "scheduled"
     finally:
-        boot1.process.kill()  # SIGKILL: both creates were already acknowledged
-        boot1.close()
+        store.sigkill(boot1)  # both creates were already acknowledged
     wait_for(lambda: now_ms() > parse_instant(late["scheduledAt"]))  # due while no server runs
 
-    boot2 = start_server(data)
+    boot2 = store.serve()
     try:
         cold_at_start = live(boot2, on_time)
         checked = now_ms()
@@ -69,10 +67,9 @@ def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_att
             assert boot2.http.post(f"/api/sessions/{sid}/flush").json()["durable"] is True
             assert len(dispatches(events(boot2, sid))) == 1
     finally:
-        boot2.process.kill()
-        boot2.close()
+        store.sigkill(boot2)
 
-    boot3 = start_server(data)
+    boot3 = store.serve()
     try:
         for sid in (overdue, on_time):
             assert len(dispatches(events(boot3, sid))) == 1  # never delivered twice
@@ -81,7 +78,7 @@ def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_att
         boot3.close()
 
 
-EVICT = ["--evict-idle", "1"]  # the smallest timeout dsh serve takes (0 turns eviction off)
+EVICT = ("--evict-idle", "1")  # the smallest timeout dsh serve takes (0 turns eviction off)
 
 
 def replies_after(server, sid: str, seq: int) -> list[str]:
@@ -94,9 +91,9 @@ def replies_after(server, sid: str, seq: int) -> list[str]:
 
 
 def test_an_evicted_session_is_woken_by_its_reminder_then_reads_cold_and_resumes_on_a_message(
-    data: str,  # noqa: F811 - the imported fixture
+    store: Store,  # noqa: F811 - the imported fixture
 ) -> None:
-    boot1 = start_server(data, extra=EVICT)
+    boot1 = store.serve(extra=EVICT)
     try:
         sid = new_session(boot1)
         made = call_tool(boot1, sid, "schedule_create", {"prompt": "c", "after_seconds": 5})
@@ -112,10 +109,9 @@ def test_an_evicted_session_is_woken_by_its_reminder_then_reads_cold_and_resumes
         # Its follow-up turn ends and it goes cold again: that eviction's flush was durable.
         wait_for(lambda: len(boot1.process.logged("host.session_evicted", session_id=sid)) == 2)
     finally:
-        boot1.process.kill()  # SIGKILL
-        boot1.close()
+        store.sigkill(boot1)
 
-    boot2 = start_server(data, extra=EVICT)
+    boot2 = store.serve(extra=EVICT)
     try:
         cold = events(boot2, sid)  # a browser-less client reads the evicted Session cold
         receipts = dispatches(cold)

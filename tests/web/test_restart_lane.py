@@ -19,9 +19,8 @@ import time
 from dsh_schedule import parse_instant
 from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
-from tests.browser.conftest import start_server
 from tests.pg import pg_cluster  # noqa: F401 - the session's cluster, for the postgres case
-from tests.web.lanes import data, live  # noqa: F401 - data is a fixture
+from tests.web.lanes import Store, live, store  # noqa: F401 - store is a fixture
 
 PENDING = "Water the plants"
 OVERDUE = "Check the deployment log"
@@ -33,12 +32,12 @@ SPEC_OVERLAY = "[plugins.schedule]\n\n[plugins.ui-schedule]\n"
 
 def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(
     tmp_path,
-    data,  # noqa: F811 - the imported fixture
+    store: Store,  # noqa: F811 - the imported fixture
 ):
     overlay = tmp_path / "overlay.toml"
     overlay.write_text(SPEC_OVERLAY)
 
-    boot1 = start_server(data, overlay=overlay)
+    boot1 = store.serve(overlay=overlay)
     try:
         pending = new_session(boot1)
         overdue = new_session(boot1)
@@ -50,12 +49,11 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(
         assert made["state"] == "scheduled"
         due_at = made["scheduledAt"]
     finally:
-        boot1.process.kill()  # SIGKILL: the success values above were already acknowledged
-        boot1.close()
+        store.sigkill(boot1)  # the success values above were already acknowledged
     due_ms = parse_instant(due_at)
     wait_for(lambda: time.time() * 1000 > due_ms)  # it falls due while no server runs
 
-    boot2 = start_server(data, overlay=overlay)
+    boot2 = store.serve(overlay=overlay)
     try:
         assert live(boot2, pending) is False
         assert dispatches(events(boot2, overdue)) == []  # due while down, not yet delivered
@@ -77,10 +75,9 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(
         assert call_tool(boot2, overdue, "schedule_list", {}) == []
         assert boot2.http.post(f"/api/sessions/{overdue}/flush").json()["durable"] is True
     finally:
-        boot2.process.kill()
-        boot2.close()
+        store.sigkill(boot2)
 
-    boot3 = start_server(data, overlay=overlay)
+    boot3 = store.serve(overlay=overlay)
     try:
         cold = events(boot3, overdue)
         receipts = dispatches(cold)
@@ -97,10 +94,9 @@ def test_pending_fork_overdue_cold_history_and_no_redelivery_across_sigkills(
         assert live(boot3, overdue) is False  # cold history activated nothing
         assert live(boot3, pending) is False
     finally:
-        boot3.process.kill()
-        boot3.close()
+        store.sigkill(boot3)
 
-    boot4 = start_server(data, overlay=overlay)
+    boot4 = store.serve(overlay=overlay)
     try:
         assert boot4.http.post(f"/api/sessions/{overdue}/resume").json()["live"] is True
         assert call_tool(boot4, overdue, "schedule_list", {}) == []
