@@ -49,9 +49,21 @@ def _data(value: str) -> Path | str:
     return value if is_postgres_url(value) else Path(value)
 
 
-def _backend(data: Path | str, *, accept_data_loss: bool = False) -> Backend:
+#: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
+DEFAULT_LEASE_SECONDS = 15
+
+
+def _backend(
+    data: Path | str,
+    *,
+    accept_data_loss: bool = False,
+    lease_seconds: int | None = None,
+    host_id: str | None = None,
+) -> Backend:
     if isinstance(data, str):
-        return PostgresBackend(data)
+        return PostgresBackend(
+            data, lease_seconds=lease_seconds or DEFAULT_LEASE_SECONDS, owner=host_id
+        )
     return SQLiteBackend(data, accept_data_loss=accept_data_loss)
 
 
@@ -88,6 +100,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="detach live Sessions idle this long to cold (default: the overlay's "
         f"[host] evict_idle_seconds, else {DEFAULT_EVICT_IDLE}; 0 turns it off)",
+    )
+    serve.add_argument(
+        "--lease-seconds",
+        type=_positive_seconds,
+        metavar="SECONDS",
+        help="PostgreSQL only: how long another host waits before taking over the Sessions of "
+        f"a host that stopped renewing its leases (default {DEFAULT_LEASE_SECONDS})",
+    )
+    serve.add_argument(
+        "--host-id",
+        type=_host_id,
+        metavar="NAME",
+        help="PostgreSQL only: a stable name for this host as a lease holder, so that it takes "
+        "its own Sessions back at once after a restart (default: a new random name per start, "
+        "which waits for the old leases to run out); never give two running hosts one name",
     )
     serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
 
@@ -245,6 +272,21 @@ def _seconds(text: str) -> int:
     return value
 
 
+def _host_id(text: str) -> str:
+    """``--host-id``: a non-empty printable name."""
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"must be a non-empty printable name, not {text!r}")
+    return text
+
+
+def _positive_seconds(text: str) -> int:
+    """``--lease-seconds``: a whole number of seconds >= 1."""
+    value = _seconds(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
 def evict_idle(flag: int | None, overlay: Overlay) -> int:
     """The idle-eviction timeout of ``dsh serve``: the flag, else the overlay's, else 600."""
     if flag is not None:
@@ -288,7 +330,12 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
-    backend = _backend(args.data, accept_data_loss=args.accept_data_loss)
+    backend = _backend(
+        args.data,
+        accept_data_loss=args.accept_data_loss,
+        lease_seconds=args.lease_seconds,
+        host_id=args.host_id,
+    )
     host = Host(
         backend=backend,
         model=args.model,

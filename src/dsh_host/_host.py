@@ -11,6 +11,7 @@ It implements :class:`dsh_hookspecs.Host` (what ``dsh_plugin_start`` receives).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 from types import TracebackType
@@ -18,7 +19,7 @@ from typing import Any, Self
 
 import structlog
 
-from dsh_hookspecs import Clock, JSONValue
+from dsh_hookspecs import Clock, JSONValue, TaskSet, TaskSlot
 
 from ._agent import LiveAgent, ModelAdapter
 from ._clock import SystemClock
@@ -31,7 +32,7 @@ from ._registry import AgentRegistry
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
 from ._wakeups import WakeService
-from .persistence import Backend, Coordinator
+from .persistence import Backend, Coordinator, StorageError, leases_of
 
 log = structlog.get_logger(__name__)
 
@@ -69,9 +70,16 @@ class Host:
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay
         )
+        #: The backend's Session leases when several hosts share it (issue 11 item 5), else
+        #: ``None``: a Session is made live here only once its lease is held.
+        self.leases = leases_of(backend)
+        self._renewing = TaskSlot("host.lease_renewal")
+        self._dropping = TaskSet("host.lease_lost")
+        if self.leases is not None:
+            self.leases.on_lost(self._lease_lost)
         #: Cold delivery: resumes cold Sessions whose durable wake entry is due (issue 11).
         self.wakeups = WakeService(
-            backend=backend, sessions=self.sessions, clock=self.clock, resume=self.resume_session
+            backend=backend, sessions=self.sessions, clock=self.clock, resume=self._wake
         )
         #: Idle eviction (issue 11 item 3): live Sessions nobody uses go cold.
         self.evictor = Evictor(
@@ -111,6 +119,8 @@ class Host:
             raise
         self.wakeups.start()  # due wakes at start-up are delivered promptly
         self.evictor.start()
+        if self.leases is not None:
+            self._renewing.start(self._renew)
         log.info(
             "host.started",
             backend=self.backend.name,
@@ -142,6 +152,8 @@ class Host:
         self._closed = True
         await self.wakeups.close()  # nothing is resumed while the host winds down
         await self.evictor.close()
+        await self._renewing.stop()
+        await self._dropping.join()
         for agent in reversed(self.agents.all()):
             await agent.dispose()
         for session in self.sessions.live():
@@ -202,9 +214,70 @@ class Host:
         """
         return await self._resume(session_id)
 
-    async def _resume(self, session_id: str, *, check: StoredCheck | None = None) -> LiveAgent:
-        session = await self.sessions.resume(session_id, check=check)
+    async def _wake(self, session_id: str) -> LiveAgent:
+        # Cold delivery shares due Sessions with other hosts: one being claimed is skipped.
+        return await self._resume(session_id, skip_locked=True)
+
+    async def _resume(
+        self, session_id: str, *, check: StoredCheck | None = None, skip_locked: bool = False
+    ) -> LiveAgent:
+        leases = self.leases
+        if leases is not None and self.sessions.get(session_id) is None:
+            # Raises SessionLiveElsewhereError while another live host holds it.
+            await leases.acquire(session_id, skip_locked=skip_locked)
+            try:
+                session = await self.sessions.resume(session_id, check=check)
+            except BaseException:
+                if self.sessions.get(session_id) is None:
+                    await self._release(session_id)
+                raise
+        else:
+            session = await self.sessions.resume(session_id, check=check)
         return self.agents.for_session(session_id) or self.agents.create(session)
+
+    async def _release(self, session_id: str) -> None:
+        """Give up the lease of a Session that is cold here (best effort: it runs out)."""
+        if self.leases is None:
+            return
+        try:
+            await self.leases.release(session_id)
+        except StorageError as exc:
+            log.warning("host.lease_release_failed", session_id=session_id, error=str(exc))
+
+    async def _renew(self) -> None:
+        """Renew this host's leases every ``renew_interval`` seconds of real time (the lease
+        clock is the database's, not the host's)."""
+        leases = self.leases
+        assert leases is not None
+        failing = False
+        while True:
+            await asyncio.sleep(leases.renew_interval)
+            try:
+                await leases.renew()  # a lost lease is told to _lease_lost
+            except StorageError as exc:
+                if not failing:
+                    log.error("host.lease_renewal_failed", error=str(exc))
+                failing = True
+            else:
+                if failing:
+                    log.info("host.lease_renewal_recovered")
+                failing = False
+
+    def _lease_lost(self, session_id: str) -> None:
+        """Another host owns ``session_id`` now: drop it here without writing anything."""
+        if self.sessions.get(session_id) is not None and not self._closed:
+            self._dropping.spawn(self._drop(session_id))
+
+    async def _drop(self, session_id: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            return
+        # Detached first: nothing more of it is written (the database would refuse it anyway).
+        self.sessions.detach(session)
+        agent = self.agents.for_session(session_id)
+        if agent is not None:
+            await agent.dispose()
+        log.warning("host.session_dropped", session_id=session_id, reason="lease lost")
 
     async def close_session(self, session_id: str) -> None:
         """Make a live Session cold: dispose its Agent, flush, detach."""
@@ -216,6 +289,7 @@ class Host:
             await agent.dispose()
         await self._final_flush(session)
         self.sessions.detach(session)
+        await self._release(session_id)
 
     def attach(self, session_id: str) -> Callable[[], None]:
         """Count an attached event stream (it keeps the Session from idle eviction); the
@@ -238,6 +312,7 @@ class Host:
         if not await self.sessions.flush(session):
             return False
         self.sessions.detach(session)
+        await self._release(session.id)
         return True
 
     def _in_use(self, session_id: str) -> bool:

@@ -4,7 +4,10 @@ One timer is armed for the earliest wake of the durable index. Waits are bounded
 most ``max_segment`` seconds of loop time) and every wake re-reads the wall clock, like the
 Schedule owner. When entries are due, their cold Sessions are resumed through the host's ordinary
 resume (``Host.resume_session``), so the plugins' own resume path runs; a live Session is
-skipped (its plugins own their wakes while it is live).
+skipped (its plugins own their wakes while it is live). On a backend several hosts share, the
+backend lists only the entries of Sessions no other live host leases, and the resume takes the
+lease first, skipping a Session another host is claiming at that instant (``SKIP LOCKED``), so
+hosts share due wakes and a dead host's are taken over once its leases run out.
 
 An entry that stays due after its Session was resumed is not claimed again while that Session
 stays live; once it is cold again, it is retried with a back-off (1 s doubling to
@@ -24,7 +27,7 @@ import structlog
 from dsh_hookspecs import Clock, TaskSlot, TimerHandle
 
 from ._session import LiveSession, SessionStore
-from .persistence import Backend, DueWake
+from .persistence import Backend, DueWake, SessionLiveElsewhereError
 
 log = structlog.get_logger(__name__)
 
@@ -243,11 +246,15 @@ class WakeService:
         try:
             await self._resume(session_id)
         except Exception as exc:
+            # Another host holding or claiming it is not a failure: that host delivers it.
+            elsewhere = isinstance(exc, SessionLiveElsewhereError)
             now = self.clock.now_ms()
             for key in keys:
                 claim = self._claims.setdefault(key, _Claim())
                 claim.back_off(now, self.max_segment)
-                if not claim.logged:
+                if elsewhere:
+                    log.info("host.wake_live_elsewhere", session_id=session_id)
+                elif not claim.logged:
                     claim.logged = True
                     log.error("host.wake_resume_failed", session_id=session_id, error=repr(exc))
             return False

@@ -12,7 +12,9 @@ Errors::
     ├── StorageReadOnlyError     the store can be read but not written (reported at open)
     ├── StorageBehindError       the store holds less than was acknowledged (reported at open)
     ├── DataDirLockedError       the data folder is held by another live dsh process
-    └── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
+    ├── PrefixDivergedError      a stored prefix differs from the live Session (never overwritten)
+    └── SessionLiveElsewhereError  another live host holds the Session's lease
+        └── StorageFencedError     the database refused an append: a newer lease epoch exists
 
 The stored-record types (:class:`StoredSession`, :class:`StoredSummary`, :class:`DamagedSummary`,
 :class:`SessionListing`) live on the records floor (``dsh_host._records``), below both storage
@@ -21,6 +23,12 @@ and Sessions; they are re-exported here.
 Every backend runs the same request checks before touching its store (:func:`encode_append`)
 and decides conflicts with what is stored by the same rules (:func:`check_position`).
 
+Leases (issue 11 item 5): a backend several processes share (PostgreSQL) also offers
+:class:`Leases` as its ``leases`` attribute (:func:`leases_of`). A Session is live on at most
+one host: the host acquires its lease before making it live, renews it, and releases it when it
+goes cold. Every append carries the holder's epoch (a fencing token) and the database refuses one
+whose epoch is no longer current. SQLite and memory keep their single-process lock and have none.
+
 The durable wake index (issue 11): besides its log, a stored Session holds at most one wake
 entry per plugin (``plugin -> at_ms``), written only by :meth:`Backend.append` in the same
 transaction as that batch's events, so the index never runs ahead of or behind the log.
@@ -28,11 +36,11 @@ transaction as that batch's events, so the index never runs ahead of or behind t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar, runtime_checkable
 
 from dsh_hookspecs import WAKE_MAX_MS, WAKE_MIN_MS, Event, JSONValue, SessionHeader
 
@@ -72,6 +80,16 @@ class DataDirLockedError(StorageError):
 
 class PrefixDivergedError(StorageError):
     """The stored prefix of a Session differs from the live Session."""
+
+
+class SessionLiveElsewhereError(StorageError):
+    """Another live host holds this Session's lease (the Web API answers 409
+    ``session_live_elsewhere``)."""
+
+
+class StorageFencedError(SessionLiveElsewhereError):
+    """The database refused an append: a newer lease epoch exists, so this host lost the
+    Session (it was paused or cut off longer than its lease). Nothing of it was written."""
 
 
 #: The wake entries of a batch that changes none (the default of :meth:`Backend.append`).
@@ -136,6 +154,61 @@ class Backend(Protocol):
     async def earliest_wake(self) -> int | None:
         """The smallest ``at_ms`` of every stored wake entry, or ``None`` when there is none."""
         ...
+
+
+class Leases(Protocol):
+    """One live owner per Session across hosts sharing a database (issue 11 item 5).
+
+    The lease of a Session is ``(owner, epoch, expiry)`` in the database. :meth:`acquire` takes
+    it when it is free, expired or already this process's, and makes the epoch larger;
+    :meth:`renew` (every :attr:`renew_interval` seconds) extends every lease held; a lease found
+    taken over, on renewal or because the database refused an append, is reported once to the
+    listener set with :meth:`on_lost`. A Session created by this process is leased by it.
+    """
+
+    #: Seconds between renewals (a third of the lease's time to live).
+    renew_interval: float
+
+    async def acquire(self, session_id: str, *, skip_locked: bool = False) -> None:
+        """Hold the lease of ``session_id`` (nothing when no such Session is stored).
+
+        Raises :class:`SessionLiveElsewhereError` while another live host holds it, and, with
+        ``skip_locked``, also when another host is claiming or writing it at this instant (so
+        hosts looking for due wakes share the work instead of waiting on each other).
+        """
+        ...
+
+    async def release(self, session_id: str) -> None:
+        """Give the lease up (the Session went cold here). Idempotent."""
+        ...
+
+    async def renew(self) -> Sequence[str]:
+        """Extend every lease held; the ids of those found lost (also told to the listener)."""
+        ...
+
+    def on_lost(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` when a lease held here is found taken over."""
+        ...
+
+    def held(self, session_id: str) -> bool:
+        """Whether this process holds the lease of ``session_id``."""
+        ...
+
+    async def live_elsewhere(self, session_id: str) -> bool:
+        """Whether another host holds an unexpired lease of ``session_id`` (a read only)."""
+        ...
+
+
+@runtime_checkable
+class LeasedBackend(Protocol):
+    """A backend whose Sessions are leased (it has a ``leases`` attribute)."""
+
+    leases: Leases
+
+
+def leases_of(backend: object) -> Leases | None:
+    """The :class:`Leases` of ``backend``, or ``None`` for a single-process backend."""
+    return backend.leases if isinstance(backend, LeasedBackend) else None
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

@@ -14,6 +14,12 @@ transaction of their batch and read in the snapshot of the log they belong to. O
 undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`. Several processes may share one database: the
 position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
+
+Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._postgres_leases`) holds this
+process's leases; every append carries the epoch it holds and the database refuses a stale one
+(:class:`StorageFencedError`). Due wakes of a Session another live host leases are not listed
+here (that host delivers them); once its lease runs out they are. Closing the backend releases
+every lease it holds.
 """
 
 from __future__ import annotations
@@ -42,8 +48,10 @@ from ._backend import (
     StoredSummary,
     encode_append,
 )
+from ._postgres_leases import PgLeases, new_owner
 from ._postgres_schema import (
     DUE_SQL,
+    EARLIEST_SQL,
     LIST_SQL,
     LOAD_SQL,
     LOAD_WAKES_SQL,
@@ -73,7 +81,18 @@ class PostgresBackend:
 
     name = "postgres"
 
-    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 4,
+        connect_timeout: float = 10.0,
+        lease_seconds: float = 15.0,
+        owner: str | None = None,
+    ) -> None:
+        """``lease_seconds``: how long a host that stops renewing keeps its Sessions' leases
+        (renewed every third of it); ``owner``: this process's name as a lease holder (a
+        random one by default; two processes must never share one)."""
         self._url = url
         self._where = f"PostgreSQL {redacted(url)}"
         try:
@@ -84,7 +103,11 @@ class PostgresBackend:
         self._timeout = connect_timeout
         self._state: _State = "new"
         self._pool: psycopg_pool.AsyncConnectionPool[Connection] | None = None
-        self._writer = PgWriter(self._where)
+        #: The leases this process holds (:class:`~dsh_host.persistence.Leases`).
+        self.leases = PgLeases(
+            owner=owner or new_owner(), lease_seconds=lease_seconds, borrow=self._borrow
+        )
+        self._writer = PgWriter(self._where, self.leases)
 
     def __repr__(self) -> str:
         return f"PostgresBackend({redacted(self._url)!r}, state={self._state})"
@@ -151,11 +174,18 @@ class PostgresBackend:
         self._state = "closed"
         try:
             await self._writer.stop()
+            await self._release_leases()
         finally:
             pool, self._pool = self._pool, None
             if pool is not None:
                 await pool.close()
             log.info("storage.closed", backend=self.name, url=redacted(self._url))
+
+    async def _release_leases(self) -> None:
+        try:
+            await self.leases.release_all()
+        except StorageError as exc:  # they run out after their time to live anyway
+            log.warning("storage.lease_release_failed", where=self._where, error=str(exc))
 
     # -- connections -----------------------------------------------------------------------
 
@@ -214,7 +244,8 @@ class PostgresBackend:
         self._require_open()
 
         async def rows(conn: Connection) -> list[tuple[object, ...]]:
-            return await (await conn.execute(DUE_SQL, (now_ms, max(0, limit)))).fetchall()
+            params = {"now": now_ms, "limit": max(0, limit), "owner": self.leases.owner}
+            return await (await conn.execute(DUE_SQL, params)).fetchall()
 
         found = await self._borrow(rows, "list due wakes")
         return [(str(sid), str(plugin), cast(int, at_ms)) for sid, plugin, at_ms in found]
@@ -223,7 +254,7 @@ class PostgresBackend:
         self._require_open()
 
         async def row(conn: Connection) -> tuple[object, ...] | None:
-            return await (await conn.execute("SELECT min(at_ms) FROM wakes")).fetchone()
+            return await (await conn.execute(EARLIEST_SQL, {"owner": self.leases.owner})).fetchone()
 
         found = await self._borrow(row, "read the earliest wake")
         return None if found is None else cast("int | None", found[0])

@@ -6,6 +6,11 @@
 were applied one by one (:func:`~._backend.check_position`), then writes what was accepted with
 one statement per table (``unnest`` of arrays). It raises :class:`Replan` when a create lost a
 race with another process (the caller rolls back and takes the per-request path).
+
+Every write carries its lease epoch (:class:`Fence`): a create is leased to this process at
+epoch 1, every other request sets ``writer`` to the epoch it holds (or claimed in this
+transaction), and the database's fence refuses the statement when one of them is stale (the
+caller then replans, and that request alone fails).
 """
 
 from __future__ import annotations
@@ -22,14 +27,32 @@ if TYPE_CHECKING:
 
 _LOCK_SQL = "SELECT id, length FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
 _CREATE_SQL = (
-    "INSERT INTO sessions (id, header, created_at, length) "
-    "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) "
+    "INSERT INTO sessions (id, header, created_at, length, epoch, writer, owner, lease_until) "
+    "SELECT v.*, 1, 1, %s, dsh_now_ms() + %s "
+    "FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::bigint[]) AS v "
     "ON CONFLICT (id) DO NOTHING RETURNING id"
 )
 _LENGTH_SQL = (
-    "UPDATE sessions AS s SET length = v.length "
-    "FROM unnest(%s::text[], %s::bigint[]) AS v (id, length) WHERE s.id = v.id"
+    "UPDATE sessions AS s SET length = v.length, writer = v.writer "
+    "FROM unnest(%s::text[], %s::bigint[], %s::bigint[]) AS v (id, length, writer) "
+    "WHERE s.id = v.id"
 )
+#: The epoch a write carries when this process holds no lease (the fence refuses it).
+NO_EPOCH = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """The lease side of one transaction: who writes, and the epoch of each Session."""
+
+    owner: str
+    ttl_ms: int
+    epochs: dict[str, int]
+
+    def writer(self, session_id: str) -> int:
+        return self.epochs.get(session_id, NO_EPOCH)
+
+
 _EVENTS_SQL = (
     "INSERT INTO events (session_id, seq, type, time, data) "
     "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::bigint[], %s::text[])"
@@ -73,7 +96,7 @@ def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object
 
 
 async def write_planned(
-    conn: Connection, batch: Sequence[PgRequest], stored: dict[str, int | None]
+    conn: Connection, batch: Sequence[PgRequest], stored: dict[str, int | None], fence: Fence
 ) -> list[StorageError | None]:
     """Decide and write ``batch`` inside the open transaction; the outcome of each request."""
     plan = _Plan()
@@ -88,6 +111,7 @@ async def write_planned(
             continue
         if creating:
             plan.created[sid] = request
+            fence.epochs[sid] = 1  # a create is leased to this process at epoch 1
         stored[sid] = plan.lengths[sid] = request.start + len(request.rows)
         plan.events.extend(request.rows)
         for plugin, at_ms in request.wakes:
@@ -98,11 +122,12 @@ async def write_planned(
             (sid, r.header_json, r.created_at, plan.lengths.pop(sid))
             for sid, r in plan.created.items()
         ]
-        cur = await conn.execute(_CREATE_SQL, _columns(creates, 4))
+        cur = await conn.execute(_CREATE_SQL, [fence.owner, fence.ttl_ms, *_columns(creates, 4)])
         if len(await cur.fetchall()) != len(creates):
             raise Replan
     if plan.lengths:
-        await conn.execute(_LENGTH_SQL, _columns(list(plan.lengths.items()), 2))
+        rows = [(sid, length, fence.writer(sid)) for sid, length in plan.lengths.items()]
+        await conn.execute(_LENGTH_SQL, _columns(rows, 3))
     if plan.events:
         await conn.execute(_EVENTS_SQL, _columns(plan.events, 5))
     cleared = [key for key, at_ms in plan.wakes.items() if at_ms is None]

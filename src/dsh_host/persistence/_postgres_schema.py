@@ -5,10 +5,15 @@ starting together on an empty database create it once. ``dsh_schema`` holds one 
 schema version; a database written by a newer dsh (a higher version) is refused at open with a
 :class:`StorageError` naming both versions, never altered.
 
-``sessions`` has room for the lease of issue 11 item 5 (``epoch``, 0 until leases exist);
-``wakes`` is the durable wake index (one entry per plugin per Session, written in the same
-transaction as its batch). Session ids and plugin names sort by code point (``COLLATE "C"``),
-as they do in SQLite.
+``sessions`` carries each Session's lease (issue 11 item 5): ``owner`` (a process's random
+name, ``NULL`` when free), ``lease_until`` (ms of the database clock, :func:`dsh_now_ms`) and
+``epoch`` (the fencing token, larger at every change of hands). Every write sets ``writer`` to
+the epoch it was made under, and the trigger ``sessions_fenced`` refuses it (``dsh_fenced``)
+unless that is the current epoch: the database itself, not the process, keeps a host that lost
+a lease from writing behind the new owner. ``wakes`` is the durable wake index (one entry
+per plugin per Session, written in the same transaction as its batch). Session ids and plugin
+names sort by code point (``COLLATE "C"``), as they do in SQLite. A version 1 database (before
+leases) gets the lease columns and the fence at open.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import psycopg
 from ._backend import StorageCorruptError, StorageError
 
 #: The version of the schema below, stored in ``dsh_schema``.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Key of the advisory lock held while the schema is checked or created.
 _SCHEMA_LOCK = 0x647368_5F7363  # "dsh_sc"
@@ -40,6 +45,7 @@ _TABLES = (
         "length bigint NOT NULL CHECK (length >= 0), "
         "epoch bigint NOT NULL DEFAULT 0)"
     ),
+    # (Version 2 adds the lease columns and the fence below, on a new database as on an old.)
     "CREATE INDEX sessions_by_creation ON sessions (created_at, id)",
     (
         "CREATE TABLE events ("
@@ -60,13 +66,58 @@ _TABLES = (
     "CREATE INDEX wakes_due ON wakes (at_ms, session_id, plugin)",
 )
 
+#: Version 2: the lease columns, the database clock and the fence (idempotent statements).
+_LEASES = (
+    (
+        "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text, "
+        "ADD COLUMN IF NOT EXISTS lease_until bigint, "
+        "ADD COLUMN IF NOT EXISTS writer bigint NOT NULL DEFAULT 0"
+    ),
+    "UPDATE sessions SET writer = epoch WHERE writer <> epoch",
+    (
+        "CREATE OR REPLACE FUNCTION dsh_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS "
+        "$$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint $$"
+    ),
+    (
+        "CREATE OR REPLACE FUNCTION dsh_fence() RETURNS trigger LANGUAGE plpgsql AS $$ "
+        "BEGIN "
+        "IF NEW.epoch < OLD.epoch THEN "
+        "RAISE EXCEPTION 'dsh_fenced: session % cannot go back from epoch % to %', "
+        "OLD.id, OLD.epoch, NEW.epoch; "
+        "END IF; "
+        "IF NEW.epoch = OLD.epoch AND NEW.writer IS DISTINCT FROM OLD.epoch THEN "
+        "RAISE EXCEPTION 'dsh_fenced: session % is at lease epoch %, a write at epoch % "
+        "is refused', OLD.id, OLD.epoch, NEW.writer; "
+        "END IF; "
+        "RETURN NEW; "
+        "END $$"
+    ),
+    "DROP TRIGGER IF EXISTS sessions_fenced ON sessions",
+    (
+        "CREATE TRIGGER sessions_fenced BEFORE UPDATE ON sessions "
+        "FOR EACH ROW EXECUTE FUNCTION dsh_fence()"
+    ),
+)
+
 #: Every Session, oldest first; the columns :func:`._postgres.listing` decodes.
 LIST_SQL = 'SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id COLLATE "C"'
 
-#: The wake entries due by a given instant, earliest first, then by Session id and plugin.
+#: The wake entries due by ``%(now)s`` whose Session no other live host leases, earliest
+#: first, then by Session id and plugin (another host's live Session is its to deliver).
 DUE_SQL = (
-    "SELECT session_id, plugin, at_ms FROM wakes WHERE at_ms <= %s "
-    "ORDER BY at_ms, session_id, plugin LIMIT %s"
+    "SELECT w.session_id, w.plugin, w.at_ms FROM wakes w JOIN sessions s ON s.id = w.session_id "
+    "WHERE w.at_ms <= %(now)s "
+    "AND (s.owner IS NULL OR s.owner = %(owner)s OR s.lease_until < dsh_now_ms()) "
+    "ORDER BY w.at_ms, w.session_id, w.plugin LIMIT %(limit)s"
+)
+
+#: The earliest instant a wake entry may be claimed here: its own, or for a Session another
+#: host leases, just after that lease would run out (so a dead host's wakes are taken over).
+EARLIEST_SQL = (
+    "SELECT min(CASE WHEN "
+    "(s.owner IS NULL OR s.owner = %(owner)s OR s.lease_until < dsh_now_ms()) THEN w.at_ms "
+    "ELSE greatest(w.at_ms, s.lease_until + 1) END) "
+    "FROM wakes w JOIN sessions s ON s.id = w.session_id"
 )
 
 #: One Session's wake entries (read in the same snapshot as :data:`LOAD_SQL`).
@@ -114,9 +165,16 @@ async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], where
         if row is None:
             for ddl in _TABLES:
                 await conn.execute(ddl)
+            for ddl in _LEASES:
+                await conn.execute(ddl)
             await conn.execute("INSERT INTO dsh_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
             return
-    version = row[0]
+        version = row[0]
+        if type(version) is int and version == 1:  # a dsh before leases wrote it: add them
+            for ddl in _LEASES:
+                await conn.execute(ddl)
+            await conn.execute("UPDATE dsh_schema SET version = %s", (SCHEMA_VERSION,))
+            return
     if type(version) is not int or version < 1:
         raise StorageCorruptError(f"{where}: dsh_schema holds an invalid version {version!r}")
     if version > SCHEMA_VERSION:
@@ -126,6 +184,13 @@ async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], where
         )
 
 
+def is_fenced(exc: BaseException) -> bool:
+    """Whether ``exc`` is the fence's refusal of a write made under an old lease epoch."""
+    if not isinstance(exc, psycopg.errors.RaiseException):
+        return False
+    return (exc.diag.message_primary or "").startswith("dsh_fenced")
+
+
 def is_request_error(exc: BaseException) -> bool:
     """A driver error that fails one request inside its savepoint, not the whole batch."""
-    return isinstance(exc, psycopg.IntegrityError | psycopg.DataError)
+    return isinstance(exc, psycopg.IntegrityError | psycopg.DataError) or is_fenced(exc)

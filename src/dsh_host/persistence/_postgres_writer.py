@@ -13,22 +13,36 @@ batch is applied again request by request, each in its own SAVEPOINT, so only th
 fails. The stored lengths are read ``FOR UPDATE`` in id order and a create is an ``INSERT ...
 ON CONFLICT DO NOTHING``, so two processes appending to one Session serialize in the database
 and the loser gets :class:`StorageConflictError`.
+
+Leases: each transaction first claims, in the database, the free leases of Sessions it writes
+without holding one (the first write after a restart of the store); every write then carries
+its epoch, and a request the fence refuses fails alone with :class:`StorageFencedError` (its
+lease is reported lost). What a commit granted is recorded only once it committed.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import psycopg
 import structlog
 
 from dsh_hookspecs import TaskSlot
 
-from ._backend import StorageConflictError, StorageCorruptError, StorageError, check_position
-from ._postgres_batch import Replan, lock_lengths, write_planned
-from ._postgres_schema import is_request_error
+from ._backend import (
+    StorageConflictError,
+    StorageCorruptError,
+    StorageError,
+    StorageFencedError,
+    check_position,
+)
+from ._postgres_batch import Fence, Replan, lock_lengths, write_planned
+from ._postgres_schema import is_fenced, is_request_error
+
+if TYPE_CHECKING:
+    from ._postgres_leases import PgLeases
 
 # The queued request is the same record as SQLite's (one encoded append and its future).
 from ._sqlite_writer import Request as PgRequest
@@ -36,6 +50,15 @@ from ._sqlite_writer import Request as PgRequest
 log = structlog.get_logger(__name__)
 
 Connection = psycopg.AsyncConnection[tuple[object, ...]]
+
+#: Take the leases of several Sessions (locked by the batch already) free to this owner.
+_CLAIM_SQL = (
+    "UPDATE sessions s SET epoch = s.epoch + 1, writer = s.epoch + 1, owner = %(owner)s, "
+    "lease_until = dsh_now_ms() + %(ttl)s "
+    "WHERE s.id = ANY(%(ids)s) "
+    "AND (s.owner IS NULL OR s.owner = %(owner)s OR s.lease_until < dsh_now_ms()) "
+    "RETURNING s.id, s.epoch"
+)
 
 
 #: Runs ``body(conn)`` on a pooled connection; driver errors become :class:`StorageError`.
@@ -48,8 +71,9 @@ Borrow = Callable[
 class PgWriter:
     """The inbox of append requests and the task that commits them in groups."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, leases: PgLeases) -> None:
         self._where = where
+        self._leases = leases
         self._slot = TaskSlot(f"dsh-postgres-writer:{where}")
         #: ``None`` while not accepting; a ``None`` item asks the task to finish.
         self._inbox: asyncio.Queue[PgRequest | None] | None = None
@@ -122,7 +146,10 @@ class PgWriter:
     ) -> list[StorageError | None]:
         try:
             async with conn.transaction():
-                return await write_planned(conn, batch, await lock_lengths(conn, batch))
+                stored = await lock_lengths(conn, batch)
+                fence = await self._fence(conn, stored)
+                outcomes = await write_planned(conn, batch, stored, fence)
+            return self._settled(batch, outcomes, fence)
         except Replan:
             log.debug("storage.batch_replanned", where=self._where, reason="a create raced")
         except psycopg.Error as exc:
@@ -130,20 +157,60 @@ class PgWriter:
                 raise  # the connection or server failed: the whole batch fails
             log.debug("storage.batch_replanned", where=self._where, reason=str(exc))
         # Rolled back: each request again in its own savepoint, so that one bad request (or a
-        # create that raced) fails alone.
+        # create that raced, or a write under a stale lease) fails alone.
         async with conn.transaction():
-            await lock_lengths(conn, batch)
-            return [await self._in_savepoint(conn, request) for request in batch]
+            fence = await self._fence(conn, await lock_lengths(conn, batch))
+            outcomes = [await self._in_savepoint(conn, request, fence) for request in batch]
+        return self._settled(batch, outcomes, fence)
 
-    async def _in_savepoint(self, conn: Connection, request: PgRequest) -> StorageError | None:
+    async def _fence(self, conn: Connection, stored: dict[str, int | None]) -> Fence:
+        """The epochs this transaction writes under: those held, and free leases claimed now."""
+        leases = self._leases
+        epochs: dict[str, int] = {}
+        unheld: list[str] = []
+        for sid, length in stored.items():
+            epoch = leases.epoch(sid)
+            if epoch is not None:
+                epochs[sid] = epoch
+            elif length is not None:
+                unheld.append(sid)
+        if unheld:
+            cur = await conn.execute(
+                _CLAIM_SQL, {"owner": leases.owner, "ttl": leases.ttl_ms, "ids": unheld}
+            )
+            for claimed, claimed_epoch in await cur.fetchall():
+                epochs[cast(str, claimed)] = cast(int, claimed_epoch)
+        return Fence(owner=leases.owner, ttl_ms=leases.ttl_ms, epochs=epochs)
+
+    def _settled(
+        self, batch: list[PgRequest], outcomes: list[StorageError | None], fence: Fence
+    ) -> list[StorageError | None]:
+        """Record what the committed transaction granted, and the leases found lost."""
+        for request, outcome in zip(batch, outcomes, strict=True):
+            sid = request.session_id
+            if outcome is None and sid in fence.epochs:
+                self._leases.granted(sid, fence.epochs[sid])
+            elif isinstance(outcome, StorageFencedError):
+                log.warning("storage.append_fenced", where=self._where, session_id=sid)
+                self._leases.lost(sid, fenced=True)
+        return outcomes
+
+    async def _in_savepoint(
+        self, conn: Connection, request: PgRequest, fence: Fence
+    ) -> StorageError | None:
         try:
             async with conn.transaction():
-                await _apply(conn, request)
+                await _apply(conn, request, fence)
         except StorageConflictError as exc:
             return exc
         except psycopg.Error as exc:
             if not is_request_error(exc):
                 raise  # the connection or server failed: the whole batch fails
+            if is_fenced(exc):
+                return StorageFencedError(
+                    f"append to session {request.session_id} refused by the database: another "
+                    "host holds a newer lease of it (this host was paused or cut off too long)"
+                )
             if isinstance(exc, psycopg.IntegrityError):
                 return StorageCorruptError(
                     f"{self._where}: stored events of session {request.session_id!r} "
@@ -153,7 +220,7 @@ class PgWriter:
         return None
 
 
-async def _apply(conn: Connection, request: PgRequest) -> None:
+async def _apply(conn: Connection, request: PgRequest, fence: Fence) -> None:
     sid, start = request.session_id, request.start
     cur = await conn.execute("SELECT length FROM sessions WHERE id = %s FOR UPDATE", (sid,))
     row = await cur.fetchone()
@@ -161,15 +228,25 @@ async def _apply(conn: Connection, request: PgRequest) -> None:
     check_position(sid, start, None if row is None else cast(int, row[0]), creating=creating)
     if creating:
         cur = await conn.execute(
-            "INSERT INTO sessions (id, header, created_at, length) VALUES (%s, %s, %s, %s) "
+            "INSERT INTO sessions (id, header, created_at, length, epoch, writer, owner, "
+            "lease_until) VALUES (%s, %s, %s, %s, 1, 1, %s, dsh_now_ms() + %s) "
             "ON CONFLICT (id) DO NOTHING",
-            (sid, request.header_json, request.created_at, len(request.rows)),
+            (
+                sid,
+                request.header_json,
+                request.created_at,
+                len(request.rows),
+                fence.owner,
+                fence.ttl_ms,
+            ),
         )
         if cur.rowcount != 1:  # created by another process since the read above
             check_position(sid, start, 0, creating=True)
-    elif request.rows:
+        fence.epochs[sid] = 1
+    else:  # every write, even one of wake entries only, passes the fence
         await conn.execute(
-            "UPDATE sessions SET length = %s WHERE id = %s", (start + len(request.rows), sid)
+            "UPDATE sessions SET length = %s, writer = %s WHERE id = %s",
+            (start + len(request.rows), fence.writer(sid), sid),
         )
     if request.rows:
         async with conn.cursor() as many:

@@ -26,6 +26,9 @@ HTTP   code                        when
                                    connection is closed)
 409    ``event_rejected``          a plugin refused an event the request would append (e.g. the
                                    ``session/end-seed`` that opening a fork or a resume writes)
+409    ``session_live_elsewhere``  several hosts share the database and another live host holds
+                                   the Session's lease: send its writes and event streams to
+                                   that host (route by Session id); history reads work anywhere
 413    ``body_too_large``          the body is over 1 MiB (checked while reading)
 415    ``unsupported_media_type``  a body whose ``Content-Type`` is not ``application/json``
 422    ``invalid_body``            the JSON body is not an object
@@ -57,7 +60,7 @@ from starlette.responses import Response
 from dsh_hookspecs import JSONValue
 
 from .. import _json
-from ..persistence import StorageError
+from ..persistence import SessionLiveElsewhereError, StorageError
 
 log = structlog.get_logger(__name__)
 
@@ -73,6 +76,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "method_not_allowed": 405,
     "request_timeout": 408,
     "event_rejected": 409,
+    "session_live_elsewhere": 409,
     "body_too_large": 413,
     "unsupported_media_type": 415,
     "invalid_body": 422,
@@ -127,13 +131,21 @@ STORAGE_FAILURES: Final = (StorageError, OSError)
 
 @contextmanager
 def storage_operation(operation: str) -> Iterator[None]:
-    """Answer a storage failure inside the block with 503 ``storage_unavailable``.
+    """Answer a storage failure inside the block with 503 ``storage_unavailable``, and a
+    Session another live host holds (or took over meanwhile) with 409 ``session_live_elsewhere``.
 
     ``operation`` (``"create"``, ``"list"``, ...) is logged and named in the message, so a client
     and an operator both see which call storage refused. Anything else passes through.
     """
     try:
         yield
+    except SessionLiveElsewhereError as exc:
+        log.info("web.session_live_elsewhere", operation=operation, error=str(exc))
+        raise ApiError(
+            "session_live_elsewhere",
+            "this session is live on another host; send its requests to that host "
+            "(route by session id)",
+        ) from None
     except STORAGE_FAILURES as exc:
         log.warning(
             "web.storage_failed", operation=operation, error=str(exc), error_type=type(exc).__name__

@@ -26,7 +26,7 @@ from dsh_hookspecs import (
 from .._agent import LiveAgent
 from .._host import Host
 from .._session import ForkBoundaryError
-from ..persistence import StoredSession
+from ..persistence import SessionLiveElsewhereError, StoredSession
 from ._errors import ApiError, json_response, storage_operation
 from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
 from ._requests import fields, last_event_id, query, read_json, session_id, uint
@@ -189,6 +189,13 @@ class Api:
         except EventRejectedError as exc:
             raise ApiError("event_rejected", str(exc)) from None
 
+    async def _not_live_elsewhere(self, sid: str) -> None:
+        """409 for the stream of a Session another live host holds (it streams there)."""
+        leases = self.host.leases
+        with storage_operation("stream"):
+            if leases is not None and await leases.live_elsewhere(sid):
+                raise SessionLiveElsewhereError(f"session {sid} is live on another host")
+
     async def _stored(self, sid: str, operation: str = "inspect") -> StoredSession:
         """The stored Session; 404 when storage has none, 503 when storage fails."""
         with storage_operation(operation):
@@ -207,6 +214,7 @@ class Api:
             view_limit = self.host.persistence.durable_length(live)  # what is committed
             seed_length = live.header.seed_length or 0
         else:
+            await self._not_live_elsewhere(sid)
             stored = await self._stored(sid)
             events = stored.events
             end = len(events)

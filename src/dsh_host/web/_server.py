@@ -123,6 +123,8 @@ class WebServer:
         if self._server is not None or self._stopped:
             raise RuntimeError("a WebServer starts once")
         sidecar = Sidecar(self.host.sessions, self.host.plugins, queue_size=self.queue_size)
+        if self.host.leases is not None:
+            self.host.leases.on_lost(sidecar.end_streams)
         app = self._new_app(sidecar=sidecar)
         config = uvicorn.Config(
             app,

@@ -196,6 +196,12 @@ class Sidecar:
         for subscription in list(self._subscribers.get(session_id, ())):
             subscription.push(frame)
 
+    def end_streams(self, session_id: str) -> None:
+        """End the streams of ``session_id`` (its lease went to another host: a client that
+        reconnects is told where it lives now)."""
+        for subscription in list(self._subscribers.get(session_id, ())):
+            subscription.close("done")
+
     def close(self) -> None:
         """Stop observing the store and end every subscription (their streams finish)."""
         if self._closed:

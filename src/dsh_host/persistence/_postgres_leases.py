@@ -1,0 +1,174 @@
+"""Session leases on PostgreSQL: one live owner per Session across hosts (issue 11 item 5).
+
+:class:`PgLeases` is :class:`~dsh_host.persistence.Leases` for :class:`PostgresBackend`. Each
+process is an *owner* (a random name). The epochs it holds are kept here; the writer reads them
+when it commits a batch (every write carries its epoch and the database's fence refuses a stale
+one, see :mod:`._postgres_schema`), and tells this object what a commit granted (a create, a
+claim on write) or refused (:meth:`PgLeases.lost`). Lease times are the database clock's, so
+hosts whose clocks disagree still agree on who holds a lease.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, cast
+
+import structlog
+
+from ._backend import SessionLiveElsewhereError
+from ._postgres_writer import Connection
+
+log = structlog.get_logger(__name__)
+
+#: Runs ``body(conn)`` on a pooled connection (driver errors become StorageError).
+Borrow = Callable[[Callable[[Connection], Awaitable[Any]], str], Awaitable[Any]]
+
+#: Take the lease of one Session when it is free to this owner; the new epoch.
+_ACQUIRE_SQL = (
+    "UPDATE sessions SET epoch = epoch + 1, writer = epoch + 1, owner = %(owner)s, "
+    "lease_until = dsh_now_ms() + %(ttl)s "
+    "WHERE id = (SELECT s.id FROM sessions s WHERE s.id = %(id)s "
+    "AND (s.owner IS NULL OR s.owner = %(owner)s OR s.lease_until < dsh_now_ms()) "
+    "FOR UPDATE{skip}) RETURNING epoch"
+)
+#: Who holds a Session's lease and for how many more ms (``NULL`` when free).
+_HOLDER_SQL = "SELECT owner, lease_until - dsh_now_ms() FROM sessions WHERE id = %s"
+_RENEW_SQL = (
+    "UPDATE sessions s SET lease_until = dsh_now_ms() + %(ttl)s "
+    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch) "
+    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s RETURNING s.id"
+)
+_RELEASE_SQL = (
+    "UPDATE sessions s SET owner = NULL, lease_until = NULL "
+    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch) "
+    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s"
+)
+
+
+def new_owner() -> str:
+    """A name for this process as a lease owner: host name, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class PgLeases:
+    """The leases one :class:`PostgresBackend` process holds."""
+
+    def __init__(self, *, owner: str, lease_seconds: float, borrow: Borrow) -> None:
+        if not lease_seconds > 0:
+            raise ValueError(f"lease_seconds must be positive, got {lease_seconds!r}")
+        self.owner = owner
+        self.ttl_ms = max(1, round(lease_seconds * 1000))
+        self.renew_interval = lease_seconds / 3
+        self._borrow = borrow
+        self._epochs: dict[str, int] = {}
+        self._listeners: list[Callable[[str], None]] = []
+        #: Appends the database refused because their epoch was stale.
+        self.fenced = 0
+
+    def held(self, session_id: str) -> bool:
+        return session_id in self._epochs
+
+    async def live_elsewhere(self, session_id: str) -> bool:
+        if session_id in self._epochs or "\x00" in session_id:
+            return False
+
+        async def read(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute(_HOLDER_SQL, (session_id,))).fetchone()
+
+        found = cast("tuple[object, ...] | None", await self._borrow(read, "read a lease"))
+        return found is not None and _foreign(found, self.owner)
+
+    def epoch(self, session_id: str) -> int | None:
+        return self._epochs.get(session_id)
+
+    def on_lost(self, listener: Callable[[str], None]) -> None:
+        self._listeners.append(listener)
+
+    def granted(self, session_id: str, epoch: int) -> None:
+        """A commit made this process the holder at ``epoch`` (a create, a claim on write)."""
+        self._epochs[session_id] = epoch
+
+    def lost(self, session_id: str, *, fenced: bool = False) -> None:
+        """The lease of ``session_id`` is someone else's now; the listeners hear it once."""
+        if fenced:
+            self.fenced += 1
+        epoch = self._epochs.pop(session_id, None)
+        if epoch is None:
+            return
+        log.warning("storage.lease_lost", session_id=session_id, epoch=epoch, fenced=fenced)
+        for listener in list(self._listeners):
+            listener(session_id)
+
+    def _params(self, **extra: object) -> dict[str, object]:
+        return {"owner": self.owner, "ttl": self.ttl_ms, **extra}
+
+    async def acquire(self, session_id: str, *, skip_locked: bool = False) -> None:
+        if session_id in self._epochs or "\x00" in session_id:
+            return
+        sql = _ACQUIRE_SQL.format(skip=" SKIP LOCKED" if skip_locked else "")
+
+        async def take(conn: Connection) -> tuple[object, ...] | None:
+            row = await (await conn.execute(sql, self._params(id=session_id))).fetchone()
+            if row is not None:
+                return ("taken", row[0])
+            return await (await conn.execute(_HOLDER_SQL, (session_id,))).fetchone()
+
+        found = cast("tuple[object, ...] | None", await self._borrow(take, "acquire a lease"))
+        if found is None:
+            return  # no such Session: the load that follows says so
+        if found[0] == "taken":
+            self._epochs[session_id] = cast(int, found[1])
+            log.info("storage.lease_acquired", session_id=session_id, epoch=found[1])
+            return
+        owner, remaining = found
+        if not _foreign(found, self.owner):
+            raise SessionLiveElsewhereError(
+                f"session {session_id} is being claimed by another host at this moment"
+            )
+        raise SessionLiveElsewhereError(
+            f"session {session_id} is live on another host ({owner}) for up to "
+            f"{cast(int, remaining) / 1000:.1f} s unless that host renews its lease"
+        )
+
+    async def release(self, session_id: str) -> None:
+        epoch = self._epochs.pop(session_id, None)
+        if epoch is not None:
+            await self._release({session_id: epoch})
+
+    async def release_all(self) -> None:
+        held, self._epochs = self._epochs, {}
+        if held:
+            await self._release(held)
+
+    async def _release(self, held: dict[str, int]) -> None:
+        params = self._params(ids=list(held), epochs=list(held.values()))
+
+        async def run(conn: Connection) -> None:
+            await conn.execute(_RELEASE_SQL, params)
+
+        await self._borrow(run, "release leases")
+
+    async def renew(self) -> Sequence[str]:
+        held = dict(self._epochs)
+        if not held:
+            return []
+        params = self._params(ids=list(held), epochs=list(held.values()))
+
+        async def run(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(_RENEW_SQL, params)).fetchall()
+
+        rows = cast("list[tuple[object, ...]]", await self._borrow(run, "renew leases"))
+        renewed = {str(row[0]) for row in rows}
+        lost = [s for s, e in held.items() if s not in renewed and self._epochs.get(s) == e]
+        for sid in lost:
+            self.lost(sid)
+        return lost
+
+
+def _foreign(holder: tuple[object, ...], me: str) -> bool:
+    """Whether a ``(owner, ms left)`` row of :data:`_HOLDER_SQL` is another's live lease."""
+    owner, remaining = holder
+    return owner is not None and owner != me and cast(int, remaining) >= 0
