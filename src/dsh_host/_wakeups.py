@@ -181,8 +181,10 @@ class WakeService:
             if not rows:
                 earliest = await self.backend.earliest_wake()
                 self._recovered()
-                # Beyond this window (or none); a backend whose two queries disagree never spins.
-                return earliest if earliest is None or earliest > horizon else horizon
+                # None due in this window: the next entry (one beyond it, or one of a Session
+                # another host leases, claimable once that lease would run out). A backend
+                # whose two queries disagree (an entry due now yet not listed) never spins.
+                return earliest if earliest is None or earliest > now else horizon
         except Exception as exc:
             return self._storage_failed(now, exc)
         self._recovered()
