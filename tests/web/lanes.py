@@ -24,29 +24,45 @@ class Store:
     """``dsh serve --data`` for one test: a folder, or a ``postgresql://`` URL."""
 
     data: str
-    #: ``--lease-seconds`` of every boot (PostgreSQL); 0: the store has no leases.
+    #: PostgreSQL: every boot's ``--host-id`` (a stable name: a restart takes its Sessions back
+    #: at once); ``None``: each boot is a new lease holder.
+    host_id: str | None = None
+    #: PostgreSQL: every boot's ``--lease-seconds``; 0: the server's default (or no leases).
     lease_seconds: int = 0
 
     def serve(self, *, extra: tuple[str, ...] = (), **options: Any) -> Server:
         """A ``dsh serve`` on this store (``options`` as :func:`start_server` takes them)."""
+        if self.host_id is not None:
+            extra = ("--host-id", self.host_id, *extra)
         if self.lease_seconds:
             extra = ("--lease-seconds", str(self.lease_seconds), *extra)
         return start_server(self.data, extra=extra, **options)
 
     def sigkill(self, server: Server) -> None:
-        """SIGKILL ``server``; then wait until the leases it held can no longer be renewed by
-        anyone, i.e. have run out, so the next boot owns its Sessions as a survivor would."""
+        """SIGKILL ``server``. When the next boot is a new lease holder, wait until the leases
+        the killed one held have run out (nobody renews them), so the next boot owns its
+        Sessions as a survivor would."""
         server.process.kill()
         server.close()
         killed = now_ms()
-        wait_for(lambda: now_ms() > killed + self.lease_seconds * 1000)
+        orphaned = self.lease_seconds * 1000 if self.host_id is None else 0
+        wait_for(lambda: now_ms() > killed + orphaned)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+#: The stores a lane runs on: SQLite; PostgreSQL restarted as the same host (a stable
+#: ``--host-id``); PostgreSQL restarted as a new host (the default: a new lease holder per start,
+#: here with 1 s leases so it need not wait the default 15 s).
+STORES = ["sqlite", "postgres", "postgres-new-host"]
+
+
+@pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest, tmp_path) -> Store:
     if request.param == "sqlite":
         return Store(str(tmp_path / "data"))
-    return Store(request.getfixturevalue("pg_cluster").new_database())
+    url = request.getfixturevalue("pg_cluster").new_database()
+    if request.param == "postgres":
+        return Store(url, host_id="lane-host")
+    return Store(url, lease_seconds=1)
 
 
 def live(server, sid: str) -> bool:
@@ -62,3 +78,20 @@ def now_ms() -> float:
 def lag_ms(entry: dict[str, Any], scheduled_at: str) -> int:
     """How long after its target instant a dispatch history entry was appended (host time)."""
     return int(entry["event"]["time"]) - parse_instant(scheduled_at)
+
+
+def wait_logged(
+    server: Server, event: str, *, count: int = 1, timeout: float = 20.0, **fields: object
+) -> list[dict[str, object]]:
+    """Wait (bounded) until ``server`` has logged ``event`` with ``fields`` ``count`` times; on
+    a timeout the error carries the server's log."""
+
+    def enough() -> list[dict[str, object]]:
+        found = server.process.logged(event, **fields)
+        return found if len(found) >= count else []
+
+    try:
+        return wait_for(enough, timeout=timeout)
+    except TimeoutError:
+        tail = server.process.stderr[-4000:]
+        raise TimeoutError(f"{event} {fields} not logged {count}x; server log:\n{tail}") from None

@@ -1,5 +1,5 @@
 """Cold delivery and idle eviction through real ``dsh serve`` processes (issue 11, proof), on
-SQLite and PostgreSQL.
+SQLite and PostgreSQL (restarted as the same host, and as a new host: see ``tests/web/lanes.py``).
 
 The example overlay turns the Schedule plugin's ``cold_delivery`` on. Nobody attaches to the
 Sessions under test: no ``/events`` stream, no message, no resume. Until a reminder has fired the
@@ -14,11 +14,20 @@ line and ``"live": false`` in the listing.
 
 from __future__ import annotations
 
+import pytest
+
 from dsh_schedule import parse_instant
 from tests.api import call_tool, dispatches, new_session, wait_for
 from tests.api import history as events
 from tests.pg import pg_cluster  # noqa: F401 - the session's cluster, for the postgres cases
-from tests.web.lanes import Store, lag_ms, live, now_ms, store  # noqa: F401 - store: a fixture
+from tests.web.lanes import (  # noqa: F401 - store is a fixture
+    Store,
+    lag_ms,
+    live,
+    now_ms,
+    store,
+    wait_logged,
+)
 
 #: The bound on a dispatch's lateness after its due instant.
 ON_TIME_MS = 2000
@@ -51,15 +60,12 @@ def test_reminders_fire_once_and_on_time_after_a_sigkill_restart_with_nobody_att
         assert cold_at_start is False  # not resumed before it is due
 
         # The overdue one: the wake service resumes it at start-up.
-        wait_for(lambda: boot2.process.logged("host.wake_delivered", session_id=overdue))
+        wait_logged(boot2, "host.wake_delivered", session_id=overdue)
         fired_late = wait_for(lambda: dispatches(events(boot2, overdue)))
         assert lag_ms(fired_late[0], late["scheduledAt"]) >= 0
 
         # The on-time one: watched only through the listing and the log until it has fired.
-        wait_for(
-            lambda: boot2.process.logged("host.wake_delivered", session_id=on_time),
-            timeout=LEAD_SECONDS + 20,
-        )
+        wait_logged(boot2, "host.wake_delivered", session_id=on_time, timeout=LEAD_SECONDS + 20)
         assert live(boot2, on_time) is True
         fired = wait_for(lambda: dispatches(events(boot2, on_time)))
         assert 0 <= lag_ms(fired[0], soon["scheduledAt"]) < ON_TIME_MS
@@ -90,6 +96,7 @@ def replies_after(server, sid: str, seq: int) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("store", ["sqlite", "postgres"], indirect=True)
 def test_an_evicted_session_is_woken_by_its_reminder_then_reads_cold_and_resumes_on_a_message(
     store: Store,  # noqa: F811 - the imported fixture
 ) -> None:
@@ -99,15 +106,15 @@ def test_an_evicted_session_is_woken_by_its_reminder_then_reads_cold_and_resumes
         made = call_tool(boot1, sid, "schedule_create", {"prompt": "c", "after_seconds": 5})
         due_ms = parse_instant(made["scheduledAt"])
         # Idle for a second: the host flushes it and detaches it, the reminder still standing.
-        wait_for(lambda: boot1.process.logged("host.session_evicted", session_id=sid))
+        wait_logged(boot1, "host.session_evicted", session_id=sid)
         assert live(boot1, sid) is False
         assert now_ms() < due_ms, "evicted only after the reminder was due"
         # The wake index brings it back at its instant, with nobody attached.
-        wait_for(lambda: boot1.process.logged("host.wake_delivered", session_id=sid), timeout=30)
+        wait_logged(boot1, "host.wake_delivered", session_id=sid, timeout=30)
         fired = wait_for(lambda: dispatches(events(boot1, sid)))
         assert 0 <= lag_ms(fired[0], made["scheduledAt"]) < ON_TIME_MS
         # Its follow-up turn ends and it goes cold again: that eviction's flush was durable.
-        wait_for(lambda: len(boot1.process.logged("host.session_evicted", session_id=sid)) == 2)
+        wait_logged(boot1, "host.session_evicted", session_id=sid, count=2)
     finally:
         store.sigkill(boot1)
 

@@ -1,5 +1,7 @@
 """The restart lane: real ``dsh serve`` processes on one store, stopped with SIGKILL; the store is
-a data folder (SQLite) or a PostgreSQL database (issue 11 item 6), one case each.
+a data folder (SQLite) or a PostgreSQL database (issue 11 item 6), restarted as the same host
+(``--host-id``) or as a new one that first waits out the killed one's leases
+(``tests/web/lanes.py``).
 
 Boot 1 writes a pending reminder (+3600 s) and one that falls due while the server is down.
 Boot 2 resumes the pending Session (still pending), forks it (the child inherits no active
