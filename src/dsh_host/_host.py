@@ -78,8 +78,16 @@ class Host:
         if self.leases is not None:
             self.leases.on_lost(self._lease_lost)
         #: Cold delivery: resumes cold Sessions whose durable wake entry is due (issue 11).
+        # On a shared database other hosts file wakes too: look again at least once per
+        # renewal interval, so a dead host's due wakes are taken over soon after its leases.
+        segment = 60.0 if self.leases is None else min(60.0, self.leases.renew_interval)
         self.wakeups = WakeService(
-            backend=backend, sessions=self.sessions, clock=self.clock, resume=self._wake
+            backend=backend,
+            sessions=self.sessions,
+            clock=self.clock,
+            resume=self._wake,
+            max_segment=segment,
+            shared=self.leases is not None,
         )
         #: Idle eviction (issue 11 item 3): live Sessions nobody uses go cold.
         self.evictor = Evictor(

@@ -7,7 +7,8 @@ resume (``Host.resume_session``), so the plugins' own resume path runs; a live S
 skipped (its plugins own their wakes while it is live). On a backend several hosts share, the
 backend lists only the entries of Sessions no other live host leases, and the resume takes the
 lease first, skipping a Session another host is claiming at that instant (``SKIP LOCKED``), so
-hosts share due wakes and a dead host's are taken over once its leases run out.
+hosts share due wakes and a dead host's are taken over once its leases run out; as other hosts
+file entries too, a shared service looks again at least every segment even when none stands.
 
 An entry that stays due after its Session was resumed is not claimed again while that Session
 stays live; once it is cold again, it is retried with a back-off (1 s doubling to
@@ -61,8 +62,12 @@ class WakeService:
         resume: Callable[[str], Awaitable[object]],
         max_segment: float = 60.0,
         batch: int = 64,
+        shared: bool = False,
     ) -> None:
+        """``shared``: other hosts file wakes in the same index, so the service never stops
+        looking (a pass at least every ``max_segment`` seconds, even with nothing standing)."""
         self.backend, self.sessions, self.clock = backend, sessions, clock
+        self.shared = shared
         #: The longest wait (seconds of loop time) before the wall clock is read again.
         self.max_segment = max_segment
         #: How many due entries one index query reads (the page grows past skipped ones).
@@ -169,6 +174,8 @@ class WakeService:
         requested, self._requested = self._requested, None
         if requested is not None and (target is None or requested < target):
             target = requested
+        if target is None and self.shared:
+            target = self.clock.now_ms() + round(self.max_segment * 1000)
         if target is not None and not self._closed and not self._paused:
             self._arm(target)
 

@@ -176,3 +176,19 @@ async def test_a_dead_host_s_due_wake_is_delivered_by_the_other_once_its_lease_r
         assert waited >= 1.0  # not while the dead host's lease stood
         assert len(await done_events(survivor, sid)) == 1
         assert waker.resumes == [sid]
+
+
+async def test_a_wake_another_host_files_later_is_found_by_a_host_that_had_none_standing(
+    make_host: Callable[..., Host],
+) -> None:
+    survivor = make_host("survivor", lease_seconds=0.9)  # looks again every 0.3 s
+    waker = load_waker(survivor)
+    async with survivor:
+        await wait_until(lambda: not survivor.wakeups.busy)
+        assert survivor.wakeups.armed_for is not None  # shared: it keeps looking
+        async with make_host("writer") as writer:
+            load_waker(writer)
+            sid = await cold_session_due_at(writer, writer.clock.now_ms() + 1000)
+        await wait_until(lambda: survivor.sessions.get(sid) is not None, timeout=10)
+        assert len(await done_events(survivor, sid)) == 1
+        assert waker.resumes == [sid]
