@@ -233,3 +233,66 @@ def publish(result: dict[str, Any]) -> dict[str, Any]:
         print(f"  note: {note}")
     emit(result)
     return result
+
+
+# -- the machine's CPUs --------------------------------------------------------------------------
+
+
+def cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) clock ticks of all CPUs since boot, from /proc/stat; (0, 0) without it."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return (0, 0)
+    ticks = [int(value) for value in fields[1:]]
+    idle = sum(ticks[3:5])  # idle + iowait
+    return (sum(ticks) - idle, sum(ticks))
+
+
+def busy_share(before: tuple[int, int]) -> float:
+    """The share (0-1) of all CPUs' time spent busy since ``before`` (:func:`cpu_jiffies`)."""
+    busy, total = cpu_jiffies()
+    elapsed = total - before[1]
+    return round((busy - before[0]) / elapsed, 3) if elapsed > 0 else math.nan
+
+
+# -- cold Sessions (cold.py, memory.py) --------------------------------------------------------
+
+
+async def reminder_session(host: Any, after_seconds: int, prompt: str) -> tuple[str, str, int]:
+    """A new Session whose root Agent creates one reminder through the full tool pipeline:
+    ``(session id, reminder id, scheduledAt in epoch ms)``."""
+    from dsh_schedule import parse_instant
+
+    agent = await host.create_session()
+    value = await agent.execute_tool(
+        "schedule_create", {"prompt": prompt, "after_seconds": after_seconds}
+    )
+    assert isinstance(value, dict) and "id" in value, value
+    return agent.session.id, str(value["id"]), parse_instant(value["scheduledAt"])
+
+
+async def make_cold(host: Any, session_ids: Sequence[str], chunk: int) -> None:
+    """``Host.close_session`` for every id, ``chunk`` at a time concurrently (their flushes
+    share SQLite transactions)."""
+    for start in range(0, len(session_ids), chunk):
+        batch = session_ids[start : start + chunk]
+        await asyncio.gather(*(host.close_session(sid) for sid in batch))
+
+
+class LiveCount:
+    """How many Sessions are live on a host now, and the most since :attr:`peak` was set
+    (open and detach observers: no scan of the live set)."""
+
+    def __init__(self, host: Any) -> None:
+        self.now = len(host.sessions.live())
+        self.peak = self.now
+        host.sessions.add_open_observer(self._opened)
+        host.sessions.add_detach_observer(self._detached)
+
+    def _opened(self, _session: Any, _reason: object, _length: int) -> None:
+        self.now += 1
+        self.peak = max(self.peak, self.now)
+
+    def _detached(self, _session: Any) -> None:
+        self.now -= 1
