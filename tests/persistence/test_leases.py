@@ -261,3 +261,15 @@ async def test_a_version_1_database_gets_its_leases_and_fence_at_open(
         assert _row(url, "s1") == ("host-a", 1, 1, 2)
         with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.Error):
             conn.execute("UPDATE sessions SET writer = 0 WHERE id = 's1'")
+
+
+async def test_concurrent_acquires_of_one_session_share_one_epoch(
+    hosts: tuple[PostgresBackend, PostgresBackend], url: str
+) -> None:
+    a, b = hosts
+    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await a.leases.release("s1")
+    await asyncio.gather(*(b.leases.acquire("s1") for _ in range(5)))
+    assert _row(url, "s1")[:2] == ("host-b", 2)  # taken once, not five times
+    assert b.leases.epoch("s1") == 2
+    await b.append("s1", 1, make_events(1, 1))  # the epoch recorded is the current one

@@ -18,6 +18,8 @@ from typing import Any, cast
 
 import structlog
 
+from dsh_hookspecs import Once
+
 from ._backend import SessionLiveElsewhereError
 from ._postgres_writer import Connection
 
@@ -64,6 +66,9 @@ class PgLeases:
         self.renew_interval = lease_seconds / 3
         self._borrow = borrow
         self._epochs: dict[str, int] = {}
+        #: One acquire at a time per Session: two concurrent ones would each bump the epoch and
+        #: could leave the older one recorded here (this host's next write then fenced).
+        self._acquiring: dict[str, Once] = {}
         self._listeners: list[Callable[[str], None]] = []
         #: Appends the database refused because their epoch was stale.
         self.fenced = 0
@@ -108,6 +113,14 @@ class PgLeases:
     async def acquire(self, session_id: str, *, skip_locked: bool = False) -> None:
         if session_id in self._epochs or "\x00" in session_id:
             return
+        once = self._acquiring.setdefault(session_id, Once(f"dsh-lease:{session_id}"))
+        try:  # concurrent callers share the one acquire (and its outcome)
+            await once.run(lambda: self._acquire(session_id, skip_locked=skip_locked))
+        finally:
+            if self._acquiring.get(session_id) is once:
+                del self._acquiring[session_id]
+
+    async def _acquire(self, session_id: str, *, skip_locked: bool) -> None:
         sql = _ACQUIRE_SQL.format(skip=" SKIP LOCKED" if skip_locked else "")
 
         async def take(conn: Connection) -> tuple[object, ...] | None:
