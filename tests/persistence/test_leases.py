@@ -55,6 +55,11 @@ def _run_out(url: str, sid: str) -> None:
         conn.execute("UPDATE sessions SET lease_until = 0 WHERE id = %s", (sid,))
 
 
+async def _created(backend: PostgresBackend, *sids: str) -> None:
+    for sid in sids:
+        await backend.append(sid, 0, make_events(0, 1), make_header(sid))
+
+
 def _lost(backend: PostgresBackend) -> list[str]:
     seen: list[str] = []
     backend.leases.on_lost(seen.append)
@@ -65,7 +70,7 @@ async def test_a_created_session_is_leased_to_its_creator_and_refused_to_another
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await _created(a, "s1")
     assert a.leases.held("s1")
     assert _row(url, "s1")[:2] == ("host-a", 1)
     with pytest.raises(SessionLiveElsewhereError, match=r"live on another host \(host-a\)"):
@@ -80,7 +85,7 @@ async def test_a_released_lease_goes_to_the_next_host_with_a_larger_epoch(
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await _created(a, "s1")
     await a.leases.release("s1")
     assert not a.leases.held("s1")
     assert _row(url, "s1")[0] is None
@@ -129,8 +134,7 @@ async def test_the_database_refuses_an_append_made_under_a_stale_epoch(
 ) -> None:
     a, b = hosts
     lost = _lost(a)
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
-    await a.append("s2", 0, make_events(0, 1), make_header("s2"))
+    await _created(a, "s1", "s2")
     _run_out(url, "s1")  # a was paused past its lease ...
     await b.leases.acquire("s1")  # ... and b took s1 over
     await b.append("s1", 1, make_events(1, 1))
@@ -162,7 +166,7 @@ async def test_the_fence_is_the_database_s_own_not_the_process_s(
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await _created(a, "s1")
     _run_out(url, "s1")
     await b.leases.acquire("s1")
     with psycopg.connect(url, autocommit=True) as conn:
@@ -178,8 +182,7 @@ async def test_renewal_reports_a_lease_another_host_took_over(
 ) -> None:
     a, b = hosts
     lost = _lost(a)
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
-    await a.append("s2", 0, make_events(0, 1), make_header("s2"))
+    await _created(a, "s1", "s2")
     assert await a.leases.renew() == []
     _run_out(url, "s1")
     await b.leases.acquire("s1")
@@ -209,7 +212,7 @@ async def test_a_skip_locked_acquire_passes_over_a_session_another_host_is_claim
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await _created(a, "s1")
     await a.leases.release("s1")
     async with await psycopg.AsyncConnection.connect(url) as other:
         await other.execute("SELECT id FROM sessions WHERE id = 's1' FOR UPDATE")  # claiming
@@ -227,7 +230,7 @@ async def test_a_write_after_a_restart_claims_the_free_lease_in_its_own_transact
     url: str,
 ) -> None:
     async with opened(PostgresBackend(url, owner="host-a")) as a:
-        await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+        await _created(a, "s1")
     async with opened(PostgresBackend(url, owner="host-b")) as b:
         assert not b.leases.held("s1")
         await b.append("s1", 1, make_events(1, 1))
@@ -267,7 +270,7 @@ async def test_concurrent_acquires_of_one_session_share_one_epoch(
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await _created(a, "s1")
     await a.leases.release("s1")
     await asyncio.gather(*(b.leases.acquire("s1") for _ in range(5)))
     assert _row(url, "s1")[:2] == ("host-b", 2)  # taken once, not five times
