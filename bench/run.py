@@ -32,7 +32,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from _common import RESULTS, machine, markdown_table
 
-BENCHMARKS = ("fold", "receipt", "lateness", "throughput", "idle", "resume")
+BENCHMARKS = ("fold", "receipt", "lateness", "throughput", "idle", "resume", "cold", "memory", "pg")
 DOC = ROOT / "docs" / "performance.md"
 META = RESULTS / "_run.json"
 
@@ -57,9 +57,12 @@ def run(names: list[str]) -> dict[str, Any]:
         },
     }
     for name in names:
+        if not script(name).exists():
+            print(f"\n=== bench/{name}.py does not exist: skipped", flush=True)
+            continue
         print(f"\n=== bench/{name}.py", flush=True)
         started = time.perf_counter()
-        code = subprocess.call([sys.executable, str(HERE / f"{name}.py")], cwd=ROOT, env=env)
+        code = subprocess.call([sys.executable, str(script(name))], cwd=ROOT, env=env)
         meta["benchmarks"][name] = {
             "run": run_id,
             "seconds": round(time.perf_counter() - started, 1),
@@ -74,6 +77,10 @@ def run(names: list[str]) -> dict[str, Any]:
     RESULTS.mkdir(exist_ok=True)
     META.write_text(json.dumps(meta, indent=2) + "\n")
     return meta
+
+
+def script(name: str) -> Path:
+    return HERE / f"{name}.py"
 
 
 def _code() -> str:
@@ -176,7 +183,7 @@ def _from_fold(result: dict[str, Any]) -> dict[str, Any]:
 
 def method(name: str) -> str:
     """The benchmark script's docstring, without its trailing "Run:" paragraph."""
-    tree = ast.parse((HERE / f"{name}.py").read_text())
+    tree = ast.parse(script(name).read_text())
     text = ast.get_docstring(tree) or ""
     paragraphs = [p for p in text.split("\n\n") if not p.startswith("Run:")]
     return "\n\n".join(paragraphs)
@@ -186,14 +193,20 @@ def verdict(met: bool) -> str:
     return "met" if met else "**not met**"
 
 
+def _listed(names: list[str]) -> str:
+    quoted = [f"`bench/{name}.py`" for name in names]
+    return ", ".join(quoted[:-1]) + f" and {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+
+
 def render(meta: dict[str, Any] | None) -> str:
-    results = {name: load(name) for name in BENCHMARKS}
+    scripts = [name for name in BENCHMARKS if script(name).exists()]
+    results = {name: load(name) if name in scripts else None for name in BENCHMARKS}
     facts = (meta or {}).get("machine") or machine()
     run_id = (meta or {}).get("run")
     stale = [
         name
         for name, result in results.items()
-        if result is None or run_id is None or result.get("run") != run_id
+        if name in scripts and (result is None or run_id is None or result.get("run") != run_id)
     ]
     lines = [
         "# Performance",
@@ -274,14 +287,15 @@ def render(meta: dict[str, Any] | None) -> str:
         ".venv/bin/python bench/run.py --report-only     # rewrite this file from the JSON",
         "```",
         "",
-        "The scripts are `bench/fold.py`, `bench/receipt.py`, `bench/lateness.py`,",
-        "`bench/throughput.py`, `bench/idle.py` and `bench/resume.py`; `make bench` installs the",
-        "`bench` extra (APScheduler 3, SQLAlchemy) into `.venv` first. Benchmarks are never run",
-        "as tests.",
+        f"The scripts are {_listed(scripts)}; `make bench` installs the `bench` extra",
+        "(APScheduler 3, SQLAlchemy) into `.venv` first. Benchmarks are never run as tests.",
         "",
     ]
     for name, result in results.items():
         lines += [f"## {name}", ""]
+        if not script(name).exists():
+            lines += [f"Not available: `bench/{name}.py` does not exist in this checkout.", ""]
+            continue
         if result is None:
             lines += ["Not run yet.", ""]
             continue
