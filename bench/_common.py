@@ -272,14 +272,6 @@ async def reminder_session(host: Any, after_seconds: int, prompt: str) -> tuple[
     return agent.session.id, str(value["id"]), parse_instant(value["scheduledAt"])
 
 
-async def make_cold(host: Any, session_ids: Sequence[str], chunk: int) -> None:
-    """``Host.close_session`` for every id, ``chunk`` at a time concurrently (their flushes
-    share SQLite transactions)."""
-    for start in range(0, len(session_ids), chunk):
-        batch = session_ids[start : start + chunk]
-        await asyncio.gather(*(host.close_session(sid) for sid in batch))
-
-
 class LiveCount:
     """How many Sessions are live on a host now, and the most since :attr:`peak` was set
     (open and detach observers: no scan of the live set)."""

@@ -1,26 +1,27 @@
 """Cold delivery lateness: 10,000 evicted Sessions, one reminder each due within 60 s, SQLite.
 
 One host on a SQLiteBackend in a temporary folder (WAL, ``synchronous=FULL``, group commit),
-real clock, the Schedule plugin loaded with ``cold_delivery = true`` (each Session files its
-earliest active target with the host's durable wake index). First a calibration batch of 500
-Sessions, each with one reminder a day away (they stay in the database as background that must
-not be delivered), times how fast Sessions are created and made cold on this machine; from that
-the 60 s window is placed so that it opens a few seconds after the setup will have finished.
-Then 10,000 Sessions are created, 500 at a time concurrently, each with one ``schedule_create``
-through the full tool pipeline, with ``after_seconds`` chosen so the due instants
-(``scheduledAt``) fall evenly inside the window (to the second: ``after_seconds`` is an
-integer). Every Session is then made cold through ``Host.close_session`` (dispose its Agent,
-flush, detach), 500 at a time; the run is invalid (and fails) unless no Session is live before
-the first due instant.
+real clock, idle eviction on (``evict_idle_seconds`` = 2) and the Schedule plugin loaded with
+``cold_delivery = true`` (each Session files its earliest active target with the host's durable
+wake index). First a calibration batch of 500 Sessions, each with one reminder a day away (they
+stay in the database as background that must not be delivered), times how fast Sessions are
+created and then evicted on this machine; from that the 60 s window is placed so that it opens
+a few seconds after the setup will have finished. Then 10,000 Sessions are created, 500 at a
+time concurrently, each with one ``schedule_create`` through the full tool pipeline, with
+``after_seconds`` chosen so the due instants (``scheduledAt``) fall evenly inside the window
+(to the second: ``after_seconds`` is an integer). Idle eviction makes each of them cold (a
+flush, its Agent disposed, a flush, detached); the run is invalid (and fails) unless no Session
+is live before the first due instant.
 
 From then on nothing but the host's wake service touches them: it resumes each cold Session
-whose wake entry is due, the plugin's owner dispatches its reminder. Lateness of one reminder =
-the wall-clock moment a ``session/flushed`` observation first covers its ``dispatch`` event
-(``time.time()`` in a flushed observer: the flush was acknowledged durable) minus its
-``scheduledAt``. Delivered Sessions stay live (eviction is off in this run); the peak number of
-live Sessions during delivery is counted with open and detach observers. At the end a fresh host
-(no plugin loaded) on the same folder reads every stored Session: each of the 10,000 must hold
-exactly one dispatch, each calibration Session none; otherwise the run fails.
+whose wake entry is due, and the plugin's owner dispatches its reminder; eviction stays on, so a
+delivered Session goes cold again once its follow-up turn is over and it has been idle 2 s.
+Lateness of one reminder = the wall-clock moment a ``session/flushed`` observation first covers
+its ``dispatch`` event (``time.time()`` in a flushed observer: the flush was acknowledged
+durable) minus its ``scheduledAt``. The peak number of live Sessions during delivery is counted
+with open and detach observers. At the end a fresh host (no plugin loaded) on the same folder
+reads every stored Session: each of the 10,000 must hold exactly one dispatch, each background
+Session none; otherwise the run fails.
 
 Target: p99 lateness < 1 s (1000 ms).
 
@@ -45,7 +46,7 @@ from dsh_host.testing import wait_until
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
-from _common import LiveCount, latency_summary, make_cold, publish, reminder_session, target
+from _common import LiveCount, latency_summary, publish, reminder_session, target
 from lateness import DispatchAcks
 
 SESSIONS = int(os.environ.get("COLD_SESSIONS", "10000"))
@@ -53,7 +54,8 @@ CALIBRATION = 500
 CHUNK = 500
 WINDOW = float(os.environ.get("COLD_WINDOW_S", "60"))  # the due instants spread over it
 MARGIN = 5.0  # seconds between the estimated end of the setup and the window opening
-SLACK = 1.5  # the setup estimate is this many times the calibration's rate
+SLACK = 1.5  # the setup estimate is this many times the calibration's
+EVICT_IDLE = 2.0  # evict_idle_seconds: Sessions go cold, and delivered ones go cold again
 DAY = 86_400
 DEADLINE = 120.0  # seconds after the window closes before giving up on a missing dispatch
 TARGET_MS = 1000.0
@@ -63,19 +65,18 @@ class InvalidRunError(RuntimeError):
     """The run broke one of its own preconditions; nothing is reported."""
 
 
-async def calibrate(host: Host) -> tuple[list[str], float, float]:
-    """CALIBRATION Sessions with a reminder a day away, made cold: their ids, and the seconds
-    one Session took to create and to make cold (this machine, this host, concurrently)."""
+async def calibrate(host: Host, live: LiveCount) -> tuple[list[str], float, float]:
+    """CALIBRATION Sessions with a reminder a day away, left to idle eviction: their ids, the
+    seconds one Session took to create (this machine, this host, concurrently) and the seconds
+    from the last create until eviction had made them all cold."""
     started = time.perf_counter()
     made = await asyncio.gather(
         *(reminder_session(host, DAY, "background") for _ in range(CALIBRATION))
     )
     per_create = (time.perf_counter() - started) / CALIBRATION
     started = time.perf_counter()
-    ids = [sid for sid, _, _ in made]
-    await make_cold(host, ids, CHUNK)
-    per_close = (time.perf_counter() - started) / CALIBRATION
-    return ids, per_create, per_close
+    await wait_until(lambda: live.now == 0, timeout=EVICT_IDLE * 10 + 30)
+    return [sid for sid, _, _ in made], per_create, time.perf_counter() - started
 
 
 async def populate(host: Host, acks: DispatchAcks, opens_at: float) -> list[str]:
@@ -120,21 +121,22 @@ async def measure() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="dsh-bench-cold-") as tmp:
         folder = Path(tmp) / "dsh"
         acks = DispatchAcks()
-        async with Host(backend=SQLiteBackend(folder)) as host:
+        backend = SQLiteBackend(folder)
+        async with Host(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
             host.load_plugin("schedule", {"cold_delivery": True})
             live = LiveCount(host)
-            background, per_create, per_close = await calibrate(host)
-            setup_estimate = SESSIONS * (per_create + per_close) * SLACK
+            background, per_create, tail = await calibrate(host, live)
+            setup_estimate = SESSIONS * per_create * SLACK + tail * SLACK
             opens_at = time.time() + setup_estimate + MARGIN
             host.sessions.add_flushed_observer(acks)
             created_at = time.perf_counter()
             ids = await populate(host, acks, opens_at)
             create_seconds = time.perf_counter() - created_at
-            closed_at = time.perf_counter()
-            await make_cold(host, ids, CHUNK)
-            cold_seconds = time.perf_counter() - closed_at
             first_due = min(acks.expected.values())
             last_due = max(acks.expected.values())
+            with contextlib.suppress(TimeoutError):
+                await wait_until(lambda: live.now == 0, timeout=first_due / 1000 - time.time())
+            cold_seconds = time.perf_counter() - created_at
             live_at_cold = len(host.sessions.live())
             cold_before = time.time() * 1000
             if live_at_cold or cold_before >= first_due:
@@ -142,7 +144,7 @@ async def measure() -> dict[str, Any]:
                     f"not all cold before the first due instant: {live_at_cold} live, "
                     f"{(cold_before - first_due) / 1000:.3f} s past it"
                 )
-            live.peak = live.now
+            live.peak = 0
             deadline = last_due / 1000 + DEADLINE - time.time()
             with contextlib.suppress(TimeoutError):  # reported: delivered < expected
                 await wait_until(acks.done, timeout=deadline)
@@ -155,9 +157,9 @@ async def measure() -> dict[str, Any]:
         "sessions": SESSIONS,
         "background_sessions": CALIBRATION,
         "calibration_create_ms_per_session": round(per_create * 1000, 3),
-        "calibration_cold_ms_per_session": round(per_close * 1000, 3),
+        "calibration_eviction_tail_s": round(tail, 3),
         "create_seconds": round(create_seconds, 2),
-        "make_cold_seconds": round(cold_seconds, 2),
+        "all_cold_after_s": round(cold_seconds, 2),
         "cold_margin_s": round((first_due - cold_before) / 1000, 3),
         "window_s": round((last_due - first_due) / 1000, 3),
         "expected": len(acks.expected),
@@ -232,7 +234,7 @@ def main() -> dict[str, Any]:
                 "title": "setup (all before the first due instant)",
                 "header": [
                     "create s",
-                    "make cold s",
+                    "all evicted after s",
                     "cold margin s",
                     "due window s",
                     "background Sessions",
@@ -240,7 +242,7 @@ def main() -> dict[str, Any]:
                 "rows": [
                     [
                         measured["create_seconds"],
-                        measured["make_cold_seconds"],
+                        measured["all_cold_after_s"],
                         measured["cold_margin_s"],
                         measured["window_s"],
                         CALIBRATION,
@@ -257,8 +259,9 @@ def main() -> dict[str, Any]:
                 "background Sessions (reminders a day away)"
             ),
             (
-                "delivered Sessions stay live (eviction off): peak live Sessions "
-                f"{measured['peak_live']}, {measured['live_at_end']} live at the end"
+                f"idle eviction stays on during delivery ({EVICT_IDLE:g} s): at most "
+                f"{measured['peak_live']} Sessions were live at once, "
+                f"{measured['live_at_end']} when the last dispatch was durable"
             ),
         ],
         "targets": [
