@@ -167,6 +167,8 @@ def main() -> dict[str, Any]:
     growth = ratio(large["rss_kib"], small["rss_kib"])
     net_growth = ratio(large["rss_minus_baseline_kib"], small["rss_minus_baseline_kib"])
     met = growth is not None and growth <= TARGET_RATIO
+    extra = large["sessions"] - small["sessions"]
+    per_extra = round((large["rss_kib"] - small["rss_kib"]) * 1024 / extra) if extra else None
     label = f"{large['sessions'] // 1000}k / {small['sessions'] // 1000}k"
     rows = [
         [
@@ -221,6 +223,12 @@ def main() -> dict[str, Any]:
             "peak_rss_large_over_small": ratio(large["peak_rss_kib"], small["peak_rss_kib"]),
         },
         "notes": [
+            (
+                f"RSS changed by {per_extra} bytes per extra cold Session from "
+                f"{small['sessions']:,} to {large['sessions']:,} (RSS difference over the "
+                "difference in Sessions; the gc objects column is what the collector tracks "
+                "beyond the baseline at the reading)"
+            ),
             (
                 "every run stored all its Sessions, each with exactly one wake entry (the "
                 "Schedule plugin's), and had no live Session at the reading"
