@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,15 @@ def render(meta: dict[str, Any] | None) -> str:
             ),
             "",
         ]
-    if stale:
+    if stale and run_id is None:
+        lines += [
+            (
+                "> Note: there is no run record (bench/results/_run.json): each section comes "
+                "from its own run (see its run id)."
+            ),
+            "",
+        ]
+    elif stale:
         lines += [
             (
                 f"> Note: {', '.join(stale)} come from an earlier run than `{run_id}` "
@@ -287,8 +296,11 @@ def render(meta: dict[str, Any] | None) -> str:
         ".venv/bin/python bench/run.py --report-only     # rewrite this file from the JSON",
         "```",
         "",
-        f"The scripts are {_listed(scripts)}; `make bench` installs the `bench` extra",
-        "(APScheduler 3, SQLAlchemy) into `.venv` first. Benchmarks are never run as tests.",
+        *textwrap.wrap(
+            f"The scripts are {_listed(scripts)}; `make bench` installs the `bench` extra "
+            "(APScheduler 3, SQLAlchemy) into `.venv` first. Benchmarks are never run as tests.",
+            width=92,
+        ),
         "",
     ]
     for name, result in results.items():
@@ -300,7 +312,8 @@ def render(meta: dict[str, Any] | None) -> str:
             lines += ["Not run yet.", ""]
             continue
         lines += [f"**{result['title']}**", ""]
-        lines += [f"Run `{result.get('run')}`, finished {result.get('finished_at')}.", ""]
+        run = f"Run `{result['run']}`" if result.get("run") else "A standalone run"
+        lines += [f"{run}, finished {result.get('finished_at')}.", ""]
         lines += ["Method (from the script's docstring):", ""]
         lines += ["> " + line if line else ">" for line in method(name).splitlines()]
         lines += [""]
