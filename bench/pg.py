@@ -63,7 +63,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common
 from _common import publish, rate_figures, ratio, target
-from throughput import median_round, settled
+from throughput import apscheduler_on, creates, median_round, settled
 
 SESSIONS = 100
 PER_SESSION = 20
@@ -87,24 +87,13 @@ async def host_run(
         host.load_plugin("schedule")
         agents = [await host.create_session() for _ in range(sessions)]
         latencies: list[float] = []
-
-        async def creates(agent: Any, count: int, record: bool) -> None:
-            for index in range(count):
-                started = time.perf_counter()
-                value = await agent.execute_tool(
-                    "schedule_create", {"prompt": f"reminder {index}", "after_seconds": DAY}
-                )
-                if record:
-                    latencies.append(time.perf_counter() - started)
-                assert isinstance(value, dict) and "id" in value, value
-
-        await asyncio.gather(*(creates(a, WARMUP_PER_SESSION, False) for a in agents))
+        await asyncio.gather(*(creates(a, WARMUP_PER_SESSION) for a in agents))
         await wait_until(lambda: settled(host, agents), timeout=SETTLE)  # post-create drives
         await go()
         commits, appends = backend.commits, backend.appends
         cpu, ticks = time.process_time(), _common.cpu_jiffies()
         started = time.monotonic()
-        await asyncio.gather(*(creates(a, per_session, True) for a in agents))
+        await asyncio.gather(*(creates(a, per_session, latencies) for a in agents))
         ended = time.monotonic()
         cpu, busy = time.process_time() - cpu, _common.busy_share(ticks)
         commits, appends = backend.commits - commits, backend.appends - appends
@@ -123,39 +112,7 @@ async def apscheduler(url: str, mode: str) -> dict[str, Any]:
     import sqlalchemy as sa
 
     engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    scheduler = _common.aps_scheduler(engine)
-    scheduler.start()
-    run_date = _common.utc(time.time() + DAY)
-    latencies: list[float] = []
-
-    def add(job_id: str) -> None:
-        scheduler.add_job(_common.aps_job, "date", run_date=run_date, args=[0], id=job_id)
-
-    async def adds(prefix: str, count: int, record: bool) -> None:
-        for index in range(count):
-            started = time.perf_counter()
-            if mode == "thread":
-                await asyncio.to_thread(add, f"{prefix}-{index}")
-            else:
-                add(f"{prefix}-{index}")
-                await asyncio.sleep(0)  # a concurrent app yields between requests
-            if record:
-                latencies.append(time.perf_counter() - started)
-
-    try:
-        await asyncio.gather(*(adds(f"w{s}", WARMUP_PER_SESSION, False) for s in range(SESSIONS)))
-        await _common.drain_loop(SETTLE)  # the scheduler's wakeups queued by the warm-up adds
-        cpu, ticks, started = time.process_time(), _common.cpu_jiffies(), time.perf_counter()
-        await asyncio.gather(*(adds(f"m{s}", PER_SESSION, True) for s in range(SESSIONS)))
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        busy_share = _common.busy_share(ticks)
-        stored = len(scheduler.get_jobs())
-        assert stored == SESSIONS * (PER_SESSION + WARMUP_PER_SESSION), stored
-    finally:
-        scheduler.shutdown(wait=False)  # runs on the loop, soon (call_soon_threadsafe)
-        await wait_until(lambda: not scheduler.running, timeout=SETTLE)
-        engine.dispose()
-    return {**rate_figures(latencies, elapsed, cpu), "machine_cpu_busy": busy_share}
+    return await apscheduler_on(engine, mode)  # the same workload as bench/throughput.py's
 
 
 # -- host processes ------------------------------------------------------------------------------

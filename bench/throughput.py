@@ -57,24 +57,26 @@ def settled(host: Host, agents: list[Any]) -> bool:
     )
 
 
+async def creates(agent: Any, count: int, latencies: list[float] | None = None) -> None:
+    """``count`` acknowledged ``schedule_create`` calls (a day ahead) one after the other
+    through ``agent``'s full tool pipeline; each one's latency into ``latencies``, if given."""
+    for index in range(count):
+        started = time.perf_counter()
+        value = await agent.execute_tool(
+            "schedule_create", {"prompt": f"reminder {index}", "after_seconds": DAY}
+        )
+        if latencies is not None:
+            latencies.append(time.perf_counter() - started)
+        assert isinstance(value, dict) and "id" in value, value
+
+
 async def ours(data: Path) -> dict[str, Any]:
     backend = SQLiteBackend(data)
     async with Host(backend=backend) as host:
         host.load_plugin("schedule")
         agents = [await host.create_session() for _ in range(SESSIONS)]
         latencies: list[float] = []
-
-        async def creates(agent: Any, count: int, record: bool) -> None:
-            for index in range(count):
-                started = time.perf_counter()
-                value = await agent.execute_tool(
-                    "schedule_create", {"prompt": f"reminder {index}", "after_seconds": DAY}
-                )
-                if record:
-                    latencies.append(time.perf_counter() - started)
-                assert isinstance(value, dict) and "id" in value, value
-
-        await asyncio.gather(*(creates(a, WARMUP_PER_SESSION, False) for a in agents))
+        await asyncio.gather(*(creates(a, WARMUP_PER_SESSION) for a in agents))
         await wait_until(lambda: settled(host, agents), timeout=SETTLE)  # post-create drives
         flushes = [0]
 
@@ -84,7 +86,7 @@ async def ours(data: Path) -> dict[str, Any]:
         host.sessions.add_flushed_observer(count_flush)
         commits, appends = backend.commits, backend.appends
         cpu, started = time.process_time(), time.perf_counter()
-        await asyncio.gather(*(creates(a, PER_SESSION, True) for a in agents))
+        await asyncio.gather(*(creates(a, PER_SESSION, latencies) for a in agents))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         commits, appends = backend.commits - commits, backend.appends - appends
         return {
@@ -97,7 +99,13 @@ async def ours(data: Path) -> dict[str, Any]:
 
 
 async def apscheduler(data: Path, mode: str) -> dict[str, Any]:
-    engine = _common.aps_engine(data)
+    return await apscheduler_on(_common.aps_engine(data), mode)
+
+
+async def apscheduler_on(engine: Any, mode: str) -> dict[str, Any]:
+    """APScheduler's side on ``engine`` (its SQLAlchemy job store): SESSIONS concurrent tasks
+    each adding PER_SESSION date jobs a day ahead, ``mode`` "thread" (``asyncio.to_thread``)
+    or "loop"; the rate figures and the share of all CPUs busy meanwhile."""
     scheduler = _common.aps_scheduler(engine)
     scheduler.start()
     run_date = _common.utc(time.time() + DAY)
@@ -120,16 +128,17 @@ async def apscheduler(data: Path, mode: str) -> dict[str, Any]:
     try:
         await asyncio.gather(*(adds(f"w{s}", WARMUP_PER_SESSION, False) for s in range(SESSIONS)))
         await _common.drain_loop(SETTLE)  # the scheduler's wakeups queued by the warm-up adds
-        cpu, started = time.process_time(), time.perf_counter()
+        cpu, ticks, started = time.process_time(), _common.cpu_jiffies(), time.perf_counter()
         await asyncio.gather(*(adds(f"m{s}", PER_SESSION, True) for s in range(SESSIONS)))
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        busy_share = _common.busy_share(ticks)
         stored = len(scheduler.get_jobs())
         assert stored == SESSIONS * (PER_SESSION + WARMUP_PER_SESSION), stored
     finally:
         scheduler.shutdown(wait=False)  # runs on the loop, soon (call_soon_threadsafe)
         await wait_until(lambda: not scheduler.running, timeout=SETTLE)
         engine.dispose()
-    return rate_figures(latencies, elapsed, cpu)
+    return {**rate_figures(latencies, elapsed, cpu), "machine_cpu_busy": busy_share}
 
 
 SIDES = ("ours", "aps_loop", "aps_thread")
