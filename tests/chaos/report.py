@@ -503,7 +503,7 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
         f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
         f"SQLite {sqlite3.sqlite_version}"
     )
-    return TEMPLATE.format(
+    text = TEMPLATE.format(
         date=f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M}",
         machine=machine,
         outcome=outcome,
@@ -529,6 +529,26 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
         clock=figures_table(clock),
         bad=figures_table(bad),
         timings=timings,
+    )
+    return text + two_hosts_section(figures.get("two-hosts--matrix"))
+
+
+def two_hosts_section(two: Mapping[str, Any] | None) -> str:
+    """The two-host matrix on PostgreSQL (issue 11), when it ran; nothing otherwise."""
+    if not two:
+        return ""
+    return (
+        "\n## Two hosts on one PostgreSQL\n\n"
+        "`tests/chaos/test_two_host_matrix.py`: two real `dsh serve` processes on one "
+        "PostgreSQL database (2 s leases, cold delivery on, `--evict-idle 1` on some boots), "
+        f"{number(two.get('sessions', 0))} Sessions, reminders routed sticky by Session id "
+        "(409 `session_live_elsewhere` or a dead host: the other one). Faults: SIGKILL of one "
+        "host or both, each restarted after a short random delay as a new lease holder or "
+        "under a stable `--host-id`, and SIGSTOP/SIGCONT freezes longer than the lease. Every "
+        "Session's log is then read straight from the database. "
+        f"Seed {two.get('seed', '-')}.\n\n"
+        + figures_table({k: v for k, v in two.items() if k != "seed"})
+        + "\n"
     )
 
 
