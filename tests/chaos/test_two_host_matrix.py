@@ -1,6 +1,7 @@
 """The two-host crash matrix (issue 11 proof): see :mod:`tests.chaos.two_hosts`.
 
-A quick run makes 6 SIGKILLs; ``make chaos`` sets ``DSH_CHAOS_TWO_HOST_KILLS=100``.
+A quick run makes 6 SIGKILLs; the full size of ``make chaos`` (``figures.full_size``) makes 100
+(``DSH_CHAOS_TWO_HOST_KILLS`` sets the count).
 ``DSH_CHAOS_SEED`` fixes the fault plan and the workload's choices (the seed is in every
 failure message). Every acknowledged reminder is delivered exactly once, no follow-up is
 duplicated, every log decodes from the database, and a host frozen past its lease finds its
@@ -19,7 +20,7 @@ from dsh_schedule import parse_instant
 from tests.api import wait_for
 from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's cluster
 
-from .figures import record
+from .figures import full_size, record
 from .two_hosts import TwoHosts
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]
@@ -28,7 +29,7 @@ SESSIONS = 50
 
 
 def test_two_host_matrix(pg_cluster: Cluster) -> None:  # noqa: F811 - the imported fixture
-    kills = int(os.environ.get("DSH_CHAOS_TWO_HOST_KILLS", "6"))
+    kills = int(os.environ.get("DSH_CHAOS_TWO_HOST_KILLS", "100" if full_size() else "6"))
     freezes = max(2, kills // 12)
     seed = int(os.environ.get("DSH_CHAOS_SEED", str(random.randrange(2**32))))
     rng = random.Random(seed)
