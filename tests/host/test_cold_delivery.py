@@ -335,19 +335,24 @@ def dispatched(events: Sequence[Any], schedule_id: str) -> int:
     )
 
 
+async def scheduled(host: Host, after_seconds: int, prompt: str = "p") -> tuple[str, str]:
+    """The Schedule plugin loaded with ``cold_delivery`` on, one new Session holding one
+    reminder ``after_seconds`` away, its Agent idle again: ``(session id, schedule id)``."""
+    host.load_plugin("schedule", {"cold_delivery": True})
+    agent = await host.create_session()
+    created = await agent.execute_tool(
+        "schedule_create", {"prompt": prompt, "after_seconds": after_seconds}
+    )
+    assert isinstance(created, dict)
+    await wait_until(lambda: agent.phase == "idle")
+    return agent.session.id, str(created["id"])
+
+
 async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
-        host.load_plugin("schedule", {"cold_delivery": True})
-        agent = await host.create_session()
-        created = await agent.execute_tool(
-            "schedule_create", {"prompt": "call mom", "after_seconds": 120}
-        )
-        assert isinstance(created, dict)
-        schedule_id = str(created["id"])
-        session_id = agent.session.id
-        await wait_until(lambda: agent.phase == "idle")
+        session_id, schedule_id = await scheduled(host, 120, "call mom")
         await host.close_session(session_id)  # nobody looks at it any more
         stored = await host.inspect(session_id)
         assert stored is not None
@@ -412,12 +417,7 @@ async def test_a_reminder_due_while_the_host_was_down_fires_once_on_postgresql(
         return PostgresBackend(url)
 
     async with Host(backend=backend(), clock=clock) as host:
-        host.load_plugin("schedule", {"cold_delivery": True})
-        agent = await host.create_session()
-        created = await agent.execute_tool("schedule_create", {"prompt": "p", "after_seconds": 60})
-        assert isinstance(created, dict)
-        schedule_id, session_id = str(created["id"]), agent.session.id
-        await wait_until(lambda: agent.phase == "idle")
+        session_id, schedule_id = await scheduled(host, 60)
     clock.advance(600)  # due while no host runs
     async with Host(backend=backend(), clock=clock) as host:
         host.load_plugin("schedule", {"cold_delivery": True})

@@ -17,7 +17,7 @@ from dsh_host._cli import _parser, evict_idle
 from dsh_host._overlay import Overlay, OverlayError
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
-from tests.host.test_cold_delivery import dispatched
+from tests.host.test_cold_delivery import dispatched, scheduled
 from tests.web.support import serve, stream
 
 
@@ -121,12 +121,7 @@ async def test_an_evicted_sessions_reminder_still_fires_once(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     async with Host(backend=SQLiteBackend(tmp_path), clock=clock, evict_idle_seconds=60) as host:
-        host.load_plugin("schedule", {"cold_delivery": True})
-        agent = await host.create_session()
-        created = await agent.execute_tool("schedule_create", {"prompt": "p", "after_seconds": 300})
-        assert isinstance(created, dict)
-        schedule_id, sid = str(created["id"]), agent.session.id
-        await wait_until(lambda: agent.phase == "idle")
+        sid, schedule_id = await scheduled(host, 300)
         await tick(host, clock, 60)
         await wait_until(lambda: host.sessions.get(sid) is None)  # evicted, reminder standing
 
