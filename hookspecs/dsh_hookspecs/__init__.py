@@ -12,6 +12,16 @@ from __future__ import annotations
 import pluggy
 
 from . import _specs as hookspecs
+from ._models import (
+    DEFAULT_MAX_STEPS,
+    ModelAdapter,
+    ModelAdapterSpec,
+    ModelSettings,
+    ScriptedPhrase,
+    TimeContext,
+    Turn,
+    TurnInput,
+)
 from ._protocols import (
     WAKE_MAX_MS,
     WAKE_MIN_MS,
@@ -25,7 +35,7 @@ from ._protocols import (
     TimerHandle,
     ToolRegistry,
 )
-from ._specs import HOOK_NAMES, PROJECT, ScriptedPhrase, hookspec
+from ._specs import HOOK_NAMES, PROJECT, hookspec
 from ._tasks import Once, TaskSet, TaskSlot
 from ._types import (
     AgentBusyError,
@@ -43,6 +53,7 @@ from ._types import (
     ToolConflictError,
     ToolHandler,
 )
+from ._zones import InvalidTimeZoneError, canonical_time_zone, load_time_zone
 
 #: Entry-point group under which plugins are published.
 ENTRY_POINT_GROUP = "dsh.plugins"
@@ -51,6 +62,7 @@ ENTRY_POINT_GROUP = "dsh.plugins"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
     "PROJECT",
@@ -67,7 +79,11 @@ __all__ = [
     "Event",
     "EventRejectedError",
     "Host",
+    "InvalidTimeZoneError",
     "JSONValue",
+    "ModelAdapter",
+    "ModelAdapterSpec",
+    "ModelSettings",
     "Once",
     "RendererAsset",
     "ScriptedPhrase",
@@ -77,13 +93,18 @@ __all__ = [
     "SessionStore",
     "TaskSet",
     "TaskSlot",
+    "TimeContext",
     "TimerHandle",
     "Tool",
     "ToolCall",
     "ToolConflictError",
     "ToolHandler",
     "ToolRegistry",
+    "Turn",
+    "TurnInput",
+    "canonical_time_zone",
     "hookimpl",
     "hookspec",
     "hookspecs",
+    "load_time_zone",
 ]

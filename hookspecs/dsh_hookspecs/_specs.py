@@ -17,15 +17,31 @@ reading the entries back after a resume.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import pluggy
 
+from ._models import ModelAdapterSpec, ScriptedPhrase
 from ._protocols import Agent, Host, Session
 from ._types import Disposable, Event, JSONValue, RendererAsset
+
+__all__ = [
+    "HOOK_NAMES",
+    "PROJECT",
+    "ModelAdapterSpec",
+    "ScriptedPhrase",
+    "dsh_agent_published",
+    "dsh_event_present",
+    "dsh_event_validate",
+    "dsh_model_adapters",
+    "dsh_plugin_start",
+    "dsh_renderer_assets",
+    "dsh_scripted_phrases",
+    "dsh_session_flushed",
+    "dsh_session_opened",
+    "hookspec",
+]
 
 PROJECT = "dsh"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -153,27 +169,6 @@ def dsh_renderer_assets() -> Sequence[RendererAsset]:
     """
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScriptedPhrase:
-    """A phrase a plugin teaches a host's keyless ``scripted`` demo model
-    (:func:`dsh_scripted_phrases`).
-
-    A user message that ``pattern`` matches (``pattern.match(text)``, so at its start) is this
-    phrase's. With a ``tool``, the model calls that tool with ``arguments(match)`` (``{}`` when
-    ``arguments`` is ``None``) and then says ``reply(match, value)``, ``value`` being the tool's
-    JSON result (a domain error is a value too); without a ``tool`` (a follow-up the plugin
-    itself queued, which the model should present) it says ``reply(match, None)`` at once.
-    ``example`` is a message the model's help text quotes (``None``: not quoted). A raise in
-    ``arguments`` or ``reply`` fails that turn.
-    """
-
-    pattern: re.Pattern[str]
-    reply: Callable[[re.Match[str], JSONValue], str]
-    tool: str | None = None
-    arguments: Callable[[re.Match[str]], JSONValue] | None = None
-    example: str | None = None
-
-
 @hookspec
 def dsh_scripted_phrases() -> Sequence[ScriptedPhrase]:
     """Phrases this plugin teaches the host's keyless ``scripted`` demo model.
@@ -191,6 +186,23 @@ def dsh_scripted_phrases() -> Sequence[ScriptedPhrase]:
     """
 
 
+@hookspec
+def dsh_model_adapters() -> Sequence[ModelAdapterSpec]:
+    """Model adapters this plugin offers (:class:`ModelAdapterSpec`).
+
+    When: once, while a host starts, after every plugin of its overlay is loaded; the host
+    then builds the adapter its configuration names (``dsh serve --model NAME``) with
+    ``spec.create(settings)``. The reference host offers ``scripted``, ``none`` and
+    ``openai`` itself.
+
+    Result: collected from every plugin. A name offered twice, a raise, or an item that is not
+    a :class:`ModelAdapterSpec` is logged and skipped (the first offer of a name wins: the
+    host's own adapters come first). Synchronous.
+
+    .. versionadded:: 0.3
+    """
+
+
 HOOK_NAMES: tuple[str, ...] = (
     "dsh_plugin_start",
     "dsh_agent_published",
@@ -200,4 +212,5 @@ HOOK_NAMES: tuple[str, ...] = (
     "dsh_event_present",
     "dsh_renderer_assets",
     "dsh_scripted_phrases",
+    "dsh_model_adapters",
 )

@@ -7,17 +7,18 @@ the ``dsh`` CLI. Plugins never import this package; they receive its services th
 
 from __future__ import annotations
 
-from ._agent import LiveAgent, ModelAdapter, Turn
+from ._agent import LiveAgent
 from ._clock import SystemClock
 from ._host import Host
 from ._inbox import INTERRUPTED_RESULT, InboxMessage
 from ._json import JSONError
-from ._models import NoModel, ScriptedModel, make_model
+from ._models import NoModel, ScriptedModel, UnknownModelError, choose_model, make_model
 from ._overlay import Overlay, OverlayError, PluginEntry
 from ._plugins import PluginLoadError, PluginManager
 from ._registry import AgentRegistry
 from ._session import ForkBoundaryError, LiveSession, SessionHooks, SessionStore
 from ._tools import SchemaError, ToolLayer, validate_arguments
+from ._turn import ModelAdapter, Turn
 
 __all__ = [
     "INTERRUPTED_RESULT",
@@ -42,6 +43,8 @@ __all__ = [
     "SystemClock",
     "ToolLayer",
     "Turn",
+    "UnknownModelError",
+    "choose_model",
     "make_model",
     "validate_arguments",
 ]

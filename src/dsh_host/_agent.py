@@ -33,7 +33,7 @@ import inspect
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import structlog
 
@@ -46,6 +46,8 @@ from dsh_hookspecs import (
     JSONValue,
     Once,
     TaskSlot,
+    TimeContext,
+    Tool,
     ToolCall,
     hookspecs,
 )
@@ -55,6 +57,7 @@ from ._disposables import close_disposable
 from ._inbox import InboxMessage, interrupted_turn_closure, unstarted_followups
 from ._session import LiveSession, Remover, SessionStore
 from ._tools import ToolLayer, resolve, validate_arguments
+from ._turn import ModelAdapter, Turn
 
 log = structlog.get_logger(__name__)
 
@@ -63,34 +66,6 @@ T = TypeVar("T")
 #: Back-off of a turn waiting for its follow-up to become durable: first wait, longest wait.
 DURABILITY_RETRY_FIRST = 1.0
 DURABILITY_RETRY_MAX = 60.0
-
-
-class ModelAdapter(Protocol):
-    """Runs one turn: reads ``turn.message`` and acts through ``turn``'s methods."""
-
-    name: str
-
-    async def run_turn(self, turn: Turn) -> None: ...
-
-
-class Turn:
-    """What a model adapter may do during one turn."""
-
-    __slots__ = ("agent", "message")
-
-    def __init__(self, agent: LiveAgent, message: InboxMessage) -> None:
-        self.agent = agent
-        self.message = message
-
-    async def call_tool(self, name: str, arguments: JSONValue) -> JSONValue:
-        return await self.agent.execute_tool(name, arguments)
-
-    def say(self, text: str) -> None:
-        self.agent.session.append("assistant/message", {"text": text})
-
-    def scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:
-        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
-        return self.agent._scripted_phrases()  # noqa: SLF001 - the Turn is the Agent's
 
 
 class LiveAgent:
@@ -219,10 +194,13 @@ class LiveAgent:
         return Remover(self._idle_callbacks, callback)
 
     # -- input ----------------------------------------------------------------------------------
-    def send(self, text: str) -> str:
-        """Queue a user message from a client; it opens its own turn. Returns its message id."""
+    def send(self, text: str, *, time_zone: str | None = None) -> str:
+        """Queue a user message from a client; it opens its own turn. Returns its message id.
+
+        ``time_zone``: the user's IANA zone sent with this message (already validated); that
+        turn's model is told it (:class:`dsh_hookspecs.TimeContext`). Not stored."""
         self._check_live()
-        message = InboxMessage(message_id=_new_id(), text=text)
+        message = InboxMessage(message_id=_new_id(), text=text, time_zone=time_zone)
         self._enqueue(message)
         return message.message_id
 
@@ -369,7 +347,8 @@ class LiveAgent:
             # that re-runs the turn after restart, and the model must not have seen it already.
             if message.durable_through and not await self._until_durable(len(session.events)):
                 return  # the Session was detached: it takes no more appends
-            await self._model.run_turn(Turn(self, message))
+            time = TimeContext(now_ms=self._store.clock.now_ms(), time_zone=message.time_zone)
+            await self._model.run_turn(Turn(self, message, time))
         except asyncio.CancelledError:
             self._end_turn({"outcome": "error", "error": "turn cancelled"})
             raise
@@ -402,6 +381,27 @@ class LiveAgent:
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
+
+    # -- what a turn reads and streams ----------------------------------------------------------
+    def scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:
+        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
+        return self._scripted_phrases()
+
+    def available_tools(self) -> list[Tool]:
+        """The tools this Agent can call: its own layer, then the global ones it does not shadow."""
+        tools = [tool for name in self._tools.names() if (tool := self._tools.get(name))]
+        shadowed = {tool.name for tool in tools}
+        for name in self._global_tools.names():
+            tool = self._global_tools.get(name)
+            if tool is not None and name not in shadowed:
+                tools.append(tool)
+        return tools
+
+    def stream_text(self, message_id: str, text: str) -> None:
+        """Ephemeral assistant text of the turn answering ``message_id`` (never logged)."""
+        self._store.publish_stream(
+            self._session, {"type": "assistant/stream", "messageId": message_id, "text": text}
+        )
 
     # -- tools ----------------------------------------------------------------------------------
     async def execute_tool(

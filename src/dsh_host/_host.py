@@ -19,18 +19,19 @@ from typing import Any, Self
 
 import structlog
 
-from dsh_hookspecs import Clock, JSONValue, TaskSet, TaskSlot
+from dsh_hookspecs import Clock, JSONValue, ModelSettings, TaskSet, TaskSlot
 
-from ._agent import LiveAgent, ModelAdapter
+from ._agent import LiveAgent
 from ._clock import SystemClock
 from ._eviction import Evictor
-from ._models import make_model
+from ._models import choose_model, is_builtin
 from ._overlay import Overlay
 from ._plugins import PluginManager
 from ._records import StoredSession, damaged_sessions
 from ._registry import AgentRegistry
 from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
+from ._turn import ModelAdapter
 from ._wakeups import WakeService
 from .persistence import Backend, Coordinator, StorageError, leases_of
 
@@ -45,12 +46,16 @@ class Host:
         *,
         backend: Backend,
         model: str | ModelAdapter = "scripted",
+        model_settings: ModelSettings | None = None,
         clock: Clock | None = None,
         overlay: Overlay | None = None,
         batch_delay: float = 0.005,
         evict_idle_seconds: float = 0,
     ) -> None:
-        """``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never)."""
+        """``model``: an adapter, or the name of one the host or a plugin offers
+        (``dsh_model_adapters``), built with ``model_settings`` once the overlay's plugins are
+        loaded (:meth:`start` raises :class:`UnknownModelError` for a name nobody offers).
+        ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never)."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
@@ -59,7 +64,15 @@ class Host:
             clock=self.clock, hooks=self.plugins, plugin_names=lambda: self.plugins.names
         )
         self.tools = ToolLayer()
-        self.model = make_model(model) if isinstance(model, str) else model
+        self._model_settings = model_settings or ModelSettings()
+        #: A plugin's adapter is chosen in :meth:`start`, once the plugins are loaded; until
+        #: then turns fail like ``none``. The host's own adapters are built at once.
+        self._model_name = model if isinstance(model, str) and not is_builtin(model) else None
+        self.model: ModelAdapter = (
+            model
+            if not isinstance(model, str)
+            else choose_model(model if self._model_name is None else "none", self._model_settings)
+        )
         self.agents = AgentRegistry(
             store=self.sessions,
             publish=self.plugins.agent_published,
@@ -122,6 +135,11 @@ class Host:
         try:
             for entry in self.overlay.plugins:
                 self.plugins.load(entry.name, entry.config, self)
+            if self._model_name is not None:
+                self.model = choose_model(
+                    self._model_name, self._model_settings, self.plugins.model_adapters()
+                )
+                self.agents.model = self.model
         except BaseException:
             await self.close()
             raise
@@ -168,6 +186,7 @@ class Host:
             await self._final_flush(session)
             self.sessions.detach(session)
         await self.plugins.unload_all()
+        await _close_model(self.model)
         await self.persistence.close()
         if self._started:
             await self.backend.close()
@@ -395,3 +414,14 @@ def _row(sid: str, created: int, parent: str | None, live: bool) -> dict[str, An
     if parent is not None:
         row["parentSession"] = parent
     return row
+
+
+async def _close_model(model: ModelAdapter) -> None:
+    """An adapter that holds connections may offer ``aclose()``; failures are logged."""
+    aclose = getattr(model, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:
+        log.exception("host.model_close_failed", model=model.name)

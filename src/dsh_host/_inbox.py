@@ -28,6 +28,8 @@ class InboxMessage:
     #: The log length that must be durable before this message's turn may start (a follow-up:
     #: just past its record and the events appended with it; 0 for client input).
     durable_through: int = 0
+    #: The user's IANA zone sent with a client's message (request-local, never stored).
+    time_zone: str | None = None
 
 
 def interrupted_turn_closure(owned: Sequence[Event]) -> list[tuple[str, JSONValue]] | None:

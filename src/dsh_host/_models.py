@@ -1,11 +1,14 @@
-"""Model adapters: the keyless ``scripted`` demo model and the ``none`` adapter (DESIGN section 4).
+"""Model adapters: choosing one by name, and the keyless ``scripted`` and ``none`` adapters.
+
+The host offers ``scripted``, ``none`` and ``openai`` itself (:data:`BUILTIN_ADAPTERS`); plugins
+add more through ``dsh_model_adapters``; :func:`choose_model` builds the one a name selects.
 
 ``scripted`` is deterministic and knows no plugin:
 
 * ``/tool NAME {json}`` calls that tool with those arguments, then replies with the result;
 * otherwise the first phrase a plugin offers (``dsh_scripted_phrases``) that matches the message
   answers it: it may call a tool and word the result, or present a plugin's follow-up;
-* anything else gets a short help text that quotes the offered phrases' examples.
+* anything else gets a short help text naming what it understands.
 
 ``none`` fails every turn with a visible error.
 """
@@ -15,10 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from dsh_hookspecs import JSONValue, hookspecs
+import structlog
+
+from dsh_hookspecs import JSONValue, ModelAdapter, ModelAdapterSpec, ModelSettings, Turn, hookspecs
 
 from . import _json
-from ._agent import ModelAdapter, Turn
+
+log = structlog.get_logger(__name__)
 
 
 class ModelUnavailableError(RuntimeError):
@@ -48,7 +54,7 @@ class ScriptedModel:
     name = "scripted"
 
     async def run_turn(self, turn: Turn) -> None:
-        text = turn.message.text
+        text = turn.input.text
         match = _TOOL.match(text.strip())
         if match:
             raw = (match["args"] or "{}").strip()
@@ -67,16 +73,69 @@ class ScriptedModel:
                 continue
             result: JSONValue = None
             if phrase.tool is not None:
-                arguments = {} if phrase.arguments is None else phrase.arguments(found)
+                if phrase.timed_arguments is not None:
+                    arguments = phrase.timed_arguments(found, turn.time)
+                else:
+                    arguments = {} if phrase.arguments is None else phrase.arguments(found)
                 result = await turn.call_tool(phrase.tool, arguments)
             turn.say(phrase.reply(found, result))
             return
         turn.say(help_text(phrases))
 
 
+#: The adapters the host offers itself, before any plugin's.
+BUILTIN_ADAPTERS: tuple[ModelAdapterSpec, ...] = (
+    ModelAdapterSpec(
+        name="scripted",
+        create=lambda _settings: ScriptedModel(),
+        description="the keyless deterministic demo model (default)",
+    ),
+    ModelAdapterSpec(
+        name="none", create=lambda _settings: NoModel(), description="every turn fails visibly"
+    ),
+)
+
+
+def is_builtin(name: str) -> bool:
+    """Whether the host offers the adapter ``name`` itself."""
+    return any(spec.name == name for spec in BUILTIN_ADAPTERS)
+
+
+class UnknownModelError(ValueError):
+    """No adapter of that name is offered, or it refused its settings."""
+
+
+def offered_adapters(
+    plugins: Sequence[tuple[str, ModelAdapterSpec]] = (),
+) -> dict[str, ModelAdapterSpec]:
+    """Adapter name -> spec: the host's own first, then each plugin's new names in order."""
+    offered = {spec.name: spec for spec in BUILTIN_ADAPTERS}
+    for plugin, spec in plugins:
+        if spec.name in offered:
+            log.error("plugin.duplicate_model_adapter", plugin=plugin, adapter=spec.name)
+            continue
+        offered[spec.name] = spec
+    return offered
+
+
+def choose_model(
+    name: str,
+    settings: ModelSettings | None = None,
+    plugins: Sequence[tuple[str, ModelAdapterSpec]] = (),
+) -> ModelAdapter:
+    """Build the adapter ``name`` selects; :class:`UnknownModelError` with a plain message."""
+    offered = offered_adapters(plugins)
+    spec = offered.get(name)
+    if spec is None:
+        raise UnknownModelError(
+            f"unknown model adapter {name!r} (offered: {', '.join(sorted(offered))})"
+        )
+    try:
+        return spec.create(settings or ModelSettings())
+    except ValueError as exc:
+        raise UnknownModelError(f"model adapter {name!r}: {exc}") from None
+
+
 def make_model(name: str) -> ModelAdapter:
-    if name == "scripted":
-        return ScriptedModel()
-    if name == "none":
-        return NoModel()
-    raise ValueError(f"unknown model adapter {name!r} (choose scripted or none)")
+    """The host's own adapter ``name`` with default settings (kept for callers of 0.2)."""
+    return choose_model(name)

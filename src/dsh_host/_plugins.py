@@ -30,6 +30,7 @@ from dsh_hookspecs import (
     Event,
     EventRejectedError,
     JSONValue,
+    ModelAdapterSpec,
     RendererAsset,
     hookspecs,
 )
@@ -222,6 +223,10 @@ class PluginManager(SessionHooks):
             "dsh_scripted_phrases", hookspecs.ScriptedPhrase, "plugin.bad_scripted_phrase"
         )
         return [phrase for _, phrase in offered]
+
+    def model_adapters(self) -> list[tuple[str, ModelAdapterSpec]]:
+        """The model adapters plugins offer, as ``(plugin, spec)`` (``dsh_model_adapters``)."""
+        return self._collect("dsh_model_adapters", ModelAdapterSpec, "plugin.bad_model_adapter")
 
     def _collect(self, hook: str, kind: type[_T], problem: str) -> list[tuple[str, _T]]:
         """The items of every plugin's ``hook`` result that are ``kind`` (others logged)."""

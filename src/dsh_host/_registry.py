@@ -6,9 +6,10 @@ from collections.abc import Callable, Sequence
 
 from dsh_hookspecs import Disposable, hookspecs
 
-from ._agent import LiveAgent, ModelAdapter
+from ._agent import LiveAgent
 from ._session import LiveSession, SessionStore
 from ._tools import ToolLayer
+from ._turn import ModelAdapter
 
 
 class AgentRegistry:

@@ -52,6 +52,8 @@ FlushedObserver = Callable[["LiveSession", int], None]
 AppendObserver = Callable[["LiveSession", Event], None]
 OpenObserver = Callable[["LiveSession", OpenReason, int], None]
 WakeObserver = Callable[["LiveSession", str, int | None], None]
+#: ``observer(session, payload)``: ephemeral output of a live Session (never logged).
+StreamObserver = Callable[["LiveSession", Mapping[str, JSONValue]], None]
 #: Runs on a stored log before it is resumed; raises to keep the Session cold.
 StoredCheck = Callable[[Sequence[Event]], object]
 
@@ -234,6 +236,7 @@ class SessionStore:
         self._open_observers: list[OpenObserver] = []
         self._detach_observers: list[Callable[[LiveSession], None]] = []
         self._wake_observers: list[WakeObserver] = []
+        self._stream_observers: list[StreamObserver] = []
 
     # -- subscriptions (host-internal) --------------------------------------------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
@@ -262,6 +265,24 @@ class SessionStore:
         """``observer(session, plugin, at_ms)`` for every wake request that changed an entry."""
         self._wake_observers.append(observer)
         return Remover(self._wake_observers, observer)
+
+    def add_stream_observer(self, observer: StreamObserver) -> Callable[[], None]:
+        """``observer(session, payload)`` for each ephemeral payload of a live Session."""
+        self._stream_observers.append(observer)
+        return Remover(self._stream_observers, observer)
+
+    def publish_stream(self, session: LiveSession, payload: Mapping[str, JSONValue]) -> None:
+        """Hand ``payload`` (ephemeral: streamed assistant text) to the stream observers.
+
+        Never logged, never replayed; nothing happens for a Session that is not live here.
+        An observer's failure is logged and contained."""
+        if self._live.get(session.id) is not session:
+            return
+        for observer in list(self._stream_observers):
+            try:
+                observer(session, payload)
+            except Exception:
+                log.exception("session.stream_observer_failed", session_id=session.id)
 
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
         self._loader = loader

@@ -14,8 +14,8 @@ from typing import cast
 
 from dsh_hookspecs import Agent, Event, Host, JSONValue
 
-from .._agent import Turn
 from .._host import Host as ReferenceHostObject
+from .._turn import Turn
 from ..persistence import Backend
 from ..testing import FaultInjectingBackend, ManualClock
 from ._agents import AgentPhaseContract

@@ -1,0 +1,75 @@
+"""One turn as a model adapter sees it: the host's :class:`dsh_hookspecs.Turn`.
+
+The adapter reads the message, the time context, the transcript and the Agent's tools, and acts
+only through the turn: tool calls run through the Agent's pipeline, :meth:`Turn.say` appends a
+durable ``assistant/message``, :meth:`Turn.stream` sends ephemeral text to the Session's
+viewers (never logged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from dsh_hookspecs import Event, JSONValue, ScriptedPhrase, TimeContext, Tool, TurnInput
+
+from ._inbox import InboxMessage
+
+if TYPE_CHECKING:
+    from ._agent import LiveAgent
+
+
+class ModelAdapter(Protocol):
+    """Runs one turn: reads ``turn.input`` and acts through ``turn``'s methods (the host's view
+    of :class:`dsh_hookspecs.ModelAdapter`: any adapter of that protocol is one of these)."""
+
+    name: str
+
+    async def run_turn(self, turn: Turn) -> None: ...
+
+
+class Turn:
+    """What a model adapter may do during one turn (implements :class:`dsh_hookspecs.Turn`).
+
+    ``agent`` and ``message`` are the host's own objects, for host tests and host adapters.
+    """
+
+    __slots__ = ("_input", "_time", "agent", "message")
+
+    def __init__(self, agent: LiveAgent, message: InboxMessage, time: TimeContext) -> None:
+        self.agent = agent
+        self.message = message
+        self._time = time
+        self._input = TurnInput(
+            message_id=message.message_id, text=message.text, source=message.source
+        )
+
+    @property
+    def input(self) -> TurnInput:
+        return self._input
+
+    @property
+    def time(self) -> TimeContext:
+        return self._time
+
+    def transcript(self) -> Sequence[Event]:
+        return self.agent.session.events
+
+    def tools(self) -> Sequence[Tool]:
+        return self.agent.available_tools()
+
+    async def call_tool(
+        self, name: str, arguments: JSONValue, *, call_id: str | None = None
+    ) -> JSONValue:
+        return await self.agent.execute_tool(name, arguments, call_id=call_id)
+
+    def say(self, text: str) -> None:
+        self.agent.session.append("assistant/message", {"text": text})
+
+    def stream(self, text: str) -> None:
+        if text:
+            self.agent.stream_text(self.message.message_id, text)
+
+    def scripted_phrases(self) -> Sequence[ScriptedPhrase]:
+        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
+        return self.agent.scripted_phrases()
