@@ -14,10 +14,11 @@ from pathlib import Path
 
 import structlog
 
-from dsh_hookspecs import JSONValue
+from dsh_hookspecs import DEFAULT_MAX_STEPS, JSONValue, ModelSettings
 
 from . import _json, _logging
 from ._host import Host
+from ._models import UnknownModelError
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
 from .persistence import (
@@ -49,6 +50,9 @@ def _data(value: str) -> Path | str:
     return value if is_postgres_url(value) else Path(value)
 
 
+#: The model settings' defaults, shown in ``dsh serve --help``.
+_MODEL_DEFAULTS = ModelSettings()
+
 #: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
 DEFAULT_LEASE_SECONDS = 15
 
@@ -79,7 +83,49 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
-    serve.add_argument("--model", choices=("scripted", "none"), default="scripted")
+    serve.add_argument(
+        "--model",
+        default="scripted",
+        metavar="NAME",
+        help="the model adapter: scripted (the keyless demo, default), none, openai (any "
+        "OpenAI-compatible chat-completions server), or one a loaded plugin offers",
+    )
+    serve.add_argument(
+        "--model-name",
+        metavar="ID",
+        help="the model id the adapter asks for (openai: required, e.g. gpt-4o-mini or "
+        "qwen2.5:7b); the API key comes from DSH_MODEL_API_KEY, else OPENAI_API_KEY",
+    )
+    serve.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 for "
+        "Ollama (default: the adapter's, https://api.openai.com/v1 for openai)",
+    )
+    serve.add_argument(
+        "--model-max-steps",
+        type=_positive_int,
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help="model requests one turn may make before it stops with a note "
+        f"(default {DEFAULT_MAX_STEPS})",
+    )
+    serve.add_argument(
+        "--model-timeout",
+        type=_positive_float,
+        default=_MODEL_DEFAULTS.timeout_seconds,
+        metavar="SECONDS",
+        help="seconds to wait to connect and for each piece of a model's reply "
+        f"(default {_MODEL_DEFAULTS.timeout_seconds:g})",
+    )
+    serve.add_argument(
+        "--model-context-chars",
+        type=_positive_int,
+        default=_MODEL_DEFAULTS.context_chars,
+        metavar="N",
+        help="the most characters of transcript sent per model request; the oldest whole "
+        f"exchanges are left out first (default {_MODEL_DEFAULTS.context_chars})",
+    )
     serve.add_argument(
         "--token",
         help="bearer token required on /api (required off loopback); visible in the process "
@@ -279,12 +325,46 @@ def _host_id(text: str) -> str:
     return text
 
 
+def _positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """A number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
 def _positive_seconds(text: str) -> int:
     """``--lease-seconds``: a whole number of seconds >= 1."""
     value = _seconds(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
     return value
+
+
+def model_settings(args: argparse.Namespace) -> ModelSettings:
+    """What the chosen model adapter is built with; secrets come only from the environment."""
+    return ModelSettings(
+        model_name=args.model_name,
+        base_url=args.base_url,
+        max_steps=args.model_max_steps,
+        timeout_seconds=args.model_timeout,
+        context_chars=args.model_context_chars,
+        environ=dict(os.environ),
+    )
 
 
 def evict_idle(flag: int | None, overlay: Overlay) -> int:
@@ -336,15 +416,20 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
         lease_seconds=args.lease_seconds,
         host_id=args.host_id,
     )
-    host = Host(
-        backend=backend,
-        model=args.model,
-        overlay=overlay,
-        evict_idle_seconds=evict_idle(args.evict_idle, overlay),
-    )
+    try:
+        host = Host(
+            backend=backend,
+            model=args.model,
+            model_settings=model_settings(args),
+            overlay=overlay,
+            evict_idle_seconds=evict_idle(args.evict_idle, overlay),
+        )
+    except UnknownModelError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
     try:
         await host.start()
-    except (StorageError, PluginLoadError) as exc:
+    except (StorageError, PluginLoadError, UnknownModelError) as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
     web = WebServer(host, bind_host=args.host, port=args.port, token=args.token)

@@ -446,3 +446,29 @@ def test_serve_starts_after_a_plain_sigkill_with_no_false_alarm(tmp_path):
     assert [row["id"] for row in rows] == [sid]
     assert _rows(data)[sid]["length"] == through_seq
     assert [row["id"] for row in _starts_and_lists(data)] == [sid]  # and a clean restart
+
+
+def test_serve_refuses_a_model_nobody_offers_naming_the_offered_ones(tmp_path):
+    result = run_dsh(["serve", "--data", str(tmp_path / "d"), "--port", "0", "--model", "gpt"])
+    assert result.returncode == 1
+    assert "dsh: unknown model adapter 'gpt' (offered: " in result.stderr
+    assert "none" in result.stderr
+    assert "scripted" in result.stderr
+    assert "listening on" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "problem"),
+    [
+        ("--model-max-steps", "0", "must be >= 1, not 0"),
+        ("--model-max-steps", "many", "not a whole number: 'many'"),
+        ("--model-timeout", "-1", "must be > 0, not -1"),
+        ("--model-timeout", "nan", "must be > 0, not nan"),
+        ("--model-context-chars", "1.5", "not a whole number: '1.5'"),
+    ],
+)
+def test_serve_refuses_bad_model_settings_in_one_line(tmp_path, flag, value, problem):
+    result = run_dsh(["serve", "--data", str(tmp_path / "d"), flag, value])
+    assert result.returncode == 2
+    assert problem in result.stderr
+    assert not (tmp_path / "d").exists()
