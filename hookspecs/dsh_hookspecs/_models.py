@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import zoneinfo
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from ._types import Event, JSONValue, Tool
+from ._zones import load_time_zone
 
 __all__ = [
     "DEFAULT_MAX_STEPS",
@@ -56,7 +56,7 @@ class TimeContext:
         """``now_ms`` in ``time_zone`` (UTC when it is ``None``)."""
         if self.time_zone is None:
             return self.utc()
-        return self.utc().astimezone(zoneinfo.ZoneInfo(self.time_zone))
+        return self.utc().astimezone(load_time_zone(self.time_zone))
 
     def describe(self) -> str:
         """The lines a model is told: the UTC instant, the user's zone and local time."""

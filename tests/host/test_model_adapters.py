@@ -224,3 +224,21 @@ async def test_scripted_phrases_with_timed_arguments_get_the_turn_time(
     ]
     said = [e.data["text"] for e in agent.session.events if e.type == "assistant/message"]
     assert said == ["zone Asia/Shanghai", "zone UTC"]
+
+
+def test_the_time_context_tells_the_utc_instant_and_the_users_local_time() -> None:
+    instant = 1_780_000_000_000  # 2026-05-28T20:26:40Z, summer time in Berlin
+    utc_only = TimeContext(now_ms=instant).describe()
+    assert utc_only.splitlines() == [
+        "Current time: 2026-05-28T20:26:40Z (UTC).",
+        (
+            "The user's time zone is unknown for this turn: read and write times in UTC, or "
+            "ask the user which zone they mean."
+        ),
+    ]
+    berlin = TimeContext(now_ms=instant, time_zone="Europe/Berlin")
+    assert berlin.local().isoformat() == "2026-05-28T22:26:40+02:00"
+    assert berlin.describe().splitlines()[1] == (
+        "The user's time zone is Europe/Berlin; their local time is 2026-05-28T22:26:40+02:00 "
+        "(Thursday). Interpret dates and times the user gives without a zone in this zone."
+    )
