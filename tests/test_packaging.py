@@ -98,7 +98,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("package", [""]),
     ],
     "dsh_schedule": [
-        ("codec and values", ["_codec", "_fifo"]),
+        ("codec and values", ["_codec", "_fifo", "_at"]),
         ("fold", ["_fold"]),
         ("views", ["_views", "_receipts"]),
         ("transactions", ["_transactions"]),
