@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from dsh_hookspecs import JSONValue, hookspecs
-from dsh_schedule import MESSAGES, AfterRecord, SchedulePlugin, reminder_framing
+from dsh_hookspecs import JSONValue, TimeContext, hookspecs
+from dsh_schedule import MESSAGES, AfterRecord, SchedulePlugin, parse_instant, reminder_framing
 
 RECORD = AfterRecord(
     id="schedule-1",
@@ -22,12 +22,22 @@ RECORD = AfterRecord(
 )
 
 
-def answer(text: str, value: JSONValue = None) -> tuple[str | None, Any, str] | None:
-    """What the offered phrases make of ``text``: (tool, arguments, reply to ``value``)."""
+#: The turn's time: 2026-08-05T12:00Z, which is 20:00 in Shanghai and 08:00 in New York.
+NOON = TimeContext(now_ms=parse_instant("2026-08-05T12:00:00.000Z"), time_zone="Asia/Shanghai")
+
+
+def answer(
+    text: str, value: JSONValue = None, time: TimeContext = NOON
+) -> tuple[str | None, Any, str] | None:
+    """What the offered phrases make of ``text`` in a turn at ``time``: (tool, arguments, reply
+    to ``value``), as the host's scripted model uses them."""
     for phrase in SchedulePlugin().dsh_scripted_phrases():
         match = phrase.pattern.match(text)
         if match is not None:
-            arguments = None if phrase.arguments is None else phrase.arguments(match)
+            if phrase.timed_arguments is not None:
+                arguments = phrase.timed_arguments(match, time)
+            else:
+                arguments = None if phrase.arguments is None else phrase.arguments(match)
             return phrase.tool, arguments, phrase.reply(match, value)
     return None
 
@@ -37,16 +47,27 @@ def test_hook_dsh_scripted_phrases() -> None:
     assert all(isinstance(phrase, hookspecs.ScriptedPhrase) for phrase in phrases)
     assert [phrase.tool for phrase in phrases] == [
         None,  # the reminder follow-up: presented, no tool
-        "schedule_create",
+        *["schedule_create"] * 6,
         "schedule_list",
         "schedule_delete",
     ]
     assert [phrase.example for phrase in phrases] == [
         None,
         "remind me in 10 seconds to stretch",
+        "remind me to stretch in 10 minutes",
+        "remind me at 18:30 Europe/Paris to join the call",
+        "remind me tomorrow at 9am to call mom",
+        "every 30 minutes remind me to drink water",
+        "remind me every 2 hours to stand up",
         "list reminders",
         "delete schedule-1",
     ]
+    # Each example is understood by its own phrase.
+    for phrase in phrases[1:]:
+        assert phrase.example is not None
+        assert phrase.pattern.match(phrase.example)
+        assert answer(phrase.example) is not None
+        assert answer(phrase.example)[0] == phrase.tool  # type: ignore[index]
     assert answer("hello") is None
 
 
@@ -158,3 +179,219 @@ def test_the_phrases_are_anchored_at_the_start_of_the_message() -> None:
     assert answer(" [SCHEDULE REMINDER]") is None
     assert answer("list reminders now") is None
     assert all(isinstance(p.pattern, re.Pattern) for p in SchedulePlugin().dsh_scripted_phrases())
+
+
+# --------------------------------------------------------------------------------------------
+# The phrases of issue 12: the suffix order, at a time of day, tomorrow, and every N
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds", "prompt"),
+    [
+        ("remind me to stretch in 10 minutes", 600, "stretch"),
+        ("Remind me to check in on Sam in 2 hours.", 7200, "check in on Sam"),
+        ("remind me to drink water in 30s", 30, "drink water"),
+        ("  remind me to call\nmom in 1 hour  ", 3600, "call\nmom"),
+    ],
+)
+def test_remind_me_to_x_in_n_creates_an_after_reminder(text, seconds, prompt):
+    tool, arguments, _ = answer(text) or (None, None, "")
+    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "after_seconds": seconds})
+
+
+def at_of(text: str, time: TimeContext = NOON) -> dict[str, object]:
+    tool, arguments, _ = answer(text, None, time) or (None, None, "")
+    assert tool == "schedule_create", text
+    assert isinstance(arguments, dict)
+    assert set(arguments) == {"prompt", "at"}
+    return {"prompt": arguments["prompt"], **arguments["at"]}
+
+
+def turn_at(instant: str, time_zone: str | None) -> TimeContext:
+    return TimeContext(now_ms=parse_instant(instant), time_zone=time_zone)
+
+
+def test_remind_me_at_a_time_is_the_next_such_time_in_the_turns_zone():
+    # 20:00 in Shanghai: 18:30 has passed there today, 20:30 has not.
+    assert at_of("remind me at 18:30 to join the call") == {
+        "prompt": "join the call",
+        "date": "2026-08-06",
+        "time": "18:30:00",
+        "time_zone": "Asia/Shanghai",
+    }
+    assert at_of("remind me at 20:30 to eat")["date"] == "2026-08-05"
+    assert at_of("remind me at 20:00 to eat")["date"] == "2026-08-06"  # this minute has begun
+    assert at_of("remind me at 20:01 to eat")["date"] == "2026-08-05"
+    assert at_of("remind me at 8:30pm to eat")["time"] == "20:30:00"
+
+
+def test_remind_me_at_a_time_in_a_named_zone_uses_that_zone():
+    # 08:00 in New York, whatever the browser's zone
+    assert at_of("remind me at 18:30 America/New_York to join the call") == {
+        "prompt": "join the call",
+        "date": "2026-08-05",
+        "time": "18:30:00",
+        "time_zone": "America/New_York",
+    }
+    assert at_of("remind me at 7:00 America/New_York to run")["date"] == "2026-08-06"
+    assert at_of("remind me at 9am UTC to stand up")["time_zone"] == "UTC"
+    assert at_of("remind me at 9am UTC to stand up")["date"] == "2026-08-06"  # 12:00 UTC now
+
+
+def test_without_a_zone_from_the_browser_times_are_utc():
+    no_zone = turn_at("2026-08-05T12:00:00.000Z", None)
+    assert at_of("remind me at 18:30 to x", no_zone) == {
+        "prompt": "x",
+        "date": "2026-08-05",
+        "time": "18:30:00",
+        "time_zone": "UTC",
+    }
+    assert at_of("remind me tomorrow at 9am to call mom", no_zone) == {
+        "prompt": "call mom",
+        "date": "2026-08-06",
+        "time": "09:00:00",
+        "time_zone": "UTC",
+    }
+
+
+def test_a_zone_tzdata_lacks_is_passed_on_for_the_tool_to_refuse():
+    # The date is worked out in UTC; the tool answers invalid_time_zone.
+    assert at_of("remind me at 18:30 Mars/Olympus_Mons to wave") == {
+        "prompt": "wave",
+        "date": "2026-08-05",
+        "time": "18:30:00",
+        "time_zone": "Mars/Olympus_Mons",
+    }
+
+
+@pytest.mark.parametrize(
+    ("clock", "time"),
+    [
+        ("9am", "09:00:00"),
+        ("9 AM", "09:00:00"),
+        ("9:15am", "09:15:00"),
+        ("9pm", "21:00:00"),
+        ("9 p.m.", "21:00:00"),
+        ("21:00", "21:00:00"),
+        ("12am", "00:00:00"),
+        ("12pm", "12:00:00"),
+        ("12:30am", "00:30:00"),
+        ("00:05", "00:05:00"),
+        # nonsense goes to the tool, which refuses it in its words
+        ("13pm", "37:00:00"),
+        ("0am", "24:00:00"),
+        ("25:00", "25:00:00"),
+        ("9:75", "09:75:00"),
+    ],
+)
+def test_remind_me_tomorrow_reads_12_and_24_hour_clocks(clock, time):
+    assert at_of(f"remind me tomorrow at {clock} to call mom") == {
+        "prompt": "call mom",
+        "date": "2026-08-06",
+        "time": time,
+        "time_zone": "Asia/Shanghai",
+    }
+
+
+def test_tomorrow_is_the_next_day_where_the_user_is():
+    # 16:30 UTC is already 00:30 on the 6th in Shanghai, still the 5th in New York.
+    late = turn_at("2026-08-05T16:30:00.000Z", "Asia/Shanghai")
+    assert at_of("remind me tomorrow at 9am to call mom", late)["date"] == "2026-08-07"
+    assert at_of("remind me tomorrow at 9am America/New_York to call", late) == {
+        "prompt": "call",
+        "date": "2026-08-06",
+        "time": "09:00:00",
+        "time_zone": "America/New_York",
+    }
+    assert at_of("remind me at 9am to call mom", late)["date"] == "2026-08-06"  # today there
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds", "prompt"),
+    [
+        ("every 30 minutes remind me to drink water", 1800, "drink water"),
+        ("Every 2 hours, remind me to stand up.", 7200, "stand up."),
+        ("every 1 h remind me to x", 3600, "x"),
+        ("every 1 minute remind me to blink", 60, "blink"),  # the tool refuses it
+        ("remind me every 10 minutes to stretch", 600, "stretch"),
+        ("remind me every 3 hours to eat", 10800, "eat"),
+        ("remind me every 45 seconds to breathe", 45, "breathe"),
+    ],
+)
+def test_every_n_creates_a_fixed_rate_reminder(text, seconds, prompt):
+    tool, arguments, _ = answer(text) or (None, None, "")
+    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "every_seconds": seconds})
+
+
+def view(**fields: object) -> dict[str, object]:
+    return {
+        "id": "schedule-2",
+        "prompt": "drink water",
+        "scheduledAt": "2026-08-05T12:30:00.000Z",
+        "state": "scheduled",
+        "deliveryMode": "session-local",
+        **fields,
+    }
+
+
+@pytest.mark.parametrize(
+    ("every", "words"),
+    [
+        (1800, "every 30 minutes"),
+        (3600, "every hour"),
+        (7200, "every 2 hours"),
+        (5400, "every 90 minutes"),
+        (300, "every 5 minutes"),
+        (301, "every 301 seconds"),
+        (None, "at a fixed rate"),
+        ("1800", "at a fixed rate"),
+    ],
+)
+def test_a_created_fixed_rate_reminder_is_worded_with_its_rate_and_next_time(every, words):
+    value = view(kind="every", everySeconds=every)
+    if every is None:
+        del value["everySeconds"]
+    reply = answer("every 30 minutes remind me to drink water", value)[2]  # type: ignore[index]
+    assert reply == (
+        f"Done: reminder schedule-2 repeats {words}, next at 2026-08-05T12:30:00.000Z "
+        '("drink water"). It is delivered in this session only.'
+    )
+
+
+def test_a_created_at_reminder_is_worded_with_its_utc_instant():
+    value = view(kind="at", prompt="call mom", scheduledAt="2026-08-06T01:00:00.000Z")
+    assert answer("remind me tomorrow at 9am to call mom", value)[2] == (  # type: ignore[index]
+        'Done: reminder schedule-2 is due at 2026-08-06T01:00:00.000Z ("call mom"). '
+        "It is delivered in this session only."
+    )
+
+
+def test_refusals_a_demo_user_meets_say_what_to_do():
+    too_often = {"code": "frequency_too_high", "message": "every_seconds must be at least 300."}
+    assert answer("every 1 minute remind me to blink", too_often)[2] == (  # type: ignore[index]
+        "I could not create that reminder (frequency_too_high: every_seconds must be at least "
+        "300.). A reminder can repeat at most every 5 minutes."
+    )
+    past = {"code": "not_future", "message": "The scheduled time must be strictly in the future."}
+    assert answer("remind me at 9am to x", past)[2] == (  # type: ignore[index]
+        "I could not create that reminder (not_future: The scheduled time must be strictly in "
+        "the future.). That time has already passed."
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remind me at 9 to x",  # a bare hour: am or pm?
+        "remind me at 18:30",  # nothing to remind of
+        "remind me at 18:30 Europe/Paris",
+        "remind me tomorrow to call mom",
+        "remind me tomorrow at noon to call mom",
+        "every 30 minutes drink water",
+        "remind me every day to x",
+        "remind me to stretch",
+        "remind me to stretch in a while",
+    ],
+)
+def test_what_the_phrases_do_not_understand_gets_the_help(text):
+    assert answer(text) is None

@@ -18,10 +18,13 @@ from dsh_host import Host, LiveAgent
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
 
-DEMO_HELP = (
-    'I am the scripted demo model. Try "remind me in 10 seconds to stretch", '
-    '"list reminders", "delete schedule-1", or "/tool NAME {json}".'
+SCHEDULE_EXAMPLES = (
+    '"remind me in 10 seconds to stretch", "remind me to stretch in 10 minutes", '
+    '"remind me at 18:30 Europe/Paris to join the call", '
+    '"remind me tomorrow at 9am to call mom", "every 30 minutes remind me to drink water", '
+    '"remind me every 2 hours to stand up", "list reminders", "delete schedule-1"'
 )
+DEMO_HELP = f'I am the scripted demo model. Try {SCHEDULE_EXAMPLES}, or "/tool NAME {{json}}".'
 
 
 async def shout(call: ToolCall) -> JSONValue:
@@ -101,8 +104,8 @@ async def test_help_quotes_every_offered_example_and_tool_comes_first(host: Host
     assert await reply(agent, "hello") == DEMO_HELP  # offered from the next turn on
     host.load_plugin("echo", factory=EchoPlugin)
     assert await reply(agent, "hello") == (
-        'I am the scripted demo model. Try "say hi", "remind me in 10 seconds to stretch", '
-        '"list reminders", "delete schedule-1", or "/tool NAME {json}".'
+        f'I am the scripted demo model. Try "say hi", {SCHEDULE_EXAMPLES}, '
+        'or "/tool NAME {json}".'
     )
     assert await reply(agent, '/tool shout {"word": "x"}') == '"X"'
     await host.unload_plugin("echo")
