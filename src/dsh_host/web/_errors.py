@@ -13,6 +13,8 @@ HTTP   code                        when
                                    required body is empty or arrived incomplete
 400    ``bad_request``             any other request the HTTP layer itself refuses (also a
                                    malformed request line or header, answered by the protocol)
+400    ``invalid_time_zone``       a message's ``timeZone`` that is not a string, or not ``UTC``
+                                   or an IANA Area/Location zone the host's ``tzdata`` knows
 401    ``unauthorized``            the server has a token and ``Authorization: Bearer <token>``
                                    is missing or wrong (every ``/api`` path)
 403    ``forbidden_origin``        token-less server: a browser request whose ``Origin`` is not
@@ -68,6 +70,7 @@ log = structlog.get_logger(__name__)
 ERROR_CODES: Final[Mapping[str, int]] = {
     "invalid_json": 400,
     "bad_request": 400,
+    "invalid_time_zone": 400,
     "unauthorized": 401,
     "forbidden_origin": 403,
     "forbidden_host": 403,

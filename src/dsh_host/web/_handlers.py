@@ -19,8 +19,10 @@ from dsh_hookspecs import (
     AgentDisposedError,
     Event,
     EventRejectedError,
+    InvalidTimeZoneError,
     JSONValue,
     SessionNotLiveError,
+    canonical_time_zone,
 )
 
 from .._agent import LiveAgent
@@ -34,6 +36,7 @@ from ._sidecar import Sidecar
 from ._stream import EventStream, Replay
 
 _NO_QUERY = frozenset[str]()
+_INVALID_ZONE = "timeZone must be UTC or a valid IANA Area/Location name."
 
 
 @dataclass(slots=True)
@@ -105,15 +108,17 @@ class Api:
         sid = session_id(request)
         query(request, _NO_QUERY)
         body = await self._body(request, required=True)
-        fields(body, ("text",))
+        fields(body, ("text", "timeZone"))
         if "text" not in body:
             raise ApiError("missing_field", "text is required")
         text = body["text"]
         if not isinstance(text, str) or not text.strip():
             raise ApiError("invalid_field", "text must be a non-blank string")
+        # Checked before the Session is touched: a refused zone resumes nothing.
+        zone = _time_zone(body["timeZone"]) if "timeZone" in body else None
         agent = await self._resume(sid)
         try:
-            agent.send(text)
+            agent.send(text, time_zone=zone)
         except AgentDisposedError:
             raise ApiError("session_unavailable", "the session is closing") from None
         return json_response({"accepted": True}, 202)
@@ -228,3 +233,13 @@ class Api:
         return Replay(
             events, range(start, end), view_limit, seed_length, floor=end - 1, session=live
         )
+
+
+def _time_zone(value: object) -> str:
+    """A message's ``timeZone``: the user's IANA zone for that turn only (never stored)."""
+    if not isinstance(value, str):
+        raise ApiError("invalid_time_zone", "timeZone must be a string.")
+    try:
+        return canonical_time_zone(value)
+    except InvalidTimeZoneError:
+        raise ApiError("invalid_time_zone", _INVALID_ZONE) from None
