@@ -113,6 +113,8 @@ class SSEFrame:
     id: str | None = None
     data: Any = None
     comment: str | None = None
+    #: The ``event:`` field (``None`` when the frame has none: a durable event frame).
+    event: str | None = None
 
     @property
     def seq(self) -> int:
@@ -158,6 +160,8 @@ class SSEReader:
                 value = value.removeprefix(" ")
                 if name == "id":
                     frame.id = value
+                elif name == "event":
+                    frame.event = value
                 elif name == "data":
                     data.append(value)
 

@@ -1,7 +1,8 @@
 """The Web host: the JSON API, Server-Sent Events with commit-gated views, the browser client.
 
 :class:`WebServer` runs it inside the host's event loop; :func:`create_app` builds the ASGI app
-alone (tests); :class:`Sidecar` is the append fan-out and late-view publisher the streams use;
+alone (tests); :class:`Sidecar` is the append fan-out, late-view publisher and fan-out of the
+ephemeral frames (:class:`StreamFrame`: streamed text, no ``id:``) the streams use;
 :func:`history_page` is one page of a Session's history (:func:`page_range` its seqs). The
 error codes are listed in :mod:`dsh_host.web._errors` (``ERROR_CODES``). What is committed is
 the persistence coordinator's answer (``host.persistence``), never this package's.
@@ -14,13 +15,14 @@ from ._errors import ERROR_CODES, WebConfigError
 from ._guard import is_loopback
 from ._history import history_page, page_range
 from ._server import WebServer
-from ._sidecar import Frame, Sidecar, Subscription, SubscriptionClosedError
+from ._sidecar import Frame, Sidecar, StreamFrame, Subscription, SubscriptionClosedError
 
 __all__ = [
     "ERROR_CODES",
     "MAX_BODY_BYTES",
     "Frame",
     "Sidecar",
+    "StreamFrame",
     "Subscription",
     "SubscriptionClosedError",
     "WebConfigError",

@@ -24,6 +24,17 @@ saw open starts at 0, which at worst re-sends views the client upgrades in place
 
 Each subscriber has a bounded queue. One that falls too far behind is closed (its stream ends and
 the client reconnects with ``Last-Event-ID``): memory never grows with a slow reader.
+
+Ephemeral frames (the store's stream observation: assistant text while a turn generates it) go
+to the subscribers of that Session id as ``event: stream`` frames with no ``id:`` line, so
+``Last-Event-ID`` never moves because of them and a reconnect never replays them; they are
+never stored. The pieces of one message in progress (from its first piece to the next
+``assistant/message``, ``turn/start`` or ``turn/end``: a *segment*) reach only the subscribers
+that were there when its first piece was sent, so nobody sees a message from its middle. They
+have their own bound per subscriber (``stream_queue_size``), outside the durable one: a
+subscriber with that many undelivered pieces queued gets no more pieces of that segment (its
+client keeps the prefix it has until the durable message replaces it) and follows the next
+segment again; its stream stays open and durable frames keep their guarantee.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -48,6 +59,10 @@ log = structlog.get_logger(__name__)
 
 #: Default bound of undelivered frames per subscriber.
 DEFAULT_QUEUE_SIZE: Final = 1024
+#: Default bound of undelivered ephemeral frames (streamed pieces) per subscriber.
+DEFAULT_STREAM_QUEUE_SIZE: Final = 256
+#: An event of these types ends the message in progress: later pieces start a new segment.
+SEGMENT_ENDS: Final = frozenset({"assistant/message", "turn/start", "turn/end"})
 
 CloseReason = Literal["disconnected", "overflow", "shutdown", "done"]
 
@@ -78,6 +93,29 @@ def make_frame(event: Event, view: JSONValue | None = None, *, late: bool = Fals
     return Frame(event=event, view=view, late=late, data=encode_frame(event, view))
 
 
+class Segment:
+    """One message in progress of one live Session: the pieces from its first to its end."""
+
+    __slots__ = ("message_id",)
+
+    def __init__(self, message_id: JSONValue) -> None:
+        self.message_id = message_id
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFrame:
+    """One ephemeral frame: ``event: stream`` and one ``data:`` line, no ``id:``."""
+
+    segment: Segment
+    data: bytes
+
+
+def encode_stream_frame(payload: Mapping[str, JSONValue]) -> bytes:
+    """``event: stream`` and ``data: {"stream": payload}``; no ``id:`` line (never resumed)."""
+    message: dict[str, JSONValue] = {"stream": dict(payload)}
+    return b"event: stream\ndata: %s\n\n" % _json.dumps(message).encode("utf-8")
+
+
 class SubscriptionClosedError(Exception):
     """The subscription ended and every queued frame was delivered."""
 
@@ -89,18 +127,38 @@ class SubscriptionClosedError(Exception):
 class Subscription:
     """The frames for one stream of one Session id, in a bounded queue."""
 
-    __slots__ = ("_frames", "_maxsize", "_on_close", "_ready", "reason", "session_id")
+    __slots__ = (
+        "_durable",
+        "_frames",
+        "_maxsize",
+        "_on_close",
+        "_pieces",
+        "_ready",
+        "_stream_maxsize",
+        "reason",
+        "segment",
+        "session_id",
+    )
 
     def __init__(
-        self, session_id: str, maxsize: int, on_close: Callable[[Subscription], None]
+        self,
+        session_id: str,
+        maxsize: int,
+        on_close: Callable[[Subscription], None],
+        stream_maxsize: int = DEFAULT_STREAM_QUEUE_SIZE,
     ) -> None:
         self.session_id = session_id
         self._maxsize = maxsize
-        self._frames: deque[Frame] = deque()
+        self._stream_maxsize = stream_maxsize
+        self._frames: deque[Frame | StreamFrame] = deque()
+        self._durable = 0  # how many of ``_frames`` are durable frames
+        self._pieces = 0  # and how many are ephemeral ones
         self._ready = asyncio.Event()
         self._on_close = on_close
         #: Why the subscription ended (``None`` while it is open).
         self.reason: CloseReason | None = None
+        #: The message in progress whose pieces this subscriber gets (``None``: none now).
+        self.segment: Segment | None = None
 
     @property
     def closed(self) -> bool:
@@ -109,16 +167,31 @@ class Subscription:
     def push(self, frame: Frame) -> None:
         if self.reason is not None:
             return
-        if len(self._frames) >= self._maxsize:
+        if self._durable >= self._maxsize:
             # Too slow: stop queueing (bounded memory) and let the stream end after what is
             # queued; the client resumes from its Last-Event-ID.
             log.warning("web.stream_overflow", session_id=self.session_id, queued=self._maxsize)
             self.close("overflow")
             return
+        self._durable += 1
         self._frames.append(frame)
         self._ready.set()
 
-    async def get(self, timeout: float) -> Frame | None:
+    def push_piece(self, frame: StreamFrame) -> None:
+        """Queue an ephemeral frame of the segment this subscriber follows; a subscriber with
+        ``stream_maxsize`` pieces undelivered stops following it (nothing else changes)."""
+        if self.reason is not None or self.segment is not frame.segment:
+            return
+        if self._pieces >= self._stream_maxsize:
+            # Never the text: ephemeral output is not logged.
+            log.info("web.stream_pieces_dropped", session_id=self.session_id)
+            self.segment = None
+            return
+        self._pieces += 1
+        self._frames.append(frame)
+        self._ready.set()
+
+    async def get(self, timeout: float) -> Frame | StreamFrame | None:
         """The next frame; ``None`` after ``timeout`` seconds without one.
 
         Raises :class:`SubscriptionClosedError` once closed and drained.
@@ -132,7 +205,12 @@ class Subscription:
                     await self._ready.wait()
             except TimeoutError:
                 return None
-        return self._frames.popleft()
+        frame = self._frames.popleft()
+        if isinstance(frame, StreamFrame):
+            self._pieces -= 1
+        else:
+            self._durable -= 1
+        return frame
 
     def close(self, reason: CloseReason) -> None:
         if self.reason is not None:
@@ -141,6 +219,7 @@ class Subscription:
         if reason in ("disconnected", "shutdown"):
             # Nobody to send to, or no time to: a reconnect replays from its Last-Event-ID.
             self._frames.clear()
+            self._durable = self._pieces = 0
         self._ready.set()
         self._on_close(self)
 
@@ -154,12 +233,19 @@ class Sidecar:
         plugins: PluginManager,
         *,
         queue_size: int = DEFAULT_QUEUE_SIZE,
+        stream_queue_size: int = DEFAULT_STREAM_QUEUE_SIZE,
     ) -> None:
-        if type(queue_size) is not int or queue_size < 1:
-            raise ValueError("queue_size must be a positive integer")
+        for name, size in (("queue_size", queue_size), ("stream_queue_size", stream_queue_size)):
+            if type(size) is not int or size < 1:
+                raise ValueError(f"{name} must be a positive integer")
         self._store = store
         self._plugins = plugins
         self._queue_size = queue_size
+        self._stream_queue_size = stream_queue_size
+        #: Per live Session object: the message in progress (absent between messages).
+        self._segments: weakref.WeakKeyDictionary[LiveSession, Segment] = (
+            weakref.WeakKeyDictionary()
+        )
         #: Per live Session object: late views were sent for seqs below this.
         self._presented: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, set[Subscription]] = {}
@@ -168,6 +254,7 @@ class Sidecar:
             store.add_open_observer(self._on_open),
             store.add_append_observer(self._on_append),
             store.add_flushed_observer(self._on_flushed),
+            store.add_stream_observer(self._on_stream),
         ]
 
     # -- queries ------------------------------------------------------------------------------
@@ -177,7 +264,9 @@ class Sidecar:
     # -- subscriptions --------------------------------------------------------------------------
     def subscribe(self, session_id: str) -> Subscription:
         """A new subscription for ``session_id`` (closed at once when the sidecar is closed)."""
-        subscription = Subscription(session_id, self._queue_size, self._forget)
+        subscription = Subscription(
+            session_id, self._queue_size, self._forget, self._stream_queue_size
+        )
         if self._closed:
             subscription.close("shutdown")
             return subscription
@@ -220,8 +309,25 @@ class Sidecar:
         self._presented[session] = self._store.durable_length(session)
 
     def _on_append(self, session: LiveSession, event: Event) -> None:
+        if event.type in SEGMENT_ENDS:
+            self._segments.pop(session, None)
         if session.id in self._subscribers:
             self._broadcast(session.id, make_frame(event))
+
+    def _on_stream(self, session: LiveSession, payload: Mapping[str, JSONValue]) -> None:
+        subscribers = self._subscribers.get(session.id, set())
+        message_id = payload.get("messageId")
+        segment = self._segments.get(session)
+        if segment is None or segment.message_id != message_id:
+            # A new message in progress: those listening now follow it from its first piece.
+            segment = self._segments[session] = Segment(message_id)
+            for subscription in subscribers:
+                subscription.segment = segment
+        if not subscribers:
+            return
+        frame = StreamFrame(segment=segment, data=encode_stream_frame(payload))
+        for subscription in list(subscribers):
+            subscription.push_piece(frame)
 
     def _on_flushed(self, session: LiveSession, through_seq: int) -> None:
         del through_seq  # the durable length already counts it (the maximum of all)

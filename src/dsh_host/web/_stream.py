@@ -2,7 +2,8 @@
 
 Order on the wire: the response headers at once; then the replay (every event with seq above
 ``Last-Event-ID``, taken from a snapshot made *after* subscribing); then live frames from the
-subscription, and a ``: keep-alive`` comment after each ``keepalive`` seconds of silence.
+subscription (ephemeral ``event: stream`` frames among them, never replayed), and a
+``: keep-alive`` comment after each ``keepalive`` seconds of silence.
 
 De-duplication: the subscription was registered before the snapshot, so replay plus queue has no
 gap, but both may hold the same seq (a cold Session read from storage while it was being resumed
@@ -33,7 +34,7 @@ from .._plugins import PluginManager
 from .._session import LiveSession
 from ._present import present
 from ._protocol import ABORT
-from ._sidecar import Subscription, SubscriptionClosedError, encode_frame
+from ._sidecar import StreamFrame, Subscription, SubscriptionClosedError, encode_frame
 
 log = structlog.get_logger(__name__)
 
@@ -130,6 +131,8 @@ class EventStream(Response):
                 return True
             if frame is None:
                 data = KEEPALIVE
+            elif isinstance(frame, StreamFrame):
+                data = frame.data  # ephemeral: no seq, nothing to de-duplicate
             elif frame.late or frame.event.seq > replay.floor:
                 data = frame.data
             else:
