@@ -63,7 +63,8 @@ function json(status, body) {
  *
  * `route({method, path, query, body})` answers API calls: return a value (sent as JSON 200),
  * a promise of one, or a Response. Event streams are answered here and exposed as
- * `streams` (per session id: `{send(message, id?)}` with the newest connection last).
+ * `streams` (per session id: `{send(message, id?), sendStream(payload), end()}` with the newest
+ * connection last).
  */
 export async function bootApp({ initial, route }) {
   const document = makeDocument();
@@ -129,6 +130,15 @@ export async function bootApp({ initial, route }) {
         send(message, eventId = "") {
           const idLine = eventId === "" ? "" : `id: ${eventId}\n`;
           controller.enqueue(encoder.encode(`${idLine}data: ${JSON.stringify(message)}\n\n`));
+        },
+        /** An ephemeral frame as the host sends it: `event: stream`, no `id:`. */
+        sendStream(payload) {
+          const data = JSON.stringify({ stream: payload });
+          controller.enqueue(encoder.encode(`event: stream\ndata: ${data}\n\n`));
+        },
+        /** The server ends the response (the client reconnects). */
+        end() {
+          controller.close();
         },
       });
       return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });

@@ -10,6 +10,7 @@ import {
   applyStaticText,
   registry,
   renderChrome,
+  renderDraft,
   renderStatus,
   renderTranscript,
   setNotice,
@@ -17,6 +18,7 @@ import {
 import { onSessionSelect, refreshSessions, renderSessions } from "./session-list.js";
 import { selectSession } from "./session-view.js";
 import { currentSessionInfo, state } from "./state.js";
+import { browserTimeZone, sendWithZone } from "./streaming.js";
 
 const SESSIONS_REFRESH_MS = 15000;
 
@@ -26,6 +28,7 @@ function rerenderAll() {
   if (state.current && state.current.win.events.length > 0) {
     renderTranscript(state.current.win, "relocalize");
   }
+  renderDraft(state.current);
   renderChrome();
   renderStatus();
 }
@@ -95,7 +98,9 @@ function sendMessage() {
   // Read before the POST: sending resumes a cold Session (and the selection may change).
   const wasCold = currentSessionInfo()?.live === false;
   runAction("send", async () => {
-    await api("POST", sessionPath(current.id, "/messages"), { text });
+    // The browser's zone, for this message's turn only ("tomorrow at 9" means here).
+    const post = (body) => api("POST", sessionPath(current.id, "/messages"), body);
+    await sendWithZone(post, text, browserTimeZone());
     if (state.current === current) {
       els.composer.value = "";
       setNotice(null);

@@ -18,6 +18,7 @@ export const els = {
   loadOlder: $("load-older"),
   olderNote: $("older-note"),
   transcript: $("transcript"),
+  drafts: $("drafts"),
   placeholder: $("transcript-placeholder"),
   status: $("status"),
   form: $("composer-form"),

@@ -97,6 +97,35 @@ export function renderTranscript(win, mode) {
   keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
 }
 
+// ------------------------------------------------------------------ the message in progress
+
+/**
+ * The assistant message a turn is streaming, as one bubble after the transcript (outside it, so
+ * transcript rebuilds never touch it): `aria-busy` while it grows, text only, gone when the
+ * durable message (or the turn's end) arrives.
+ */
+export function renderDraft(current) {
+  const draft = current?.draft.current ?? null;
+  const shown = els.drafts.children[0] ?? null;
+  if (draft === null) {
+    if (shown !== null) els.drafts.replaceChildren();
+    return;
+  }
+  keepingScroll("append", () => {
+    let bubble = shown;
+    if (bubble === null || bubble.getAttribute("data-message-id") !== draft.messageId) {
+      bubble = el("div", "node node-assistant is-streaming");
+      bubble.setAttribute("data-kind", "assistant-draft");
+      bubble.setAttribute("data-message-id", draft.messageId);
+      bubble.setAttribute("aria-busy", "true");
+      els.drafts.replaceChildren(bubble);
+    }
+    const label = el("div", "node-label", `${t("node.assistant")} · `);
+    label.appendChild(el("span", "writing", t("node.writing")));
+    bubble.replaceChildren(label, el("div", "text", draft.text));
+  });
+}
+
 // ------------------------------------------------------------------ node rendering
 
 function jsonBlock(value) {

@@ -1,13 +1,15 @@
 // dsh browser client: opening one Session: its history window, its event stream (attach first,
-// then load, so nothing appended in between is missed) and the URL that names it.
+// then load, so nothing appended in between is missed), the assistant message it is streaming
+// (ephemeral `event: stream` frames, see streaming.js) and the URL that names it.
 
 import { api, authHeaders, sessionPath } from "./api.js";
 import { els } from "./dom.js";
-import { onWindowChange, renderChrome, renderStatus } from "./render.js";
+import { onWindowChange, renderChrome, renderDraft, renderStatus } from "./render.js";
 import { renderSessions } from "./session-list.js";
 import { SessionWindow } from "./session-window.js";
 import { connectEvents } from "./sse.js";
 import { state } from "./state.js";
+import { StreamingDraft } from "./streaming.js";
 
 const PAGE_SIZE = 50;
 const OPEN_FALLBACK_MS = 3000;
@@ -19,6 +21,8 @@ function closeCurrent() {
   clearTimeout(current.fallbackTimer);
   current.conn.close();
   current.win.close();
+  current.draft.clear();
+  renderDraft(null);
 }
 
 function replaceUrlSession(id) {
@@ -38,6 +42,7 @@ export function selectSession(id, { updateUrl = true } = {}) {
     fallbackTimer: null,
     win: null,
     conn: null,
+    draft: new StreamingDraft(),
   };
   state.current = current;
   state.notice = null;
@@ -66,8 +71,11 @@ export function selectSession(id, { updateUrl = true } = {}) {
   current.conn = connectEvents({
     url: sessionPath(id, "/events"),
     headers: authHeaders,
-    onOpen: () => {
+    onOpen: ({ reconnect }) => {
       if (state.current !== current) return;
+      // The pieces of a message in progress are never sent again: the finished message
+      // comes with the history (or on this stream) when it lands.
+      if (reconnect && current.draft.clear()) renderDraft(current);
       clearTimeout(current.fallbackTimer);
       current.streamState = "open";
       current.streamError = null;
@@ -104,6 +112,12 @@ function handleFrame(current, frame) {
     console.warn("dsh: ignoring a non-JSON event frame");
     return;
   }
-  if (!message || typeof message !== "object" || !message.event) return;
+  if (!message || typeof message !== "object") return;
+  if (frame.event === "stream") {
+    if (current.draft.piece(message.stream)) renderDraft(current);
+    return;
+  }
+  if (!message.event) return;
   current.win.acceptLiveEvent(message.event, message.view);
+  if (current.draft.event(message.event)) renderDraft(current);
 }
