@@ -97,11 +97,13 @@ def start_server(
     model: str = "scripted",
     overlay: str | Path = OVERLAY,
     extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> Server:
     """``dsh serve`` on ``data`` (a folder, or a ``postgresql://`` URL) on a free port; ``extra``
-    are more ``dsh serve`` arguments (e.g. ``["--evict-idle", "1"]``)."""
+    are more ``dsh serve`` arguments (e.g. ``["--evict-idle", "1"]``), ``env`` more environment
+    variables for the server (e.g. a ``PYTHONPATH`` publishing a test plugin)."""
     args = ["serve", "--overlay", str(overlay), "--data", str(data), "--port", "0"]
-    process = DshProcess([*args, "--model", model, *extra])
+    process = DshProcess([*args, "--model", model, *extra], env=env)
     try:
         url = process.wait_for_line(LISTENING)[1]
     except BaseException:

@@ -278,6 +278,8 @@ export function renderStatus() {
     if (state.notice.tone === "error") tone = "error";
   }
   els.status.textContent = parts.join(" · ");
+  // The event stream's state, for tests: "open" once the server has attached this page.
+  els.status.setAttribute("data-stream", current ? current.streamState : "none");
   els.status.classList.toggle("is-error", tone === "error");
 }
 
