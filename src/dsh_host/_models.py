@@ -11,6 +11,9 @@ add more through ``dsh_model_adapters``; :func:`choose_model` builds the one a n
 * anything else gets a short help text naming what it understands.
 
 ``none`` fails every turn with a visible error.
+
+``openai`` talks to any OpenAI-compatible chat-completions server (:mod:`._openai`, imported
+only when chosen): ``model_name`` is required, the key comes from ``settings.environ``.
 """
 
 from __future__ import annotations
@@ -83,6 +86,13 @@ class ScriptedModel:
         turn.say(help_text(phrases))
 
 
+def _openai_model(settings: ModelSettings) -> ModelAdapter:
+    """The ``openai`` adapter; its module (and the SDK) loads only when it is chosen."""
+    from ._openai import OpenAIModel  # noqa: PLC0415 - lazy: the SDK is heavy to import
+
+    return OpenAIModel(settings)
+
+
 #: The adapters the host offers itself, before any plugin's.
 BUILTIN_ADAPTERS: tuple[ModelAdapterSpec, ...] = (
     ModelAdapterSpec(
@@ -92,6 +102,11 @@ BUILTIN_ADAPTERS: tuple[ModelAdapterSpec, ...] = (
     ),
     ModelAdapterSpec(
         name="none", create=lambda _settings: NoModel(), description="every turn fails visibly"
+    ),
+    ModelAdapterSpec(
+        name="openai",
+        create=_openai_model,
+        description="any OpenAI-compatible chat-completions server (--model-name, --base-url)",
     ),
 )
 

@@ -145,7 +145,9 @@ async def test_an_unknown_adapter_name_stops_the_start_naming_the_offered_ones(
 ) -> None:
     overlay = _publish(tmp_path, monkeypatch)
     host = Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay, model="gpt")
-    with pytest.raises(UnknownModelError, match=r"'gpt' \(offered: echo, none, picky, scripted\)"):
+    with pytest.raises(
+        UnknownModelError, match=r"'gpt' \(offered: echo, none, openai, picky, scripted\)"
+    ):
         await host.start()
     assert not host.agents.all()
 
@@ -162,7 +164,7 @@ async def test_an_adapter_refusing_its_settings_stops_the_start_with_its_words(
 def test_the_host_offers_its_own_adapters_by_name() -> None:
     assert choose_model("scripted").name == "scripted"
     assert choose_model("none").name == "none"
-    with pytest.raises(UnknownModelError, match="offered: none, scripted"):
+    with pytest.raises(UnknownModelError, match="offered: none, openai, scripted"):
         choose_model("echo")
 
 

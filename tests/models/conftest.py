@@ -1,0 +1,72 @@
+"""Fixtures: the fake OpenAI-compatible server, and a real host whose model is ``openai``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from dsh_hookspecs import ModelSettings, Tool
+from dsh_host import Host, Overlay
+from dsh_host.persistence import MemoryBackend
+
+from .fake_openai import FakeOpenAI
+
+#: The key the tests put in the environment; it must never leave the HTTP request header.
+SECRET = "sk-test-Zq81-DO-NOT-LEAK-4c2b"
+
+MakeHost = Callable[..., Awaitable[Host]]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def _echo(call: Any) -> Any:
+    return {"echoed": call.arguments["word"]}
+
+
+ECHO = Tool(
+    name="echo",
+    description="Says the word back.",
+    parameters={
+        "type": "object",
+        "properties": {"word": {"type": "string"}},
+        "required": ["word"],
+        "additionalProperties": False,
+    },
+    handler=_echo,
+)
+
+
+@pytest.fixture
+async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
+    """``await make_host(overlay=..., **settings)``: a started host on ``fake`` with the ``echo``
+    tool, closed at the end of the test."""
+    hosts: list[Host] = []
+
+    async def make(overlay: Overlay | None = None, **settings: Any) -> Host:
+        options: dict[str, Any] = {"model_name": "fake", "timeout_seconds": 5.0, **settings}
+        model_settings = ModelSettings(
+            base_url=fake.url, environ={"DSH_MODEL_API_KEY": SECRET}, **options
+        )
+        host = Host(
+            backend=MemoryBackend(), model="openai", model_settings=model_settings, overlay=overlay
+        )
+        await host.start()
+        hosts.append(host)
+        host.tools.register(ECHO)
+        return host
+
+    try:
+        yield make
+    finally:
+        for host in hosts:
+            await host.close()
