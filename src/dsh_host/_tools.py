@@ -4,7 +4,8 @@ Two layers exist: the global layer (the host's) and one layer per Agent that sha
 one for that Agent only. Registration returns an idempotent disposer; a duplicate name within a
 layer is refused. Arguments are validated against the tool's JSON-Schema subset before the body
 runs; a violation is the value ``{"code": "invalid_arguments", "message": ...}``. JSON ``true``
-is never an integer or a number.
+is never an integer or a number. ``oneOf`` means exactly one branch: a value that matches none,
+or more than one, is a violation.
 """
 
 from __future__ import annotations
@@ -65,7 +66,16 @@ def resolve(name: str, *layers: ToolLayer) -> Tool | None:
 
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _KEYWORDS = frozenset(
-    {"type", "properties", "required", "additionalProperties", "enum", "items", "description"}
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "enum",
+        "items",
+        "description",
+        "oneOf",
+    }
 )
 
 
@@ -85,6 +95,12 @@ def check_schema(schema: Mapping[str, Any], path: str = "$") -> None:
         check_schema(sub, f"{path}.{name}")
     if "items" in schema:
         check_schema(schema["items"], f"{path}[]")
+    if "oneOf" in schema:
+        branches = schema["oneOf"]
+        if not isinstance(branches, list | tuple) or not branches:
+            raise SchemaError(f"oneOf at {path} must be a non-empty list of schemas")
+        for index, branch in enumerate(branches):
+            check_schema(branch, f"{path}.oneOf[{index}]")
 
 
 def _type_ok(kind: str, value: JSONValue) -> bool:
@@ -114,6 +130,10 @@ def validate_arguments(schema: Mapping[str, Any], value: JSONValue, path: str = 
         type(value) is type(option) and value == option for option in schema["enum"]
     ):
         return f"{path} must be one of {schema['enum']!r}"
+    if "oneOf" in schema:
+        matched = sum(validate_arguments(branch, value, path) is None for branch in schema["oneOf"])
+        if matched != 1:
+            return f"{path} must match exactly one of its {len(schema['oneOf'])} schemas"
     if isinstance(value, dict):
         properties: Mapping[str, Any] = schema.get("properties", {})
         for name in schema.get("required", ()):

@@ -64,6 +64,82 @@ def test_schemas_with_unsupported_keywords_are_refused():
         ToolLayer().register(echo_tool(schema={"type": "tuple"}))
 
 
+AT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "at": {
+            "oneOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "date": {"type": "string"},
+                        "time": {"type": "string"},
+                        "time_zone": {"type": "string"},
+                    },
+                    "required": ["date", "time", "time_zone"],
+                },
+            ]
+        }
+    },
+}
+LOCAL = {"date": "2026-08-07", "time": "09:30:00", "time_zone": "Asia/Shanghai"}
+
+
+@pytest.mark.parametrize(
+    "at", ["2026-08-06T09:00:00+08:00", "not checked here", LOCAL], ids=["offset", "any", "local"]
+)
+def test_one_of_accepts_a_value_matching_exactly_one_branch(at):
+    assert validate(AT_SCHEMA, {"at": at}) is None
+    assert validate(AT_SCHEMA, {}) is None  # an optional property may be absent
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        {**LOCAL, "extra": "x"},
+        {"date": "2026-08-07", "time": "09:30:00"},
+        {**LOCAL, "date": 20260807},
+        42,
+        None,
+        [],
+        ["2026-08-06T09:00:00Z"],
+        True,
+    ],
+    ids=["extra key", "no time_zone", "numeric date", "number", "null", "array", "list", "true"],
+)
+def test_one_of_refuses_a_value_matching_no_branch(at):
+    assert validate(AT_SCHEMA, {"at": at}) == "$.at must match exactly one of its 2 schemas"
+
+
+def test_one_of_refuses_a_value_matching_two_branches():
+    schema = {"oneOf": [{"type": "number"}, {"type": "integer"}]}
+    assert validate(schema, 5) == "$ must match exactly one of its 2 schemas"
+    assert validate(schema, 5.5) is None
+    assert validate(schema, True) is not None  # JSON true is never a number
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"oneOf": "string"},
+        {"oneOf": []},
+        {"oneOf": [{"type": "tuple"}]},
+        {"properties": {"at": {"oneOf": [{"type": "string"}, {"format": "date"}]}}},
+    ],
+)
+def test_one_of_branches_are_checked_at_registration(schema):
+    with pytest.raises(SchemaError):
+        ToolLayer().register(echo_tool(schema=schema))
+
+
+def test_a_schema_with_one_of_registers():
+    layer = ToolLayer()
+    layer.register(echo_tool(schema=AT_SCHEMA))
+    assert layer.names() == ("echo",)
+
+
 def test_duplicate_names_in_one_layer_are_refused_and_disposers_are_idempotent():
     layer = ToolLayer()
     first = echo_tool()
