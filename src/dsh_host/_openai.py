@@ -56,7 +56,10 @@ MAX_WAIT = 20.0
 #: The longest slice of a refusal's text quoted in an error.
 QUOTE_CHARS = 300
 
-_AUTHORIZATION = re.compile(r"(?i)\b(authorization\s*[:=]\s*(?:bearer\s+)?|bearer\s+)[^\s'\",]+")
+#: An ``Authorization`` value (header, dict repr or ``key=value``) or a bearer token, to redact.
+_AUTHORIZATION = re.compile(
+    r"""(?i)\b(authorization['"]?\s*[:=]\s*['"]?(?:bearer\s+)?|bearer\s+)[^\s'",]+"""
+)
 
 
 class ModelServerError(RuntimeError):

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from dsh_hookspecs import ModelSettings, Tool
+from dsh_hookspecs import Event, ModelSettings, Tool
 from dsh_host import Host, Overlay
 from dsh_host.persistence import MemoryBackend
+from dsh_host.testing import wait_until
 
 from .fake_openai import FakeOpenAI
 
@@ -70,3 +71,28 @@ async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
     finally:
         for host in hosts:
             await host.close()
+
+
+async def ask(host: Host, agent: Any, message: str, *, timeout: float = 10.0) -> list[Event]:
+    """Send ``message`` and wait for its turn to end; the events it appended."""
+    before = len(agent.session.events)
+    ends = sum(1 for event in agent.session.events if event.type == "turn/end")
+    agent.send(message)
+
+    def ended() -> bool:
+        count = sum(1 for event in agent.session.events if event.type == "turn/end")
+        return count > ends and agent.phase == "idle"
+
+    await wait_until(ended, timeout=timeout)
+    return list(agent.session.events[before:])
+
+
+def of(events: list[Event], kind: str) -> list[Any]:
+    return [event.data for event in events if event.type == kind]
+
+
+def streams(host: Host) -> list[str]:
+    """The ``assistant/stream`` texts the host's viewers are sent, collected from now on."""
+    pieces: list[str] = []
+    host.sessions.add_stream_observer(lambda _session, payload: pieces.append(str(payload["text"])))
+    return pieces

@@ -4,41 +4,13 @@ streaming, tool calls, the step bound, retries, failures, the context budget, fo
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from structlog.testing import capture_logs
 
-from dsh_hookspecs import Event
-from dsh_host import Host
 from dsh_host.testing import wait_until
 
-from .conftest import SECRET, MakeHost
+from .conftest import SECRET, MakeHost, ask, of, streams
 from .fake_openai import FakeOpenAI, Reply, error, text, tool_calls
-
-
-async def ask(host: Host, agent: Any, message: str, *, timeout: float = 10.0) -> list[Event]:
-    """Send ``message`` and wait for its turn to end; the events it appended."""
-    before = len(agent.session.events)
-    ends = sum(1 for event in agent.session.events if event.type == "turn/end")
-    agent.send(message)
-
-    def ended() -> bool:
-        count = sum(1 for event in agent.session.events if event.type == "turn/end")
-        return count > ends and agent.phase == "idle"
-
-    await wait_until(ended, timeout=timeout)
-    return list(agent.session.events[before:])
-
-
-def of(events: list[Event], kind: str) -> list[Any]:
-    return [event.data for event in events if event.type == kind]
-
-
-def streams(host: Host) -> list[str]:
-    """The ``assistant/stream`` texts the host's viewers are sent, collected from now on."""
-    pieces: list[str] = []
-    host.sessions.add_stream_observer(lambda _session, payload: pieces.append(str(payload["text"])))
-    return pieces
 
 
 async def test_a_plain_answer_streams_in_pieces_and_lands_as_one_durable_message(
