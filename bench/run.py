@@ -33,7 +33,18 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from _common import RESULTS, machine, markdown_table
 
-BENCHMARKS = ("fold", "receipt", "lateness", "throughput", "idle", "resume", "cold", "memory", "pg")
+BENCHMARKS = (
+    "fold",
+    "receipt",
+    "lateness",
+    "throughput",
+    "idle",
+    "resume",
+    "cold",
+    "memory",
+    "pg",
+    "adapter",
+)
 DOC = ROOT / "docs" / "performance.md"
 META = RESULTS / "_run.json"
 
