@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from dsh_hookspecs import ModelSettings, Tool, ToolCall
+from dsh_hookspecs import ModelSettings
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
@@ -42,28 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 import _common
 from _common import latency_summary, publish, ratio
-from tests.models.fake_openai import FakeOpenAI, text, tool_calls
+from tests.models.fake_openai import ECHO, FakeOpenAI, text, tool_calls
 
 TURNS = int(os.environ.get("ADAPTER_TURNS", "400"))
 WARMUP = 30
 SETTLE = 30.0  # seconds: the bound of every wait for a turn to end
-
-
-async def _echo(call: ToolCall) -> Any:
-    return {"echoed": call.arguments["word"]}
-
-
-ECHO = Tool(
-    name="echo",
-    description="Says the word back.",
-    parameters={
-        "type": "object",
-        "properties": {"word": {"type": "string"}},
-        "required": ["word"],
-        "additionalProperties": False,
-    },
-    handler=_echo,
-)
 
 
 def _script(fake: FakeOpenAI) -> None:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from dsh_hookspecs import Event, ModelSettings, Tool
+from dsh_hookspecs import Event, ModelSettings
 from dsh_host import Host, Overlay
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 
-from .fake_openai import FakeOpenAI
+from .fake_openai import ECHO, FakeOpenAI
 
 #: The key the tests put in the environment; it must never leave the HTTP request header.
 SECRET = "sk-test-Zq81-DO-NOT-LEAK-4c2b"
@@ -28,23 +28,6 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
     finally:
         server.stop()
-
-
-async def _echo(call: Any) -> Any:
-    return {"echoed": call.arguments["word"]}
-
-
-ECHO = Tool(
-    name="echo",
-    description="Says the word back.",
-    parameters={
-        "type": "object",
-        "properties": {"word": {"type": "string"}},
-        "required": ["word"],
-        "additionalProperties": False,
-    },
-    handler=_echo,
-)
 
 
 @pytest.fixture

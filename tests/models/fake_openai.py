@@ -24,6 +24,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from dsh_hookspecs import Tool, ToolCall
+
 
 class CutStreamError(Exception):
     """Raised inside a streamed body: uvicorn drops the connection mid-response."""
@@ -67,6 +69,24 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> R
     """An HTTP error with an OpenAI-style body."""
     body = {"message": message, "type": "fake_error", "code": None}
     return Reply(status=status, error={"error": body}, headers=headers or {})
+
+
+async def _echo(call: ToolCall) -> Any:
+    return {"echoed": call.arguments["word"]}
+
+
+#: The tool the tests' and the bench's scripted tool calls call: it says ``word`` back.
+ECHO = Tool(
+    name="echo",
+    description="Says the word back.",
+    parameters={
+        "type": "object",
+        "properties": {"word": {"type": "string"}},
+        "required": ["word"],
+        "additionalProperties": False,
+    },
+    handler=_echo,
+)
 
 
 @dataclass
