@@ -98,9 +98,10 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("package", [""]),
     ],
     "dsh_schedule": [
-        ("codec and values", ["_codec", "_fifo", "_at"]),
+        ("instants", ["_instants"]),
+        ("codec and values", ["_codec", "_fifo", "_every", "_at"]),
         ("fold", ["_fold"]),
-        ("views", ["_views", "_receipts"]),
+        ("views", ["_views", "_receipts", "_due"]),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
         ("tools and the scripted model's phrases", ["_tools", "_phrases"]),

@@ -6,20 +6,26 @@ due reminders into one follow-up turn plus a durable ``schedule/change`` dispatc
 the Session's own log.
 
 The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
-limits and instants, the fold, the presentation view and the reminder framing, and the tools'
-fixed messages. Everything else is internal.
+limits and instants (after, at and every records), the fixed-rate arithmetic, the fold, the
+presentation view and the single and batch reminder framings, and the tools' fixed messages.
+Everything else is internal.
 """
 
 from __future__ import annotations
 
 from ._codec import (
     MAX_AFTER_SECONDS,
+    MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
+    MIN_EVERY_SECONDS,
     MIN_INSTANT_MS,
     AfterRecord,
+    AtRecord,
     Create,
     Delete,
     Dispatch,
+    EveryRecord,
+    Record,
     ScheduleChange,
     ScheduleLogError,
     decode_change,
@@ -27,37 +33,47 @@ from ._codec import (
     format_instant,
     parse_instant,
 )
+from ._every import Occurrence, resolve_every_occurrence
 from ._fold import SCHEDULE_CHANGE, FoldResult, IncrementalFold, fold
 from ._plugin import ConfigError, SchedulePlugin
 from ._receipts import ReminderView, present_dispatch
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES
-from ._views import parse_reminder_framing, reminder_framing
+from ._views import batch_framing, parse_batch_framing, parse_reminder_framing, reminder_framing
 
 __all__ = [
     "MAX_ACTIVE",
     "MAX_AFTER_SECONDS",
+    "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
     "MAX_PROMPT_CHARS",
     "MESSAGES",
+    "MIN_EVERY_SECONDS",
     "MIN_INSTANT_MS",
     "SCHEDULE_CHANGE",
     "AfterRecord",
+    "AtRecord",
     "ConfigError",
     "Create",
     "Delete",
     "Dispatch",
+    "EveryRecord",
     "FoldResult",
     "IncrementalFold",
+    "Occurrence",
+    "Record",
     "ReminderView",
     "ScheduleChange",
     "ScheduleLogError",
     "SchedulePlugin",
+    "batch_framing",
     "decode_change",
     "encode_change",
     "fold",
     "format_instant",
+    "parse_batch_framing",
     "parse_instant",
     "parse_reminder_framing",
     "present_dispatch",
     "reminder_framing",
+    "resolve_every_occurrence",
 ]

@@ -1,23 +1,30 @@
-"""The strict version-1 ``schedule/change`` codec and canonical UTC instants.
+"""The strict version-1 ``schedule/change`` codec (and, re-exported, the canonical instants).
 
-Wire shapes (exact key sets, camelCase)::
+Wire shapes (exact key sets, camelCase; the union was widened without a version bump, so every
+after-only log decodes exactly as before)::
 
-    {"version": 1, "operation": "create", "schedule": {"id", "kind", "prompt",
-                                                       "afterSeconds", "scheduledAt"}}
+    {"version": 1, "operation": "create", "schedule": RECORD}
     {"version": 1, "operation": "delete", "id": "schedule-1"}
-    {"version": 1, "operation": "dispatch", "id": "schedule-1"}
+    {"version": 1, "operation": "dispatch", "id": "schedule-1"}         # an after or at record
+    {"version": 1, "operation": "dispatch", "id": "schedule-1",
+     "acceptedAt": "2026-08-05T12:17:34.000Z"}                           # an every record
+
+    RECORD: {"id", "kind": "after", "prompt", "afterSeconds", "scheduledAt"}
+          | {"id", "kind": "at", "prompt", "scheduledAt"}
+          | {"id", "kind": "every", "prompt", "everySeconds", "scheduledAt"}
+
+A record's class is chosen by its selector key (``afterSeconds``, ``everySeconds``), else by its
+kind, else it is read as an ``at`` record; its ``kind`` must then name that class (so an after
+record relabelled ``at`` is "kind 'at' is not 'after'").
 
 Decoding never coerces: ``True`` and ``1.0`` are not ``1``, ``"5"`` is not ``5``, an extra or
 missing key anywhere is an error. Every failure is a :class:`ScheduleLogError` whose message says
 what is wrong and where (a ``$``-rooted path in wire names).
 
 Instants are ``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, exactly three fraction digits, years 0001-9999),
-exchanged as integer epoch milliseconds; the arithmetic is exact over the whole range.
+exchanged as integer epoch milliseconds (:mod:`._instants`).
 """
 
-import datetime as dt
-import functools
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, NoReturn, TypeAlias, TypeVar
 
@@ -28,14 +35,23 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from dsh_hookspecs import JSONValue
 
+from ._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, brief, format_instant, parse_instant
+
 __all__ = [
+    "KINDS",
     "MAX_AFTER_SECONDS",
+    "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
+    "MIN_EVERY_SECONDS",
     "MIN_INSTANT_MS",
     "AfterRecord",
+    "AtRecord",
     "Create",
     "Delete",
     "Dispatch",
+    "EveryRecord",
+    "OneShotRecord",
+    "Record",
     "ScheduleChange",
     "ScheduleLogError",
     "brief",
@@ -46,82 +62,18 @@ __all__ = [
 ]
 
 
-def brief(value: object) -> str:
-    """``repr`` of an offending value, cut short so junk cannot flood a log line."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:37]}..."
-
-
-# --------------------------------------------------------------------------------------------
-# Instants
-
-_MS_PER_DAY: Final = 86_400_000
-_EPOCH_ORDINAL: Final = dt.date(1970, 1, 1).toordinal()
-
-#: Epoch milliseconds of ``0001-01-01T00:00:00.000Z``.
-MIN_INSTANT_MS: Final = (dt.date.min.toordinal() - _EPOCH_ORDINAL) * _MS_PER_DAY
-#: Epoch milliseconds of ``9999-12-31T23:59:59.999Z``.
-MAX_INSTANT_MS: Final = (dt.date.max.toordinal() - _EPOCH_ORDINAL + 1) * _MS_PER_DAY - 1
-
-# ASCII digits only: ``\d`` would also match other scripts' digits.
-_INSTANT: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})Z"
-)
-
-
-def format_instant(ms: int) -> str:
-    """Render epoch milliseconds as ``YYYY-MM-DDTHH:MM:SS.sssZ``.
-
-    Raises :class:`ValueError` for a non-int (``bool`` included) or a value outside
-    [:data:`MIN_INSTANT_MS`, :data:`MAX_INSTANT_MS`].
-    """
-    if type(ms) is not int:
-        raise ValueError(f"instant must be an int of epoch milliseconds, got {type(ms).__name__}")
-    if not MIN_INSTANT_MS <= ms <= MAX_INSTANT_MS:
-        raise ValueError(f"instant {ms} ms is outside years 0001-9999")
-    days, in_day = divmod(ms, _MS_PER_DAY)
-    date = dt.date.fromordinal(_EPOCH_ORDINAL + days)
-    seconds, millis = divmod(in_day, 1000)
-    minutes, second = divmod(seconds, 60)
-    hour, minute = divmod(minutes, 60)
-    return (
-        f"{date.year:04d}-{date.month:02d}-{date.day:02d}"
-        f"T{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
-    )
-
-
-@functools.lru_cache(maxsize=16_384)
-def parse_instant(text: str) -> int:
-    """Parse the canonical form :func:`format_instant` produces, and nothing else.
-
-    Raises :class:`ValueError` for any other form (no millis, ``z``, offsets, ...), an impossible
-    calendar date (Feb 30, year 0000) or time of day (hour 24, second 60).
-    """
-    match = _INSTANT.fullmatch(text)
-    if match is None:
-        raise ValueError(f"{brief(text)} is not a YYYY-MM-DDTHH:MM:SS.sssZ instant")
-    year, month, day, hour, minute, second, millis = (int(part) for part in match.groups())
-    try:
-        date = dt.date(year, month, day)
-    except ValueError:
-        raise ValueError(f"{brief(text)} is not a real calendar date") from None
-    ms = (
-        (date.toordinal() - _EPOCH_ORDINAL) * _MS_PER_DAY
-        + ((hour * 60 + minute) * 60 + second) * 1000
-        + millis
-    )
-    # Hour 24, minute 60 or second 60 land on another instant and fail to round-trip (the last
-    # day's 24:00 would even leave the range, which format_instant reports the same way).
-    if ms > MAX_INSTANT_MS or format_instant(ms) != text:
-        raise ValueError(f"{brief(text)} is not a real time of day")
-    return ms
-
-
 # --------------------------------------------------------------------------------------------
 # Values
 
 #: The largest ``afterSeconds`` whose millisecond value is a JavaScript safe integer.
 MAX_AFTER_SECONDS: Final = (2**53 - 1) // 1000
+#: The shortest fixed-rate interval, in seconds (a shorter ``every_seconds`` is
+#: ``frequency_too_high``).
+MIN_EVERY_SECONDS: Final = 300
+#: The largest ``everySeconds`` whose millisecond value is a JavaScript safe integer.
+MAX_EVERY_SECONDS: Final = MAX_AFTER_SECONDS
+#: The record kinds of version 1.
+KINDS: Final = ("after", "at", "every")
 
 
 class ScheduleLogError(Exception):
@@ -142,10 +94,39 @@ class AfterRecord:
 
 
 @attrs.frozen(kw_only=True)
+class AtRecord:
+    """An active one-shot reminder at an absolute instant: only the UTC ``scheduled_at`` is kept
+    (no offset, local fields or zone, so replay never consults a zone)."""
+
+    id: str
+    kind: Literal["at"]
+    prompt: str
+    scheduled_at: str
+
+
+@attrs.frozen(kw_only=True)
+class EveryRecord:
+    """An active fixed-rate reminder every ``every_seconds``, anchored at its creation:
+    ``scheduled_at`` is the earliest anchor-aligned target not yet dispatched."""
+
+    id: str
+    kind: Literal["every"]
+    prompt: str
+    every_seconds: int
+    scheduled_at: str
+
+
+#: A record that is delivered once and then ends.
+OneShotRecord: TypeAlias = AfterRecord | AtRecord
+#: Any active record.
+Record: TypeAlias = AfterRecord | AtRecord | EveryRecord
+
+
+@attrs.frozen(kw_only=True)
 class Create:
     """``operation: "create"``: ``record`` becomes active (wire key ``schedule``)."""
 
-    record: AfterRecord
+    record: Record
 
 
 @attrs.frozen(kw_only=True)
@@ -157,9 +138,14 @@ class Delete:
 
 @attrs.frozen(kw_only=True)
 class Dispatch:
-    """``operation: "dispatch"``: the active record ``id`` was delivered as a follow-up."""
+    """``operation: "dispatch"``: the active record ``id`` was delivered as a follow-up.
+
+    ``accepted_at`` (wire ``acceptedAt``, a canonical instant) is the decision time of an every
+    record's delivery, and absent (``None``) for a one-shot's.
+    """
 
     id: str
+    accepted_at: str | None = None
 
 
 ScheduleChange: TypeAlias = Create | Delete | Dispatch
@@ -215,10 +201,19 @@ def _schedule_id(value: object, _: object) -> str:
     return text
 
 
-def _kind(value: object, _: object) -> Literal["after"]:
-    if _exact_str(value, _) != "after":
-        raise _InvalidFieldError(f"kind {brief(value)} is not 'after'")
-    return "after"
+def _kind(expected: str) -> Callable[[object, object], str]:
+    """The ``kind`` hook of the record class for ``expected``."""
+
+    def structure(value: object, _: object) -> str:
+        if _exact_str(value, _) not in KINDS:
+            raise _InvalidFieldError(
+                f'v1 schedule kind must be "after", "at", or "every", got {brief(value)}'
+            )
+        if value != expected:
+            raise _InvalidFieldError(f"kind {brief(value)} is not {expected!r}")
+        return expected
+
+    return structure
 
 
 def _prompt(value: object, _: object) -> str:
@@ -235,24 +230,71 @@ def _after_seconds(value: object, _: object) -> int:
     return number
 
 
-def _scheduled_at(value: object, _: object) -> str:
-    text = _exact_str(value, _)
-    try:
-        parse_instant(text)
-    except ValueError as exc:
-        raise _InvalidFieldError(f"scheduledAt {exc}") from None
-    return text
+def _every_seconds(value: object, _: object) -> int:
+    number = _exact_int(value, _)
+    if not MIN_EVERY_SECONDS <= number <= MAX_EVERY_SECONDS:
+        raise _InvalidFieldError(
+            f"everySeconds {number} is not a safe integer of at least {MIN_EVERY_SECONDS} "
+            "whose milliseconds are safe"
+        )
+    return number
 
 
-def _require_object(
-    generated: Callable[[Mapping[str, Any], Any], _T],
-) -> Callable[[object, object], _T]:
-    """Wrap a generated class hook so a non-object value is reported as such."""
+def _instant(name: str) -> Callable[[object, object], str]:
+    """The hook of an instant field called ``name`` on the wire."""
 
-    def structure(value: object, cls: object) -> _T:
+    def structure(value: object, _: object) -> str:
+        text = _exact_str(value, _)
+        try:
+            parse_instant(text)
+        except ValueError as exc:
+            raise _InvalidFieldError(f"{name} {exc}") from None
+        return text
+
+    return structure
+
+
+#: The exact key sets of the records whose wrong key set is reported as one sentence.
+_KEY_SETS: Final = {
+    AtRecord: (
+        frozenset({"id", "kind", "prompt", "scheduledAt"}),
+        "at schedule must contain exactly id, kind, prompt, and scheduledAt",
+    ),
+    EveryRecord: (
+        frozenset({"id", "kind", "prompt", "everySeconds", "scheduledAt"}),
+        "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt",
+    ),
+}
+
+
+def _record_class(value: Mapping[Any, Any]) -> type[Record]:
+    """The class a record object is read as (see the module docstring)."""
+    if "afterSeconds" in value:
+        return AfterRecord
+    if "everySeconds" in value:
+        return EveryRecord
+    kind = value.get("kind")
+    if kind == "every" and type(kind) is str:
+        return EveryRecord
+    if kind == "after" and type(kind) is str:
+        return AfterRecord
+    return AtRecord
+
+
+def _record_hook(converter: cattrs.Converter) -> Callable[[object, object], Record]:
+    """The structure hook of :data:`Record`: the class by :func:`_record_class`, decoded by its
+    own generated hook (after an exact key-set check for at and every records)."""
+
+    def structure(value: object, _: object) -> Record:
         if not isinstance(value, dict):
-            raise _InvalidFieldError(f"expected an object, got {_json_type(value)}")
-        return generated(value, cls)
+            raise _InvalidFieldError(f"schedule record must be an object, got {_json_type(value)}")
+        cls = _record_class(value)
+        expected = _KEY_SETS.get(cls)
+        if expected is not None and set(value) != expected[0]:
+            keys = sorted(value, key=repr)
+            raise _InvalidFieldError(f"{expected[1]}, got keys {brief(keys)}")
+        record: Record = converter.structure(value, cls)
+        return record
 
     return structure
 
@@ -264,34 +306,35 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook(str, _exact_str)
     converter.register_structure_hook(int, _exact_int)
     converter.register_structure_hook(bool, _exact_bool)
-    after_seconds = override(rename="afterSeconds", struct_hook=_after_seconds)
-    scheduled_at = override(rename="scheduledAt", struct_hook=_scheduled_at)
-    schedule = override(rename="schedule")
+    selectors = {
+        "after_seconds": override(rename="afterSeconds", struct_hook=_after_seconds),
+        "every_seconds": override(rename="everySeconds", struct_hook=_every_seconds),
+        "scheduled_at": override(rename="scheduledAt", struct_hook=_instant("scheduledAt")),
+    }
     by_id = override(struct_hook=_schedule_id)
-    record_hook = make_dict_structure_fn(
-        AfterRecord,
-        converter,
-        id=by_id,
-        kind=override(struct_hook=_kind),
-        prompt=override(struct_hook=_prompt),
-        after_seconds=after_seconds,
-        scheduled_at=scheduled_at,
-    )
-    converter.register_structure_hook(AfterRecord, _require_object(record_hook))
-    create_hook = make_dict_structure_fn(Create, converter, record=schedule)
-    converter.register_structure_hook(Create, _require_object(create_hook))
-    for cls in (Delete, Dispatch):
-        by_id_hook = make_dict_structure_fn(cls, converter, id=by_id)
-        converter.register_structure_hook(cls, _require_object(by_id_hook))
-    converter.register_unstructure_hook(
-        AfterRecord,
-        make_dict_unstructure_fn(
-            AfterRecord, converter, after_seconds=after_seconds, scheduled_at=scheduled_at
-        ),
-    )
-    converter.register_unstructure_hook(
-        Create, make_dict_unstructure_fn(Create, converter, record=schedule)
-    )
+    prompt = override(struct_hook=_prompt)
+    for cls, kind in ((AfterRecord, "after"), (AtRecord, "at"), (EveryRecord, "every")):
+        fields: dict[str, Any] = {
+            name: selectors[name] for name in attrs.fields_dict(cls) if name in selectors
+        }
+        record_hook = make_dict_structure_fn(
+            cls,
+            converter,
+            id=by_id,
+            kind=override(struct_hook=_kind(kind)),
+            prompt=prompt,
+            **fields,
+        )
+        converter.register_structure_hook(cls, record_hook)
+        converter.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, converter, **fields))
+    converter.register_structure_hook_func(lambda cls: cls == Record, _record_hook(converter))
+    create_hook = make_dict_structure_fn(Create, converter, record=override(rename="schedule"))
+    converter.register_structure_hook(Create, create_hook)
+    delete_hook = make_dict_structure_fn(Delete, converter, id=by_id)
+    converter.register_structure_hook(Delete, delete_hook)
+    accepted_at = override(rename="acceptedAt", struct_hook=_instant("acceptedAt"))
+    dispatch_hook = make_dict_structure_fn(Dispatch, converter, id=by_id, accepted_at=accepted_at)
+    converter.register_structure_hook(Dispatch, dispatch_hook)
     return converter
 
 
@@ -306,7 +349,9 @@ _NAMES: Final = {cls: name for name, cls in _OPERATIONS.items()}
 _WIRE_KEYS: Final = {
     "record": "schedule",
     "after_seconds": "afterSeconds",
+    "every_seconds": "everySeconds",
     "scheduled_at": "scheduledAt",
+    "accepted_at": "acceptedAt",
 }
 
 
@@ -360,6 +405,12 @@ def decode_change(data: object, *, seq: int | None = None) -> ScheduleChange:
 
 
 def encode_change(change: ScheduleChange) -> dict[str, JSONValue]:
-    """Encode ``change`` as its wire JSON object (key order: version, operation, body)."""
-    body: dict[str, JSONValue] = _CONVERTER.unstructure(change)
-    return {"version": 1, "operation": _NAMES[type(change)], **body}
+    """Encode ``change`` as its wire JSON object (key order: version, operation, body; a
+    dispatch without ``accepted_at`` has no ``acceptedAt`` key)."""
+    head: dict[str, JSONValue] = {"version": 1, "operation": _NAMES[type(change)]}
+    if isinstance(change, Create):
+        record: dict[str, JSONValue] = _CONVERTER.unstructure(change.record)
+        return {**head, "schedule": record}
+    if isinstance(change, Dispatch) and change.accepted_at is not None:
+        return {**head, "id": change.id, "acceptedAt": change.accepted_at}
+    return {**head, "id": change.id}

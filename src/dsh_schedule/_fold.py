@@ -10,7 +10,11 @@ Transition rules (any violation makes the log corrupt):
 
 * create: the id must never have been seen in the owned suffix ("was reused");
 * delete / dispatch: the id must be active ("targets inactive id") - so double dispatch,
-  dispatch after delete and delete of an unknown id are all corruption.
+  dispatch after delete and delete of an unknown id are all corruption;
+* a dispatch of a one-shot (after, at) record must not carry ``acceptedAt`` and ends it; a
+  dispatch of an every record must carry it, not before the record's ``scheduledAt``, and moves
+  the record (same id, same create-order position) to its next target
+  (:func:`~._every.resolve_every_occurrence`), or ends it when that target is not representable.
 
 Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
 """
@@ -24,14 +28,18 @@ import attrs
 from dsh_hookspecs import Event, Session
 
 from ._codec import (
-    AfterRecord,
     Create,
+    Dispatch,
+    EveryRecord,
+    Record,
     ScheduleChange,
     ScheduleLogError,
     brief,
     decode_change,
+    format_instant,
     parse_instant,
 )
+from ._every import resolve_every_occurrence
 
 __all__ = [
     "SCHEDULE_CHANGE",
@@ -40,6 +48,7 @@ __all__ = [
     "IncrementalFold",
     "allocate_id",
     "check_seed_length",
+    "dispatched",
     "earliest",
     "fold",
     "log_error",
@@ -57,32 +66,72 @@ class FoldResult:
     (active, deleted or dispatched); ``created_count`` is the number of creates.
     """
 
-    active: tuple[AfterRecord, ...]
+    active: tuple[Record, ...]
     seen_ids: frozenset[str]
     created_count: int
 
 
 def _violation(
-    change: ScheduleChange, active: Mapping[str, AfterRecord], seen: Collection[str]
+    change: ScheduleChange, active: Mapping[str, Record], seen: Collection[str]
 ) -> str | None:
     """Why ``change`` cannot follow a stream in this state, or ``None`` if it can."""
     if isinstance(change, Create):
         if change.record.id in seen:
             return f"id {brief(change.record.id)} was reused"
         return None
-    if change.id not in active:
+    record = active.get(change.id)
+    if record is None:
         operation = type(change).__name__.lower()
         return f"{operation} targets inactive id {brief(change.id)}"
+    if isinstance(change, Dispatch):
+        try:
+            dispatched(record, change)
+        except ScheduleLogError as exc:
+            return str(exc)
     return None
 
 
-def _transition(change: ScheduleChange, active: dict[str, AfterRecord], seen: set[str]) -> None:
-    """Apply a change that :func:`_violation` accepted."""
+def dispatched(record: Record, change: Dispatch) -> tuple[str, Record | None]:
+    """What a dispatch of the active ``record`` delivers and leaves: the occurrence (canonical
+    instant) and the record that stays active, or ``None`` when the dispatch ends it.
+
+    A one-shot's occurrence is its ``scheduledAt``; an every record's is the latest target at or
+    before ``acceptedAt``. Raises :class:`ScheduleLogError` (the problem, naming the id) for a
+    dispatch the record does not admit.
+    """
+    if not isinstance(record, EveryRecord):
+        if change.accepted_at is not None:
+            raise ScheduleLogError(
+                f"one-shot dispatch must not contain acceptedAt (id {brief(change.id)})"
+            )
+        return record.scheduled_at, None
+    if change.accepted_at is None:
+        raise ScheduleLogError(f"every dispatch must contain acceptedAt (id {brief(change.id)})")
+    try:
+        occurrence = resolve_every_occurrence(record, parse_instant(change.accepted_at))
+    except ScheduleLogError as exc:
+        raise ScheduleLogError(f"{exc} (id {brief(change.id)})") from None
+    following = occurrence.next_ms
+    successor = (
+        None if following is None else attrs.evolve(record, scheduled_at=format_instant(following))
+    )
+    return format_instant(occurrence.occurrence_ms), successor
+
+
+def _retires(change: ScheduleChange, active: dict[str, Record]) -> str | None:
+    """Apply a change that :func:`_violation` accepted to ``active``; the id it ended, if it ended
+    one (a delete, a one-shot's dispatch or an every record's exhausting dispatch)."""
     if isinstance(change, Create):
         active[change.record.id] = change.record
-        seen.add(change.record.id)
-    else:
-        del active[change.id]
+        return None
+    if isinstance(change, Dispatch):
+        successor = dispatched(active[change.id], change)[1]
+        if successor is not None:
+            # Reassigning an existing key keeps its create-order position.
+            active[change.id] = successor
+            return None
+    del active[change.id]
+    return change.id
 
 
 def log_error(seq: int, problem: str) -> ScheduleLogError:
@@ -105,7 +154,7 @@ def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
     payload that does not decode, or an invalid transition.
     """
     check_seed_length(seed_length, len(events))
-    active: dict[str, AfterRecord] = {}
+    active: dict[str, Record] = {}
     seen: set[str] = set()
     for index in range(seed_length, len(events)):
         event = events[index]
@@ -115,7 +164,9 @@ def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
         problem = _violation(change, active, seen)
         if problem is not None:
             raise log_error(event.seq, problem)
-        _transition(change, active, seen)
+        if isinstance(change, Create):
+            seen.add(change.record.id)
+        _retires(change, active)
     return FoldResult(
         active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
     )
@@ -137,7 +188,7 @@ class IncrementalFold:
     __slots__ = ("_active", "_checked", "_error", "_position", "_retired")
 
     def __init__(self, seed_length: int) -> None:
-        self._active: dict[str, AfterRecord] = {}
+        self._active: dict[str, Record] = {}
         # Ids that were created and are no longer active; allocated on the first retirement so
         # that a fresh fold (one per idle Session) holds a single dict.
         self._retired: set[str] | None = None
@@ -207,14 +258,12 @@ class IncrementalFold:
             problem = _violation(change, active, seen)
             if problem is not None:
                 self._fail(log_error(event.seq, problem))
-            if isinstance(change, Create):
-                active[change.record.id] = change.record
-            else:
-                del active[change.id]
+            retired = _retires(change, active)
+            if retired is not None:
                 if self._retired is None:
                     self._retired = set()
                     seen = self._seen_view()
-                self._retired.add(change.id)
+                self._retired.add(retired)
         self._position = end
         return changed
 
@@ -246,12 +295,12 @@ class IncrementalFold:
         self._checked = (candidate, change)
 
     @property
-    def active(self) -> tuple[AfterRecord, ...]:
+    def active(self) -> tuple[Record, ...]:
         """Active records in create order."""
         self._ensure_sound()
         return tuple(self._active.values())
 
-    def get(self, schedule_id: str) -> AfterRecord | None:
+    def get(self, schedule_id: str) -> Record | None:
         """The active record with this id, or ``None``."""
         self._ensure_sound()
         return self._active.get(schedule_id)
@@ -323,7 +372,7 @@ class _SeenIds(Collection[str]):
 
     __slots__ = ("_active", "_retired")
 
-    def __init__(self, active: Mapping[str, AfterRecord], retired: set[str]) -> None:
+    def __init__(self, active: Mapping[str, Record], retired: set[str]) -> None:
         self._active = active
         self._retired = retired
 
@@ -348,9 +397,9 @@ def allocate_id(seen_ids: Collection[str], created_count: int) -> str:
     return f"schedule-{number}"
 
 
-def earliest(active: Iterable[AfterRecord]) -> AfterRecord | None:
+def earliest(active: Iterable[Record]) -> Record | None:
     """The record with the earliest ``scheduled_at``; ties go to the first in create order."""
-    best: AfterRecord | None = None
+    best: Record | None = None
     best_at = 0
     for record in active:
         at = parse_instant(record.scheduled_at)

@@ -1,11 +1,16 @@
 """Presentation: the receipt view of a ``schedule/change`` dispatch, at O(1) per receipt.
 
-A dispatch pairs with the nearest preceding create of the same id, searched in its window: an
+A dispatch pairs with the record its id named just before it: the nearest preceding create of
+the same id or, for an every record, the record as its previous dispatch advanced it. Its
+``occurrenceAt`` is what it delivered: a one-shot's ``scheduledAt``, an every dispatch's latest
+occurrence at or before its ``acceptedAt`` (so each dispatch of a batch has its own receipt).
+The dispatch is searched in its window: an
 inherited dispatch (``seq < seed_length``) in ``events[:seq]``, a dispatch the Session owns only in
 its own segment ``events[seed_length:seq]`` (so a fork that reused a parent's id never borrows the
 parent's create). Walking back from the dispatch, the first ``schedule/change`` of that window
-that does not decode, or that ended the id (a delete or an earlier dispatch), makes the receipt
-an error instead.
+that does not decode, or that ended the id (a delete, an earlier one-shot dispatch or an every
+record's exhausting dispatch), or a dispatch the record does not admit (``acceptedAt`` on a
+one-shot, none on an every record, or one before its target), makes the receipt an error.
 
 :class:`ReceiptIndex` gives every answer of that walk from one forward pass: per window it keeps,
 for each id, the last change that touched it, and the last change that did not decode, and it
@@ -24,8 +29,8 @@ from typing import Final, TypeAlias, TypedDict
 
 from dsh_hookspecs import Event, Session
 
-from ._codec import AfterRecord, Create, Dispatch, ScheduleLogError, brief, decode_change
-from ._fold import SCHEDULE_CHANGE, check_seed_length, log_error
+from ._codec import Create, Dispatch, Record, ScheduleLogError, brief, decode_change
+from ._fold import SCHEDULE_CHANGE, check_seed_length, dispatched, log_error
 from ._views import DELIVERY_MODE
 
 __all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
@@ -43,8 +48,9 @@ class ReminderView(TypedDict):
     deliveryMode: str
 
 
-#: A dispatch's paired create, or the message of the error presenting that event raises.
-_Answer: TypeAlias = AfterRecord | str
+#: A dispatch's paired record and the occurrence it delivered, or the message of the error
+#: presenting that event raises.
+_Answer: TypeAlias = tuple[Record, str] | str
 
 
 class _Window:
@@ -53,8 +59,9 @@ class _Window:
     __slots__ = ("bad", "last")
 
     def __init__(self) -> None:
-        #: id -> (index, the record when that change was its create, the event's own seq).
-        self.last: dict[str, tuple[int, AfterRecord | None, int]] = {}
+        #: id -> (index, the record that change left active (its create, or an every dispatch
+        #: that advanced it) or ``None`` when it ended the id, the event's own seq).
+        self.last: dict[str, tuple[int, Record | None, int]] = {}
         #: (index, error message) of the window's last change that does not decode.
         self.bad: tuple[int, str] | None = None
 
@@ -114,12 +121,15 @@ class ReceiptIndex:
         if isinstance(change, Create):
             window.last[change.record.id] = (index, change.record, event.seq)
             return
+        left: Record | None = None
         if isinstance(change, Dispatch):
-            self._answers[index] = self._pair(window, index, change.id)
-        window.last[change.id] = (index, None, event.seq)
+            answer = self._answers[index] = self._pair(window, index, change)
+            if not isinstance(answer, str):
+                left = dispatched(answer[0], change)[1]
+        window.last[change.id] = (index, left, event.seq)
 
-    def _pair(self, window: _Window, index: int, schedule_id: str) -> _Answer:
-        touched = window.last.get(schedule_id)
+    def _pair(self, window: _Window, index: int, change: Dispatch) -> _Answer:
+        touched = window.last.get(change.id)
         bad = window.bad
         if bad is not None and (touched is None or bad[0] > touched[0]):
             return bad[1]
@@ -129,8 +139,11 @@ class ReceiptIndex:
         elif touched[1] is None:
             problem = f"(ended at seq {touched[2]})"
         else:
-            return touched[1]
-        return str(log_error(index, f"dispatch targets inactive id {brief(schedule_id)} {problem}"))
+            try:
+                return touched[1], dispatched(touched[1], change)[0]
+            except ScheduleLogError as exc:
+                return str(log_error(index, str(exc)))
+        return str(log_error(index, f"dispatch targets inactive id {brief(change.id)} {problem}"))
 
     def answer(self, seq: int) -> ReminderView | None:
         """The receipt of consumed index ``seq`` (see :func:`present_dispatch`)."""
@@ -139,10 +152,11 @@ class ReceiptIndex:
             return None
         if isinstance(answer, str):
             raise ScheduleLogError(answer)
+        record, occurrence_at = answer
         return {
-            "scheduleId": answer.id,
-            "prompt": answer.prompt,
-            "occurrenceAt": answer.scheduled_at,
+            "scheduleId": record.id,
+            "prompt": record.prompt,
+            "occurrenceAt": occurrence_at,
             "deliveryMode": DELIVERY_MODE,
         }
 

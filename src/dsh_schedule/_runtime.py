@@ -7,6 +7,11 @@ Agent's schedule FIFO (shared with the tools from preflight through barrier)::
     preflight flush -> claim idle maintenance -> refold -> decision clock -> framing
     -> followup() + dispatch append (one synchronous step) -> release -> barrier flush -> next
 
+* What is delivered is :func:`~._due.due_decision` at the decision clock sample: one due
+  one-shot (after or at) per follow-up, else all overdue every records in one batch follow-up
+  (each at its latest occurrence, all dispatches with the same ``acceptedAt``). Timers arm for
+  the earliest target of any kind. A decision that cannot be made (a clock outside years
+  0001-9999 while an every record is due) is logged and dispatches nothing; it does not fault.
 * A busy Agent (a turn or another maintenance task) leaves the record active and waits for
   ``when_idle()``.
 * A rejected preflight or barrier flush is retried: a back-off of 1 s doubling up to one
@@ -40,10 +45,10 @@ from dsh_hookspecs import (
     TimerHandle,
 )
 
-from ._codec import AfterRecord, Dispatch, ScheduleLogError, encode_change, parse_instant
+from ._codec import Record, ScheduleLogError, encode_change, parse_instant
+from ._due import Decision, due_decision
 from ._fold import SCHEDULE_CHANGE, FoldCache, earliest
 from ._transactions import Transactions
-from ._views import reminder_framing
 
 log = structlog.get_logger(__name__)
 
@@ -246,57 +251,73 @@ class ScheduleOwner(Transactions):
         if self._retry_delay:
             self.request_drive()
 
-    def _due(self) -> AfterRecord | None:
-        """The earliest record when it is due now; otherwise arm its segment (or nothing).
+    def _due(self) -> Decision | None:
+        """What is due now (one one-shot, or the batch of due every records); when nothing is,
+        arm the earliest record's segment (or nothing).
 
-        A corrupt log faults the owner and answers ``None``.
+        A corrupt log faults the owner and answers ``None``; so does (without a fault, logged)
+        a decision that cannot be made.
         """
         try:
-            record = earliest(self.folds.of(self.agent.session).active)
+            active = self.folds.of(self.agent.session).active
         except ScheduleLogError as exc:
             self._fault("corrupt_log", exc)
             return None
+        record = earliest(active)
         if record is None or self._arm(record):
             return None
-        return record
+        # The decision clock sample. The earliest record is due by the arming clock; a
+        # millisecond sample a hair behind it (or a clock stepped back since) still decides
+        # at no earlier than that target.
+        now = max(self.host.clock.now_ms(), parse_instant(record.scheduled_at))
+        try:
+            decision = due_decision(active, now)
+        except ScheduleLogError as exc:
+            log.warning("owner.decision_failed", agent_id=self.agent.id, error=repr(exc))
+            return None
+        assert decision is not None  # the earliest record is due at ``now``
+        return decision
 
     def _due_task(self) -> bool:
         """Runs synchronously inside the claimed maintenance phase."""
         if self._gone():
             return False
-        record = self._due()  # a racing delete won, or the clock moved back: no dispatch
-        if record is None:
+        decision = self._due()  # a racing delete won, or the clock moved back: no dispatch
+        if decision is None:
             return False
-        dispatch = (SCHEDULE_CHANGE, encode_change(Dispatch(id=record.id)))
+        ids = ", ".join(dispatch.id for dispatch in decision.dispatches())
+        dispatches = tuple(
+            (SCHEDULE_CHANGE, encode_change(dispatch)) for dispatch in decision.dispatches()
+        )
         try:
-            # The follow-up and its dispatch enter the log in one all-or-nothing step: never a
-            # durable follow-up without its dispatch, nor the reverse.
-            frame = reminder_framing(record)
-            self.agent.followup(frame, plugin=PLUGIN_NAME, with_events=(dispatch,))
+            # The follow-up and its dispatches enter the log in one all-or-nothing step: never
+            # a durable follow-up without its dispatches, nor the reverse.
+            frame = decision.framing()
+            self.agent.followup(frame, plugin=PLUGIN_NAME, with_events=dispatches)
         except EventRejectedError as exc:
             if exc.event is not None and exc.event.type == SCHEDULE_CHANGE:
-                # The dispatch itself was refused: this owner stops for good (nothing was
-                # appended or queued; the record stays active for a later life of the Agent).
-                self._fault("append_failed", exc, schedule_id=record.id)
+                # A dispatch itself was refused: this owner stops for good (nothing was
+                # appended or queued; the records stay active for a later life of the Agent).
+                self._fault("append_failed", exc, schedule_id=ids)
                 return False
-            self._enqueue_failed(record, exc)
+            self._enqueue_failed(ids, exc)
             return False
         except Exception as exc:
-            self._enqueue_failed(record, exc)
+            self._enqueue_failed(ids, exc)
             return False
-        self.folds.of(self.agent.session)  # fold the dispatch now: its wake joins this batch
-        log.info("owner.dispatched", agent_id=self.agent.id, schedule_id=record.id)
+        self.folds.of(self.agent.session)  # fold the dispatches now: their wake joins this batch
+        log.info("owner.dispatched", agent_id=self.agent.id, schedule_id=ids)
         return True
 
-    def _enqueue_failed(self, record: AfterRecord, error: BaseException) -> None:
+    def _enqueue_failed(self, ids: str, error: BaseException) -> None:
         log.warning(
             "owner.enqueue_failed",
             agent_id=self.agent.id,
-            schedule_id=record.id,
+            schedule_id=ids,
             error=repr(error),
         )
 
-    def _arm(self, record: AfterRecord, *, keep: bool = False) -> bool:
+    def _arm(self, record: Record, *, keep: bool = False) -> bool:
         """Arm one bounded segment if ``record`` is not due yet; ``False`` when it is due.
 
         With ``keep``, a timer already armed for this very target stays (every tool call

@@ -13,9 +13,10 @@ from typing import Final
 
 from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
-from ._codec import MAX_AFTER_SECONDS
+from ._codec import MAX_AFTER_SECONDS, MIN_EVERY_SECONDS
+from ._every import MAX_SAFE_INTEGER
 from ._runtime import ScheduleOwner
-from ._transactions import Refused, Uncertain
+from ._transactions import Refused, Selector, Uncertain
 
 #: A prompt longer than this (after trimming) is refused with ``prompt_too_long``.
 MAX_PROMPT_CHARS: Final = 4000
@@ -29,9 +30,13 @@ TOO_MANY_ACTIVE: Final = "This session already holds {} active reminders; delete
 MESSAGES: Final = {
     "invalid_prompt": "prompt must be non-empty after trimming.",
     "invalid_selector": (
-        "schedule_create accepts exactly the after_seconds selector in this version."
+        "schedule_create accepts exactly one of after_seconds, at, or every_seconds."
     ),
     "invalid_rule": "after_seconds must be a positive safe integer.",
+    "invalid_every_rule": "every_seconds must be a safe integer.",
+    "frequency_too_high": f"every_seconds must be at least {MIN_EVERY_SECONDS}.",
+    "invalid_time_zone": "time_zone must be UTC or a valid IANA Area/Location name.",
+    "not_future": "The scheduled time must be strictly in the future.",
     "invalid_delete_id": ("schedule_delete id must be non-empty without surrounding whitespace."),
     "time_out_of_range": (
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
@@ -59,19 +64,33 @@ def uncertain(operation: str, schedule_id: str | None = None) -> dict[str, JSONV
 
 
 CREATE_DESCRIPTION = (
-    "Create a reminder in this conversation. Version 1 accepts exactly a non-empty prompt and "
-    "a positive safe-integer after_seconds delay. The reminder is session-local: it is "
-    "delivered into this session only, while the session is open; if the session is closed "
-    "when it falls due, it is delivered once the session is opened again."
+    "Create one reminder in this conversation from a non-empty prompt and exactly one selector. "
+    "after_seconds: a positive safe-integer delay in seconds, for relative requests ('in 10 "
+    "minutes' is 600). at: an absolute target, either a strict RFC 3339 string with an explicit "
+    "offset ('2026-08-06T09:00:00+08:00' or '...Z') or a local calendar object {date: "
+    "'YYYY-MM-DD', time: 'HH:mm:ss', time_zone: IANA name such as 'Europe/Berlin' or 'UTC'}. "
+    "For a wall-clock request like 'tomorrow at 9', work out the date from the current time "
+    "you are given and pass {date, time, time_zone} in the user's time zone (the one the time "
+    "context names); if no zone is known, ask the user or use an explicit-offset string they "
+    "confirmed. every_seconds: a fixed-rate safe-integer interval of at least 300 seconds, for "
+    "recurring requests ('every 30 minutes' is 1800); it first fires one interval after "
+    "creation, stays aligned to creation, skips missed occurrences and delivers only the "
+    "latest one when overdue. Delivery is session-local: into this session only, while the "
+    "session is open; if the session is closed when a reminder falls due, it is delivered "
+    "once the session is opened again."
 )
 LIST_DESCRIPTION = (
-    "List every active reminder of this session in creation order, with its id, UTC target "
-    "(scheduledAt), state (scheduled or overdue) and session-local delivery."
+    "List every active reminder of this session in creation order, with its id, kind (after, "
+    "at or every), UTC target (scheduledAt; for a recurring reminder, its next occurrence), "
+    "state (scheduled or overdue) and session-local delivery."
 )
 DELETE_DESCRIPTION = (
-    "Delete one active reminder of this session by its exact id. An unknown or already "
-    "finished id returns deleted: false."
+    "Delete one active reminder of this session by its exact id (a recurring reminder stops "
+    "for good). An unknown or already finished id returns deleted: false."
 )
+
+#: The three selectors; a create takes exactly one.
+SELECTORS: Final = ("after_seconds", "at", "every_seconds")
 
 CREATE_PARAMETERS: Final = {
     "type": "object",
@@ -84,8 +103,37 @@ CREATE_PARAMETERS: Final = {
             "type": "number",
             "description": "Positive safe-integer delay in seconds.",
         },
+        "every_seconds": {
+            "type": "number",
+            "description": "Fixed-rate safe-integer interval in seconds, at least 300.",
+        },
+        "at": {
+            "description": (
+                "Absolute target: a strict RFC 3339 date-time with an explicit Z or numeric "
+                "offset, or a local date and time with an explicit IANA time zone."
+            ),
+            "oneOf": [
+                {"type": "string"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "date": {"type": "string", "description": "Local date, YYYY-MM-DD."},
+                        "time": {
+                            "type": "string",
+                            "description": "Local time, HH:mm:ss with optional .sss.",
+                        },
+                        "time_zone": {
+                            "type": "string",
+                            "description": "UTC or an IANA Area/Location name.",
+                        },
+                    },
+                    "required": ["date", "time", "time_zone"],
+                },
+            ],
+        },
     },
-    "required": ["prompt", "after_seconds"],
+    "required": ["prompt"],
 }
 LIST_PARAMETERS: Final = {"type": "object", "properties": {}}
 DELETE_PARAMETERS: Final = {
@@ -95,6 +143,21 @@ DELETE_PARAMETERS: Final = {
     },
     "required": ["id"],
 }
+
+
+def _selector_problem(selector: Selector) -> dict[str, JSONValue] | None:
+    """The answer to an integer selector that is refused before the queue (``at`` is checked
+    only inside it, at the creation sample)."""
+    name, value = selector
+    if name == "after_seconds":
+        if type(value) is not int or not 0 < value <= MAX_AFTER_SECONDS:
+            return error("invalid_rule")
+    elif name == "every_seconds":
+        if type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return error("invalid_rule", message_key="invalid_every_rule")
+        if value < MIN_EVERY_SECONDS:
+            return error("frequency_too_high")
+    return None
 
 
 class ScheduleTools:
@@ -166,6 +229,8 @@ class ScheduleTools:
             return uncertain(operation, outcome.schedule_id)
         if outcome.code == "too_many_active":
             return {"code": outcome.code, "message": TOO_MANY_ACTIVE.format(self.max_active)}
+        if outcome.message is not None:
+            return {"code": outcome.code, "message": outcome.message}
         return error(outcome.code)
 
     # -- the tools --------------------------------------------------------------------------------
@@ -174,7 +239,8 @@ class ScheduleTools:
         if owner is None:
             return error("internal_error")
         arguments = call.arguments
-        if set(arguments) - {"prompt", "after_seconds"}:
+        chosen = [name for name in SELECTORS if name in arguments]
+        if set(arguments) - {"prompt", *SELECTORS} or len(chosen) != 1:
             return error("invalid_selector")
         prompt = arguments.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
@@ -182,10 +248,11 @@ class ScheduleTools:
         prompt = prompt.strip()
         if len(prompt) > self.max_prompt:
             return {"code": "prompt_too_long", "message": PROMPT_TOO_LONG.format(self.max_prompt)}
-        after_seconds = arguments.get("after_seconds")
-        if type(after_seconds) is not int or not 0 < after_seconds <= MAX_AFTER_SECONDS:
-            return error("invalid_rule")
-        made = await owner.create(prompt, after_seconds, max_active=self.max_active)
+        selector: Selector = (chosen[0], arguments[chosen[0]])
+        problem = _selector_problem(selector)
+        if problem is not None:
+            return problem
+        made = await owner.create(prompt, selector, max_active=self.max_active)
         return self._refusal("create", made) if isinstance(made, Refused | Uncertain) else made
 
     async def list(self, call: ToolCall) -> JSONValue:

@@ -11,18 +11,21 @@ list 1, delete 2, delete of an id that is not active 1.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final, Literal, TypeAlias, TypeVar
 
 import attrs
 import structlog
 
 from dsh_hookspecs import Agent, Host, JSONValue
 
+from ._at import ScheduleInputError, at_instant, future_instant
 from ._codec import (
-    MAX_INSTANT_MS,
     AfterRecord,
+    AtRecord,
     Create,
     Delete,
+    EveryRecord,
+    Record,
     ScheduleLogError,
     encode_change,
     format_instant,
@@ -31,7 +34,15 @@ from ._fifo import Fifo
 from ._fold import SCHEDULE_CHANGE, FoldCache
 from ._views import record_view
 
-__all__ = ["CORRUPT", "INTERNAL", "Refused", "Transactions", "Uncertain"]
+__all__ = [
+    "CORRUPT",
+    "INTERNAL",
+    "Refused",
+    "Selector",
+    "Transactions",
+    "Uncertain",
+    "build_record",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -40,9 +51,41 @@ _T = TypeVar("_T")
 
 @attrs.frozen
 class Refused:
-    """A transaction decided not to act; ``code`` is the tool error code that says why."""
+    """A transaction decided not to act; ``code`` is the tool error code that says why, and
+    ``message`` its message when it is not the code's fixed one (an ``at`` refusal)."""
 
     code: str
+    message: str | None = None
+
+
+#: A create's one selector, as the tool received it: ``("after_seconds", int)``,
+#: ``("at", str | {date, time, time_zone})`` or ``("every_seconds", int)``.
+Selector: TypeAlias = tuple[Literal["after_seconds", "at", "every_seconds"], JSONValue]
+
+
+def build_record(schedule_id: str, prompt: str, selector: Selector, now_ms: int) -> Record:
+    """The record a create appends at the creation sample ``now_ms``.
+
+    Raises :class:`~._at.ScheduleInputError` for a target that is not representable
+    (``time_out_of_range``) or, for ``at``, the selector's own refusals and ``not_future``.
+    """
+    name, value = selector
+    if name == "at":
+        scheduled_at = format_instant(at_instant(value, now_ms))
+        return AtRecord(id=schedule_id, kind="at", prompt=prompt, scheduled_at=scheduled_at)
+    assert type(value) is int  # the tool checked the integer selectors before the queue
+    scheduled_at = format_instant(future_instant(now_ms + value * 1000, now_ms))
+    if name == "every_seconds":
+        return EveryRecord(
+            id=schedule_id,
+            kind="every",
+            prompt=prompt,
+            every_seconds=value,
+            scheduled_at=scheduled_at,
+        )
+    return AfterRecord(
+        id=schedule_id, kind="after", prompt=prompt, after_seconds=value, scheduled_at=scheduled_at
+    )
 
 
 @attrs.frozen
@@ -98,38 +141,31 @@ class Transactions:
         return False
 
     async def create(
-        self, prompt: str, after_seconds: int, *, max_active: int
+        self, prompt: str, selector: Selector, *, max_active: int
     ) -> dict[str, JSONValue] | Refused | Uncertain:
-        """Append a create of ``prompt`` due ``after_seconds`` from now; answer its tool view."""
+        """Append a create of ``prompt`` with ``selector`` (decided at one clock sample taken
+        after the preflight); answer its tool view."""
         async with self.queue:
             if not await self._confirmed("create"):
                 return Uncertain()
             made = self._guarded(
-                "create", lambda: self._append_create(prompt, after_seconds, max_active)
+                "create", lambda: self._append_create(prompt, selector, max_active)
             )
-            if not isinstance(made, AfterRecord):
+            if isinstance(made, Refused):
                 return made
             if not await self._confirmed("create"):
                 return Uncertain(made.id)
             return self._guarded("create", lambda: record_view(made, self.host.clock.now_ms()))
 
-    def _append_create(
-        self, prompt: str, after_seconds: int, max_active: int
-    ) -> AfterRecord | Refused:
+    def _append_create(self, prompt: str, selector: Selector, max_active: int) -> Record | Refused:
         folded = self.folds.of(self.agent.session)
         if len(folded.active) >= max_active:
             return Refused("too_many_active")
         schedule_id = folded.next_id()
-        target = self.host.clock.now_ms() + after_seconds * 1000
-        if target > MAX_INSTANT_MS:
-            return Refused("time_out_of_range")
-        record = AfterRecord(
-            id=schedule_id,
-            kind="after",
-            prompt=prompt,
-            after_seconds=after_seconds,
-            scheduled_at=format_instant(target),
-        )
+        try:
+            record = build_record(schedule_id, prompt, selector, self.host.clock.now_ms())
+        except ScheduleInputError as exc:
+            return Refused(exc.code, exc.message)
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
         self.folds.of(self.agent.session)  # fold it now: a wake it moves joins this batch
         return record

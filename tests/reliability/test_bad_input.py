@@ -47,6 +47,7 @@ from dsh_schedule import (
     fold,
     format_instant,
 )
+from dsh_schedule._at import ScheduleInputError, at_instant
 from tests.chaos.figures import full_size
 from tests.schedule.harness import make_harness
 from tests.schedule.test_fold_property import changes, json_values, near_misses
@@ -206,6 +207,33 @@ PLAUSIBLE = st.one_of(
     st.fixed_dictionaries(
         {"id": st.integers(0, 300).map("schedule-{}".format) | st.text(max_size=12)}
     ),
+    st.fixed_dictionaries(
+        {
+            "prompt": st.text(max_size=20),
+            "every_seconds": st.integers(-2, 10**7)
+            | st.sampled_from([299, 300, (MAX_INSTANT_MS - NOW) // 1000 + 1, 2**53 - 1, 2**53]),
+        },
+    ),
+    st.fixed_dictionaries(
+        {
+            "prompt": st.just("at"),
+            "at": st.sampled_from(
+                [
+                    "2026-08-06T09:00:00+08:00",
+                    "2026-08-05T12:00:00.001Z",
+                    "2026-08-05T12:00:00Z",
+                    "2026-08-06T09:00:00",
+                    "2026-02-30T09:00:00Z",
+                    "2026-08-06T09:00:00-00:00",
+                    "9999-12-31T23:59:59.999-23:59",
+                    {"date": "2026-08-07", "time": "09:30:00", "time_zone": "Asia/Shanghai"},
+                    {"date": "2026-03-08", "time": "02:30:00", "time_zone": "America/New_York"},
+                    {"date": "2026-08-07", "time": "09:30:00", "time_zone": "CST"},
+                    {"date": "2026-08-07", "time": "9:30", "time_zone": "UTC"},
+                ]
+            ),
+        }
+    ),
 )
 ARGUMENTS = st.one_of(
     PLAUSIBLE,
@@ -226,6 +254,9 @@ INPUT_CODES = {
         "invalid_prompt",
         "prompt_too_long",
         "invalid_rule",
+        "invalid_time_zone",
+        "not_future",
+        "frequency_too_high",
         "time_out_of_range",
         "too_many_active",
     },
@@ -249,24 +280,89 @@ def expected_outcome(name: str, args: Any, active: list[str]) -> str:
             return "invalid_arguments"
         schedule_id = args["id"]
         return "invalid_rule" if not schedule_id or schedule_id != schedule_id.strip() else "ok"
-    if "prompt" not in args or "after_seconds" not in args:
+    if "prompt" not in args or not isinstance(args["prompt"], str):
         return "invalid_arguments"
-    if not isinstance(args["prompt"], str) or not _number(args["after_seconds"]):
+    if any(not _number(args[key]) for key in ("after_seconds", "every_seconds") if key in args):
         return "invalid_arguments"
-    if set(args) - {"prompt", "after_seconds"}:
+    if "at" in args and not (isinstance(args["at"], str) or _local_at_shape(args["at"])):
+        return "invalid_arguments"
+    selectors = [key for key in SELECTORS if key in args]
+    if set(args) - {"prompt", *SELECTORS} or len(selectors) != 1:
         return "invalid_selector"
-    prompt, after = args["prompt"].strip(), args["after_seconds"]
+    prompt = args["prompt"].strip()
     if not prompt:
         return "invalid_prompt"
     if len(prompt) > 4000:
         return "prompt_too_long"
-    if type(after) is not int or not 0 < after <= MAX_AFTER_SECONDS:
+    (selector,) = selectors
+    value = args[selector]
+    if selector == "after_seconds" and (
+        type(value) is not int or not 0 < value <= MAX_AFTER_SECONDS
+    ):
         return "invalid_rule"
+    if selector == "every_seconds":
+        if type(value) is not int or abs(value) > 2**53 - 1:
+            return "invalid_rule"
+        if value < 300:
+            return "frequency_too_high"
     if len(active) >= MAX_ACTIVE:
         return "too_many_active"
-    if NOW + after * 1000 > MAX_INSTANT_MS:
+    if selector == "at":
+        try:
+            at_instant(value, NOW)
+        except ScheduleInputError as exc:
+            return exc.code
+        return "ok"
+    if NOW + value * 1000 > MAX_INSTANT_MS:
         return "time_out_of_range"
     return "ok"
+
+
+SELECTORS = ("after_seconds", "at", "every_seconds")
+
+
+def _local_at_shape(value: object) -> bool:
+    """The local ``at`` object the registry admits: exactly date, time and time_zone strings."""
+    return (
+        isinstance(value, dict)
+        and value.keys() == {"date", "time", "time_zone"}
+        and all(isinstance(part, str) for part in value.values())
+    )
+
+
+def _expected_message(name: str, args: dict[str, Any], expected: str) -> str:
+    """The fixed message of a refusal (an ``at`` refusal words its own)."""
+    if expected == "too_many_active":
+        # The limit message quotes the configured limit, not the default.
+        return f"This session already holds {MAX_ACTIVE} active reminders; delete one first."
+    if name == "schedule_delete":
+        return MESSAGES["invalid_delete_id"]
+    if "at" in args and expected in {"invalid_rule", "invalid_time_zone", "not_future"}:
+        try:
+            at_instant(args["at"], NOW)
+        except ScheduleInputError as exc:
+            return exc.message
+    if "every_seconds" in args and expected == "invalid_rule":
+        return MESSAGES["invalid_every_rule"]
+    return MESSAGES[expected]
+
+
+def _created_view(args: dict[str, Any], schedule_id: str) -> dict[str, Any]:
+    """The view a successful create answers at the fixed clock."""
+    view: dict[str, Any] = {"id": schedule_id}
+    if "at" in args:
+        target = at_instant(args["at"], NOW)
+        view.update(kind="at", prompt=args["prompt"].strip())
+    elif "every_seconds" in args:
+        target = NOW + args["every_seconds"] * 1000
+        view.update(kind="every", prompt=args["prompt"].strip())
+        view["everySeconds"] = args["every_seconds"]
+    else:
+        target = NOW + args["after_seconds"] * 1000
+        view.update(kind="after", prompt=args["prompt"].strip())
+        view["afterSeconds"] = args["after_seconds"]
+    view.update(scheduledAt=format_instant(target), state="scheduled", deliveryMode="session-local")
+    return view
 
 
 def test_any_tool_arguments_give_a_value_or_a_closed_code(tally: Counter[str]) -> None:
@@ -299,29 +395,13 @@ def test_any_tool_arguments_give_a_value_or_a_closed_code(tally: Counter[str]) -
                     assert value.keys() == {"code", "message"}
                     assert isinstance(value["message"], str)
                 else:
-                    key = "invalid_delete_id" if name == "schedule_delete" else expected
-                    # The limit message quotes the configured limit, not the default.
-                    message = (
-                        f"This session already holds {MAX_ACTIVE} active reminders; "
-                        "delete one first."
-                        if expected == "too_many_active"
-                        else MESSAGES[key]
-                    )
+                    message = _expected_message(name, args, expected)
                     assert value == {"code": expected, "message": message}
                 seen[f"{name} -> {expected}"] += 1
                 return
             if name == "schedule_create":
                 created += 1
-                prompt, after = args["prompt"].strip(), args["after_seconds"]
-                assert value == {
-                    "id": f"schedule-{created}",
-                    "kind": "after",
-                    "prompt": prompt,
-                    "afterSeconds": after,
-                    "scheduledAt": format_instant(NOW + after * 1000),
-                    "state": "scheduled",
-                    "deliveryMode": "session-local",
-                }
+                assert value == _created_view(args, f"schedule-{created}")
                 active.append(value["id"])
             elif name == "schedule_list":
                 assert isinstance(value, list)

@@ -76,19 +76,48 @@ async def test_one_set_of_tool_objects_serves_every_agent(h):
         ({"prompt": "x", "after_seconds": 1.5}, "invalid_rule"),
         ({"prompt": "x", "after_seconds": 2.0}, "invalid_rule"),
         ({"prompt": "x", "after_seconds": MAX_AFTER_SECONDS + 1}, "invalid_rule"),
+        # No selector: the schema requires only the prompt since three selectors exist (the
+        # registry answered invalid_arguments while after_seconds was the only one).
+        ({"prompt": "x"}, "invalid_selector"),
+        ({"prompt": "x", "at": "2026-08-06T09:00:00Z", "every_seconds": 300}, "invalid_selector"),
+        ({"prompt": "x", "after_seconds": 5, "at": "x", "every_seconds": 300}, "invalid_selector"),
+        ({"prompt": "  ", "at": "not even parsed"}, "invalid_prompt"),
+        ({"prompt": "  ", "every_seconds": 1.5}, "invalid_prompt"),
+        ({"prompt": "x", "every_seconds": 1.5}, "invalid_every_rule"),
+        ({"prompt": "x", "every_seconds": 300.0}, "invalid_every_rule"),
+        ({"prompt": "x", "every_seconds": 2**53}, "invalid_every_rule"),
+        ({"prompt": "x", "every_seconds": 299}, "frequency_too_high"),
+        ({"prompt": "x", "every_seconds": 0}, "frequency_too_high"),
+        ({"prompt": "x", "every_seconds": -600}, "frequency_too_high"),
+        ({"prompt": "x", "every_seconds": -(2**53) + 1}, "frequency_too_high"),
     ],
 )
 async def test_shape_errors_are_answered_before_any_flush(h, arguments, code):
     agent = await h.agent()
     value, flushes = await h.flushes(agent, "schedule_create", arguments)
-    assert value == {"code": code, "message": MESSAGES[code]}
+    message_key = code
+    if code == "invalid_every_rule":
+        code = "invalid_rule"
+    assert value == {"code": code, "message": MESSAGES[message_key]}
     assert flushes == 0
     assert h.changes(agent) == []
 
 
 @pytest.mark.parametrize(
     "arguments",
-    [{"prompt": "x"}, {"prompt": "x", "after_seconds": True}, {"prompt": 5, "after_seconds": 1}],
+    [
+        {"after_seconds": 5},
+        {"prompt": "x", "after_seconds": True},
+        {"prompt": 5, "after_seconds": 1},
+        {"prompt": "x", "every_seconds": True},
+        {"prompt": "x", "every_seconds": "300"},
+        {"prompt": "x", "at": 42},
+        {"prompt": "x", "at": None},
+        {"prompt": "x", "at": ["2026-08-06T09:00:00Z"]},
+        {"prompt": "x", "at": {"date": "2026-08-07", "time": "09:30:00"}},
+        {"prompt": "x", "at": {"date": 20260807, "time": "09:30:00", "time_zone": "UTC"}},
+        {"prompt": "x", "at": {"date": "2026-08-07", "time": "09:30", "time_zone": "UTC", "x": 1}},
+    ],
 )
 async def test_argument_type_violations_are_the_registrys_not_the_domains(h, arguments):
     agent = await h.agent()
