@@ -27,7 +27,7 @@ import email.utils
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -128,16 +128,11 @@ class _Step:
 
 
 class OpenAIModel:
-    """The ``openai`` adapter (see the module docstring). ``sleep`` waits between retries."""
+    """The ``openai`` adapter (see the module docstring)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        settings: ModelSettings,
-        *,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
+    def __init__(self, settings: ModelSettings) -> None:
         if not settings.model_name:
             raise ValueError("--model-name is required for the openai adapter")
         environ = settings.environ
@@ -145,7 +140,6 @@ class OpenAIModel:
         self._settings = settings
         self._model_name = settings.model_name
         self._secrets = tuple(secret for secret in {key.strip(), key} if secret)
-        self._sleep = sleep
         timeout = settings.timeout_seconds
         self._client = openai.AsyncOpenAI(
             api_key=key or NO_KEY,
@@ -206,7 +200,7 @@ class OpenAIModel:
                     raise self._refusal(exc, attempt) from None
                 wait = retry_wait(exc.response.headers, attempt, time.time())
                 log.info("model.retry", status=status, attempt=attempt, wait_seconds=wait)
-                await self._sleep(wait)
+                await asyncio.sleep(wait)
                 attempt += 1
             except openai.APITimeoutError:
                 raise self._timed_out("did not answer") from None

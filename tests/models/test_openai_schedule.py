@@ -4,10 +4,13 @@ request's messages as a user message carrying its framing verbatim."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+from dsh_hookspecs import load_time_zone
 from dsh_host import Overlay
 from dsh_host.testing import wait_until
 
@@ -71,3 +74,22 @@ async def test_a_reminders_follow_up_reaches_the_model_with_its_framing(
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
     names = [tool["function"]["name"] for tool in body["tools"]]
     assert {"schedule_create", "schedule_list", "schedule_delete"} <= set(names)
+
+
+async def test_an_at_reminder_in_a_named_zone_fires_and_reaches_the_model(
+    fake: FakeOpenAI, make_host: MakeHost
+) -> None:
+    berlin = load_time_zone("Europe/Berlin")
+    target = dt.datetime.fromtimestamp(int(time.time()) + 3, tz=berlin)
+    at = {"date": f"{target:%Y-%m-%d}", "time": f"{target:%H:%M:%S}", "time_zone": "Europe/Berlin"}
+    created, body = await _follow_up(
+        fake, make_host, {"prompt": "drink water", "at": at}, within=20
+    )
+    value = created[0]["value"]
+    assert value["kind"] == "at"
+    assert value["state"] == "scheduled"
+    utc = target.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert value["scheduledAt"] == utc
+    framing = body["messages"][-1]["content"]
+    assert framing.startswith("[SCHEDULE REMINDER]")
+    assert "drink water" in framing
