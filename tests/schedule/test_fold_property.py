@@ -1,4 +1,5 @@
-"""Properties: the incremental fold is the reference fold; codec and instants round-trip."""
+"""Properties: the incremental fold is the reference fold; codec and instants round-trip. The
+logs mix after, at and every records, and every dispatches with and without ``acceptedAt``."""
 
 import datetime as dt
 import json
@@ -11,13 +12,17 @@ from hypothesis import strategies as st
 from dsh_hookspecs import Event
 from dsh_schedule import (
     MAX_AFTER_SECONDS,
+    MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
+    MIN_EVERY_SECONDS,
     MIN_INSTANT_MS,
     SCHEDULE_CHANGE,
     AfterRecord,
+    AtRecord,
     Create,
     Delete,
     Dispatch,
+    EveryRecord,
     IncrementalFold,
     ScheduleLogError,
     decode_change,
@@ -44,34 +49,51 @@ json_values = st.recursive(
 )
 
 INSTANTS = ["2026-08-05T12:00:00.000Z", "2026-08-05T12:00:00.001Z", "2030-01-01T00:00:00.000Z"]
+#: Decision times of every dispatches: on a target, between targets, far later, at the end.
+ACCEPTED = [
+    "2026-08-05T12:00:00.000Z",
+    "2026-08-05T12:07:30.000Z",
+    "2026-08-05T13:00:00.001Z",
+    "2030-01-01T00:05:00.000Z",
+    "9999-12-31T23:59:59.999Z",
+]
 ID_POOL = ["schedule-1", "schedule-2", "schedule-3", "custom"]
+KINDS = ["after", "at", "every"]
 
 
 def create(
-    schedule_id: str, prompt: str = "Check the log", at: str = INSTANTS[0]
+    schedule_id: str, prompt: str = "Check the log", at: str = INSTANTS[0], kind: str = "after"
 ) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "operation": "create",
-        "schedule": {
-            "id": schedule_id,
-            "kind": "after",
-            "prompt": prompt,
-            "afterSeconds": 60,
-            "scheduledAt": at,
-        },
-    }
+    record: dict[str, Any] = {"id": schedule_id, "kind": kind, "prompt": prompt}
+    if kind == "after":
+        record["afterSeconds"] = 60
+    elif kind == "every":
+        record["everySeconds"] = 300
+    record["scheduledAt"] = at
+    return {"version": 1, "operation": "create", "schedule": record}
 
 
-def ended(operation: str, schedule_id: str) -> dict[str, Any]:
-    return {"version": 1, "operation": operation, "id": schedule_id}
+def ended(operation: str, schedule_id: str, accepted_at: str | None = None) -> dict[str, Any]:
+    data = {"version": 1, "operation": operation, "id": schedule_id}
+    if accepted_at is not None:
+        data["acceptedAt"] = accepted_at
+    return data
 
 
 @st.composite
 def near_misses(draw: st.DrawFn) -> Any:
     """A valid payload with one key replaced, added or removed (at either level)."""
     data = draw(
-        st.sampled_from([create("schedule-1"), ended("delete", "a"), ended("dispatch", "a")])
+        st.sampled_from(
+            [
+                create("schedule-1"),
+                create("schedule-1", kind="at"),
+                create("schedule-1", kind="every"),
+                ended("delete", "a"),
+                ended("dispatch", "a"),
+                ended("dispatch", "a", ACCEPTED[0]),
+            ]
+        )
     )
     target = data["schedule"] if "schedule" in data and draw(st.booleans()) else data
     key = draw(st.sampled_from(sorted(target)))
@@ -97,6 +119,9 @@ malformed = st.one_of(
             ended("dispatch", " schedule-1"),
             create("schedule-1", prompt=" padded"),
             create("schedule-1", at="2026-02-30T00:00:00.000Z"),
+            create("schedule-1", kind="later"),
+            {**create("schedule-1", kind="every"), "schedule": {"everySeconds": 299}},
+            ended("dispatch", "schedule-1", "2026-08-05T12:00:00Z"),
         ]
     ),
 )
@@ -107,19 +132,31 @@ def pool_ids() -> st.SearchStrategy[str]:
 
 
 @st.composite
-def owned_entry(draw: st.DrawFn, active: list[str], seen: set[str]) -> tuple[str, Any]:
-    """One owned event, biased towards valid transitions so logs stay sound for a while."""
+def owned_entry(
+    draw: st.DrawFn, active: list[str], seen: set[str], kinds: dict[str, str] | None = None
+) -> tuple[str, Any]:
+    """One owned event, biased towards valid transitions so logs stay sound for a while
+    (``kinds``: the kind of each created id, so dispatches mostly match their record)."""
+    kinds = {} if kinds is None else kinds
     kind = draw(st.sampled_from(["create"] * 5 + ["end"] * 4 + ["other"] * 3 + ["corrupting"]))
     if kind == "create":
         # Mostly the next allocated id, sometimes a hand-picked one that is still free.
         unused = [name for name in ("custom", "schedule-3", "schedule-5") if name not in seen]
         schedule_id = draw(st.sampled_from([allocate_id(seen, len(seen))] * 3 + unused))
+        record_kind = draw(st.sampled_from(KINDS))
+        at = draw(st.sampled_from([*INSTANTS, "9999-12-31T23:58:00.000Z"]))
         return SCHEDULE_CHANGE, create(
-            schedule_id, at=draw(st.sampled_from(INSTANTS)), prompt=draw(st.sampled_from("ab"))
+            schedule_id, at=at, prompt=draw(st.sampled_from("ab")), kind=record_kind
         )
     if kind == "end" and active:
         operation = draw(st.sampled_from(["delete", "dispatch"]))
-        return SCHEDULE_CHANGE, ended(operation, draw(st.sampled_from(active)))
+        schedule_id = draw(st.sampled_from(active))
+        accepted_at = None
+        if operation == "dispatch" and (kinds.get(schedule_id) == "every") != draw(
+            st.integers(0, 9).map(lambda n: n == 0)  # now and then the wrong form
+        ):
+            accepted_at = draw(st.sampled_from(ACCEPTED))
+        return SCHEDULE_CHANGE, ended(operation, schedule_id, accepted_at)
     if kind == "corrupting":
         how = draw(st.sampled_from(["reuse", "inactive", "malformed"]))
         if how == "reuse" and seen:
@@ -134,8 +171,11 @@ def owned_entry(draw: st.DrawFn, active: list[str], seen: set[str]) -> tuple[str
     )
 
 
-def track(entry: tuple[str, Any], active: list[str], seen: set[str]) -> None:
+def track(
+    entry: tuple[str, Any], active: list[str], seen: set[str], kinds: dict[str, str] | None = None
+) -> None:
     """Keep the generator's rough model of the stream (it only biases choices)."""
+    kinds = {} if kinds is None else kinds
     event_type, data = entry
     if event_type != SCHEDULE_CHANGE or not isinstance(data, dict):
         return
@@ -144,8 +184,11 @@ def track(entry: tuple[str, Any], active: list[str], seen: set[str]) -> None:
         if isinstance(schedule_id, str) and schedule_id not in seen:
             seen.add(schedule_id)
             active.append(schedule_id)
+            kinds[schedule_id] = str(data["schedule"].get("kind"))
     elif data.get("id") in active:
-        active.remove(data["id"])
+        recurring = kinds.get(data["id"]) == "every" and data.get("operation") == "dispatch"
+        if not recurring:  # an every dispatch usually advances the record
+            active.remove(data["id"])
 
 
 @st.composite
@@ -161,9 +204,10 @@ def logs(draw: st.DrawFn) -> tuple[list[Event], int]:
     seed_length = len(entries)
     active: list[str] = []
     seen: set[str] = set()
+    kinds: dict[str, str] = {}
     for _ in range(draw(st.integers(0, 24))):
-        entry = draw(owned_entry(active, seen))
-        track(entry, active, seen)
+        entry = draw(owned_entry(active, seen, kinds))
+        track(entry, active, seen, kinds)
         entries.append(entry)
     events = [
         Event(seq=seq, type=event_type, time=seq, data=data)
@@ -216,8 +260,9 @@ def test_incremental_fold_agrees_with_fold_on_every_prefix(case, chunks):
 
 
 candidates = st.one_of(
-    st.builds(create, pool_ids()),
+    st.builds(create, pool_ids(), kind=st.sampled_from(KINDS)),
     st.builds(ended, st.sampled_from(["delete", "dispatch"]), pool_ids()),
+    st.builds(ended, st.just("dispatch"), pool_ids(), st.sampled_from(ACCEPTED)),
     malformed,
 ).map(lambda data: (SCHEDULE_CHANGE, data)) | st.tuples(st.just("user/message"), json_values)
 
@@ -295,8 +340,21 @@ records = st.builds(
     after_seconds=st.integers(1, MAX_AFTER_SECONDS),
     scheduled_at=st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS).map(format_instant),
 )
+instants = st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS).map(format_instant)
+at_records = st.builds(AtRecord, id=ids, kind=st.just("at"), prompt=ids, scheduled_at=instants)
+every_records = st.builds(
+    EveryRecord,
+    id=ids,
+    kind=st.just("every"),
+    prompt=ids,
+    every_seconds=st.integers(MIN_EVERY_SECONDS, MAX_EVERY_SECONDS),
+    scheduled_at=instants,
+)
 changes = st.one_of(
-    st.builds(Create, record=records), st.builds(Delete, id=ids), st.builds(Dispatch, id=ids)
+    st.builds(Create, record=records | at_records | every_records),
+    st.builds(Delete, id=ids),
+    st.builds(Dispatch, id=ids),
+    st.builds(Dispatch, id=ids, accepted_at=instants),
 )
 
 

@@ -70,3 +70,67 @@ async def test_inherited_events_before_the_fork_boundary_are_ignored(h):
     assert not [e for e in logs if e["event"] == "session.invalid"]
     created = await child.execute_tool("schedule_create", {"prompt": "c", "after_seconds": 9})
     assert created["id"] == "schedule-1"
+
+
+def every_record(schedule_id="schedule-1"):
+    return {
+        "id": schedule_id,
+        "kind": "every",
+        "prompt": "p",
+        "everySeconds": 300,
+        "scheduledAt": "2026-08-05T12:05:00.000Z",
+    }
+
+
+async def test_an_every_dispatch_needs_a_decision_time_and_advances_the_live_stream(h):
+    agent = await h.agent()
+    session = agent.session
+    session.append("schedule/change", change("create", schedule=every_record()))
+    before = len(session.events)
+    bad = [
+        (change("dispatch", id="schedule-1"), "every dispatch must contain acceptedAt"),
+        (
+            change("dispatch", id="schedule-1", acceptedAt="2026-08-05T12:04:59.999Z"),
+            "every dispatch cannot precede the active scheduledAt",
+        ),
+        (
+            change("dispatch", id="schedule-1", acceptedAt="2026-08-05T12:17:34Z"),
+            "acceptedAt",
+        ),
+    ]
+    for data, message in bad:
+        with pytest.raises(EventRejectedError, match=message) as info:
+            session.append("schedule/change", data)
+        assert info.value.plugin == "schedule"
+    assert len(session.events) == before
+    session.append(
+        "schedule/change",
+        change("dispatch", id="schedule-1", acceptedAt="2026-08-05T12:17:34.000Z"),
+    )
+    (active,) = h.plugin.folds.of(session).active
+    assert active.scheduled_at == "2026-08-05T12:20:00.000Z"
+    # The advanced record now refuses a decision time before its new target.
+    with pytest.raises(EventRejectedError, match="cannot precede"):
+        session.append(
+            "schedule/change",
+            change("dispatch", id="schedule-1", acceptedAt="2026-08-05T12:19:00.000Z"),
+        )
+
+
+async def test_a_one_shot_dispatch_must_not_carry_a_decision_time(h):
+    agent = await h.agent()
+    session = agent.session
+    at = {
+        "id": "schedule-1",
+        "kind": "at",
+        "prompt": "p",
+        "scheduledAt": "2026-08-05T12:00:05.000Z",
+    }
+    session.append("schedule/change", change("create", schedule=at))
+    with pytest.raises(EventRejectedError, match="one-shot dispatch must not contain acceptedAt"):
+        session.append(
+            "schedule/change",
+            change("dispatch", id="schedule-1", acceptedAt="2026-08-05T12:00:05.000Z"),
+        )
+    session.append("schedule/change", change("dispatch", id="schedule-1"))
+    assert h.plugin.folds.of(session).active == ()
