@@ -253,17 +253,11 @@ class OpenAIModel:
         body = exc.body
         message = body.get("message") if isinstance(body, Mapping) else None
         if not isinstance(message, str) or not message:
-            message = _response_text(exc.response) or exc.message
+            # The SDK reads an error response's body before it raises.
+            message = exc.response.text or exc.message
         quoted = self.redact(" ".join(message.split())[:QUOTE_CHARS])
         if status == 429 or status >= 500:
             return ModelServerError(
                 f"the model server failed the request ({status}) {tries} times: {quoted}"
             )
         return ModelServerError(f"the model server refused the request ({status}): {quoted}")
-
-
-def _response_text(response: httpx.Response) -> str:
-    try:
-        return response.text
-    except httpx.ResponseNotRead:
-        return ""

@@ -21,7 +21,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from dsh_hookspecs import Tool, ToolCall
@@ -38,7 +38,8 @@ class Reply:
     chunks: list[dict[str, Any]] = field(default_factory=list)
     finish: str | None = "stop"
     status: int = 200
-    error: dict[str, Any] | None = None
+    #: The error body: JSON, or plain text when it is a string.
+    error: dict[str, Any] | str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     #: Seconds to hold before the status line (a stall), or before chunk ``hold_at``.
     hold: float = 0.0
@@ -141,6 +142,8 @@ class FakeOpenAI:
         reply = self.replies.popleft()
         if reply.hold and not reply.hold_at:
             await self._hold(reply.hold)
+        if reply.status != 200 and isinstance(reply.error, str):
+            return PlainTextResponse(reply.error, status_code=reply.status, headers=reply.headers)
         if reply.status != 200:
             return JSONResponse(reply.error, status_code=reply.status, headers=reply.headers)
         return StreamingResponse(self._body(reply), media_type="text/event-stream")

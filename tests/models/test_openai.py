@@ -332,3 +332,35 @@ async def test_an_exchange_that_alone_overflows_the_budget_is_still_sent(
     await ask(host, agent, "old")
     await ask(host, agent, "new")
     assert [m.get("content") for m in fake.requests[-1].body["messages"][1:]] == ["new"]
+
+
+async def test_a_call_without_arguments_gets_an_empty_object(
+    fake: FakeOpenAI, make_host: MakeHost
+) -> None:
+    fake.script(tool_calls(("bare", "echo", [])), text("It needs a word."))
+    host = await make_host()
+    agent = await host.create_session()
+    events = await ask(host, agent, "echo nothing")
+    assert of(events, "tool/call") == [{"callId": "bare", "name": "echo", "arguments": {}}]
+    assert of(events, "tool/result")[0]["value"]["code"] == "invalid_arguments"
+    assert of(events, "assistant/message") == [{"text": "It needs a word."}]
+
+
+async def test_a_plain_text_gateway_error_is_quoted_after_the_last_try(
+    fake: FakeOpenAI, make_host: MakeHost
+) -> None:
+    page = "<html>502 Bad Gateway\n  upstream gone</html>"
+    fake.script(*(Reply(status=502, error=page, headers={"Retry-After": "0"}) for _ in range(4)))
+    host = await make_host()
+    agent = await host.create_session()
+    events = await ask(host, agent, "hi")
+    assert len(fake.requests) == 4
+    assert of(events, "turn/end") == [
+        {
+            "outcome": "error",
+            "error": (
+                "the model server failed the request (502) 4 times: "
+                "<html>502 Bad Gateway upstream gone</html>"
+            ),
+        }
+    ]
