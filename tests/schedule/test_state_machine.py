@@ -1,6 +1,7 @@
 """A reference-model state machine over real hosts with the real Schedule plugin.
 
-Hypothesis drives random creates, deletes and lists through ``agent.execute_tool``, chat turns,
+Hypothesis drives random creates (``after_seconds``, ``at`` and ``every_seconds``), deletes and
+lists through ``agent.execute_tool``, chat turns,
 injected flush and storage failures, clock moves (``advance``, wall-clock rollback, suspend),
 forks, graceful host restarts and crash restarts, all on one shared in-memory store. A reference
 model tracks, per Session, what the tool values promised; after every step (with every owner
@@ -9,7 +10,12 @@ settled: no asyncio task left, every Agent idle) it checks that
 * no acknowledged record is lost: every create that answered a view and was not deleted is
   active in the live fold (and in ``schedule_list``, checked by the list rule) or has a dispatch
   that came no earlier than its target;
-* no id is dispatched twice in one Session's owned stream (one follow-up per dispatch, adjacent),
+* every (fixed-rate) record stays on its creation anchor: each of its dispatches carries a
+  decision time at or after its target and presents the latest occurrence at or before it, the
+  fold then holds the next anchor-aligned target, and each batch follow-up is followed by one
+  dispatch per listed record, in order, with one shared ``acceptedAt``;
+* no one-shot id is dispatched twice in one Session's owned stream (one follow-up per dispatch,
+  adjacent),
   at most one durable dispatch per id survives any number of crashes, and a reminder is presented
   to the model at most once more than the crashes that lost an undurable reminder turn;
 * a record whose delete answered ``deleted: true`` is never dispatched nor presented afterwards;
@@ -70,6 +76,7 @@ from dsh_schedule import (
     SCHEDULE_CHANGE,
     fold,
     format_instant,
+    parse_batch_framing,
     parse_instant,
     parse_reminder_framing,
     present_dispatch,
@@ -193,9 +200,9 @@ class RecordingModel:
         self.step = 0
 
     async def run_turn(self, turn: Turn) -> None:
-        parsed = parse_reminder_framing(turn.message.text)
-        if parsed is not None:
-            schedule_id, occurrence_at, prompt = parsed
+        single = parse_reminder_framing(turn.message.text)
+        batch = parse_batch_framing(turn.message.text) or ()
+        for schedule_id, occurrence_at, prompt in [single] if single is not None else batch:
             self.presentations.append(
                 Presentation(
                     self.step,
@@ -234,38 +241,54 @@ class Generation:
 class Rec:
     id: str
     prompt: str
+    #: ``afterSeconds`` (after), ``everySeconds`` (every), unused (at).
     after: int
+    #: The create's ``scheduledAt``: an every record's anchor (its first target).
     at: str
     #: The create answered a view, or a later list / dispatch / storage read proved it exists.
     confirmed: bool
     deleted_step: int | None = None  # the delete answered deleted: true (or proved durable)
     maybe_deleted_step: int | None = None  # the delete answered persistence_uncertain
     order: int = 0
+    kind: str = "after"
 
     @property
     def target(self) -> int:
         return parse_instant(self.at)
 
+    def targets(self, dispatches: Sequence[Event]) -> list[str]:
+        """An every record's targets: the anchor, then the one each dispatch leaves (the next
+        anchor-aligned target after its ``acceptedAt``)."""
+        interval = self.after * 1000
+        found = [self.at]
+        for event in dispatches:
+            accepted = parse_instant(event.data["acceptedAt"])
+            found.append(
+                format_instant(self.target + ((accepted - self.target) // interval + 1) * interval)
+            )
+        return found
+
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.id, self.prompt, self.at)
 
-    def view(self, now_ms: int) -> dict[str, JSONValue]:
-        return {
-            "id": self.id,
-            "kind": "after",
-            "prompt": self.prompt,
-            "afterSeconds": self.after,
-            "scheduledAt": self.at,
-            "state": "overdue" if now_ms >= self.target else "scheduled",
-            "deliveryMode": "session-local",
-        }
+    def view(self, now_ms: int, scheduled_at: str | None = None) -> dict[str, JSONValue]:
+        at = self.at if scheduled_at is None else scheduled_at
+        view: dict[str, JSONValue] = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
+        if self.kind == "after":
+            view["afterSeconds"] = self.after
+        elif self.kind == "every":
+            view["everySeconds"] = self.after
+        view["scheduledAt"] = at
+        view["state"] = "overdue" if now_ms >= parse_instant(at) else "scheduled"
+        view["deliveryMode"] = "session-local"
+        return view
 
-    def receipt(self) -> dict[str, JSONValue]:
+    def receipt(self, occurrence_at: str | None = None) -> dict[str, JSONValue]:
         return {
             "scheduleId": self.id,
             "prompt": self.prompt,
-            "occurrenceAt": self.at,
+            "occurrenceAt": self.at if occurrence_at is None else occurrence_at,
             "deliveryMode": "session-local",
         }
 
@@ -284,9 +307,48 @@ class SessionModel:
 
 @dataclass
 class LogFacts:
-    dispatches: dict[str, Event]
-    followups: Counter[str]
+    dispatches: dict[str, Event]  # one-shot id -> its dispatch
+    followups: Counter[str]  # one-shot id -> single follow-ups
     reminder_turns: Counter[tuple[str, str, str]]  # (id, prompt, at) of reminder user/messages
+    #: every id -> its dispatches, in log order.
+    every_dispatches: defaultdict[str, list[Event]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    batched: Counter[str] = field(default_factory=Counter)  # every id -> batch follow-ups
+    deletes: dict[str, int] = field(default_factory=dict)  # id -> seq of its delete
+
+
+def reminders_of(text: str) -> tuple[tuple[str, str, str], ...]:
+    """The ``(id, occurrence_at, prompt)`` items of a single or batch framing (asserted to be
+    one of them)."""
+    single = parse_reminder_framing(text)
+    if single is not None:
+        return (single,)
+    batch = parse_batch_framing(text)
+    assert batch is not None, text
+    return batch
+
+
+def check_batch(events: Sequence[Event], followup: Event) -> list[Event]:
+    """A batch follow-up is followed by one dispatch per listed record, in order, all with one
+    ``acceptedAt``: those dispatches."""
+    items = parse_batch_framing(followup.data["text"])
+    assert items is not None
+    following = list(events[followup.seq + 1 : followup.seq + 1 + len(items)])
+    assert len(following) == len(items), f"batch {followup.seq} lost dispatches"
+    accepted = {event.data.get("acceptedAt") for event in following}
+    assert len(accepted) == 1, following
+    (accepted_at,) = accepted
+    assert isinstance(accepted_at, str)
+    for (schedule_id, _, _), event in zip(items, following, strict=True):
+        assert event.type == SCHEDULE_CHANGE, event
+        assert event.data == {
+            "version": 1,
+            "operation": "dispatch",
+            "id": schedule_id,
+            "acceptedAt": accepted_at,
+        }
+    return following
 
 
 def log_facts(events: Sequence[Event], owned: int) -> LogFacts:
@@ -295,9 +357,18 @@ def log_facts(events: Sequence[Event], owned: int) -> LogFacts:
     for event in events[owned:]:
         data = event.data
         if event.type == SCHEDULE_CHANGE and data["operation"] == "dispatch":
+            if "acceptedAt" in data:
+                facts.every_dispatches[data["id"]].append(event)
+                continue
             assert data["id"] not in facts.dispatches, f"{data['id']} dispatched twice"
             facts.dispatches[data["id"]] = event
+        elif event.type == SCHEDULE_CHANGE and data["operation"] == "delete":
+            facts.deletes[data["id"]] = event.seq
         elif event.type == "agent/followup" and data["source"] == SCHEDULE_SOURCE:
+            if data["text"].startswith("[SCHEDULE REMINDER BATCH]"):
+                for dispatch in check_batch(events, event):
+                    facts.batched[dispatch.data["id"]] += 1
+                continue
             parsed = parse_reminder_framing(data["text"])
             assert parsed is not None, data
             facts.followups[parsed[0]] += 1
@@ -306,10 +377,8 @@ def log_facts(events: Sequence[Event], owned: int) -> LogFacts:
             assert following.type == SCHEDULE_CHANGE, event
             assert following.data == {"version": 1, "operation": "dispatch", "id": parsed[0]}
         elif event.type == "user/message" and data.get("source") == SCHEDULE_SOURCE:
-            parsed = parse_reminder_framing(data["text"])
-            assert parsed is not None, data
-            schedule_id, occurrence_at, prompt = parsed
-            facts.reminder_turns[(schedule_id, prompt, occurrence_at)] += 1
+            for schedule_id, occurrence_at, prompt in reminders_of(data["text"]):
+                facts.reminder_turns[(schedule_id, prompt, occurrence_at)] += 1
     return facts
 
 
@@ -324,6 +393,10 @@ def check_stored_pairs(stored: StoredSession, batches: Sequence[tuple[int, int]]
 
     for event in events[owned:]:
         if event.type == "agent/followup" and event.data["source"] == SCHEDULE_SOURCE:
+            if event.data["text"].startswith("[SCHEDULE REMINDER BATCH]"):
+                following = check_batch(events, event)
+                assert same_batch(event.seq, following[-1].seq), (event.seq, batches)
+                continue
             parsed = parse_reminder_framing(event.data["text"])
             assert parsed is not None
             assert event.seq + 1 < len(events), f"stored follow-up {event.seq} lost its dispatch"
@@ -332,6 +405,17 @@ def check_stored_pairs(stored: StoredSession, batches: Sequence[tuple[int, int]]
             assert following.data == {"version": 1, "operation": "dispatch", "id": parsed[0]}
             assert same_batch(event.seq, event.seq + 1), (event.seq, batches)
         elif event.type == SCHEDULE_CHANGE and event.data["operation"] == "dispatch":
+            if "acceptedAt" in event.data:
+                # An every dispatch: a batch follow-up opens the run of dispatches it is in.
+                start = event.seq - 1
+                while start >= owned and events[start].type == SCHEDULE_CHANGE:
+                    start -= 1
+                assert start >= owned, f"stored dispatch {event.seq} has no follow-up before it"
+                items = parse_batch_framing(events[start].data["text"])
+                assert items is not None, f"stored dispatch {event.seq} unpaired"
+                assert items[event.seq - start - 1][0] == event.data["id"]
+                assert same_batch(start, event.seq), (event.seq, batches)
+                continue
             before = events[event.seq - 1]
             assert before.seq >= owned, f"stored dispatch {event.seq} has no follow-up before it"
             assert before.type == "agent/followup", f"stored dispatch {event.seq} unpaired"
@@ -375,6 +459,9 @@ class ScheduleMachine(RuleBasedStateMachine):
         self.sessions: dict[str, SessionModel] = {}
         #: Every record any Session ever created: (session id, id, prompt, scheduledAt).
         self.ever: set[tuple[str, str, str, str]] = set()
+        #: Every every record any Session ever created: (session id, id, prompt) -> (anchor ms,
+        #: interval ms).
+        self.ever_every: dict[tuple[str, str, str], tuple[int, int]] = {}
         self.step = 0
         self.counter = 0
         self.broken = False  # a step raised: teardown only cleans up
@@ -510,7 +597,18 @@ class ScheduleMachine(RuleBasedStateMachine):
     def create_soon(self, index: int, raw: str, after: int) -> None:
         self._create(index, raw, after)
 
-    def _create(self, index: int, raw: str, after: int) -> None:
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, raw=prompts, after=st.integers(1, 10_000))
+    def create_at(self, index: int, raw: str, after: int) -> None:
+        """An absolute target ``after`` seconds from now, as an offset string."""
+        self._create(index, raw, after, kind="at")
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, raw=prompts, seconds=st.sampled_from([300, 301, 900]))
+    def create_every(self, index: int, raw: str, seconds: int) -> None:
+        self._create(index, raw, seconds, kind="every")
+
+    def _create(self, index: int, raw: str, after: int, kind: str = "after") -> None:
         sm = self._pick(index)
         prompt_in = self._new_prompt(raw)
 
@@ -518,8 +616,14 @@ class ScheduleMachine(RuleBasedStateMachine):
             assert self.gen is not None
             expected_id = allocate_id(set(sm.recs), len(sm.recs))
             now = self.gen.clock.now_ms()
+            at = format_instant(now + after * 1000)
+            selector: dict[str, JSONValue] = (
+                {"at": at.replace("Z", "+00:00")}
+                if kind == "at"
+                else {"every_seconds" if kind == "every" else "after_seconds": after}
+            )
             value = await self.gen.agent(sm.sid).execute_tool(
-                "schedule_create", {"prompt": prompt_in, "after_seconds": after}
+                "schedule_create", {"prompt": prompt_in, **selector}
             )
             if value == uncertain("create"):
                 return  # the preflight failed: nothing was appended (a later list proves it)
@@ -527,15 +631,18 @@ class ScheduleMachine(RuleBasedStateMachine):
                 id=expected_id,
                 prompt=prompt_in.strip(),
                 after=after,
-                at=format_instant(now + after * 1000),
+                at=at,
                 confirmed=value != uncertain("create", expected_id),
                 order=self.counter,
+                kind=kind,
             )
             if rec.confirmed:
                 assert value == rec.view(now), (value, rec)
                 assert value["state"] == "scheduled"
             sm.recs[rec.id] = rec
             self.ever.add((sm.sid, *rec.key))
+            if kind == "every":
+                self.ever_every[(sm.sid, rec.id, rec.prompt)] = (rec.target, after * 1000)
 
         self._run(action)
 
@@ -587,12 +694,19 @@ class ScheduleMachine(RuleBasedStateMachine):
             assert isinstance(value, list), value
             now = self.gen.clock.now_ms()
             dispatches = self._live_dispatches(sm)
+            session = self.gen.agent(sm.sid).session
+            every = log_facts(session.events, session.header.owned_from).every_dispatches
             listed: dict[str, Rec] = {}
             for item in value:
                 rec = sm.recs.get(item["id"])
                 assert rec is not None, f"listed a record nobody created: {item}"
                 assert rec.deleted_step is None, f"listed a deleted record: {item}"
-                assert item == rec.view(now), (item, rec)
+                if rec.kind == "every":
+                    # The next target left by the dispatches the list saw (some of this one's).
+                    assert item["scheduledAt"] in rec.targets(every[rec.id]), (item, rec)
+                    assert item == rec.view(now, item["scheduledAt"]), (item, rec)
+                else:
+                    assert item == rec.view(now), (item, rec)
                 assert rec.id not in dispatches
                 listed[rec.id] = rec
             orders = [rec.order for rec in listed.values()]
@@ -796,7 +910,12 @@ class ScheduleMachine(RuleBasedStateMachine):
         active = fold(session.events, session.header.owned_from).active
         if not active:
             return  # nothing to dispatch: an ordinary crash
-        dispatched = len(log_facts(session.events, session.header.owned_from).dispatches)
+
+        def count() -> int:
+            facts = log_facts(session.events, session.header.owned_from)
+            return len(facts.dispatches) + sum(map(len, facts.every_dispatches.values()))
+
+        dispatched = count()
         target = min(parse_instant(record.scheduled_at) for record in active)
         gen.flush.once[:] = ["ok"] + ["gate"] * 32  # the owner's preflight passes, then all hang
         gen.faulty.plan = FaultPlan()
@@ -804,8 +923,7 @@ class ScheduleMachine(RuleBasedStateMachine):
         gen.clock.advance(MAX_SEGMENT)  # the owner's segment timer fires: it is due
 
         def dispatched_more() -> bool:
-            facts = log_facts(session.events, session.header.owned_from)
-            return len(facts.dispatches) > dispatched
+            return count() > dispatched
 
         def reminder_turn_started() -> bool:
             """The newest dispatch's reminder turn has a ``turn/start`` in the live log."""
@@ -815,7 +933,9 @@ class ScheduleMachine(RuleBasedStateMachine):
                 for i, e in enumerate(events)
                 if e.type == SCHEDULE_CHANGE and e.data["operation"] == "dispatch"
             )
-            message_id = events[last - 1].data["messageId"]
+            while events[last].type != "agent/followup":  # the batch's dispatches precede
+                last -= 1
+            message_id = events[last].data["messageId"]
             return any(
                 e.type == "turn/start" and e.data == {"messageId": message_id} for e in events
             )
@@ -911,14 +1031,25 @@ class ScheduleMachine(RuleBasedStateMachine):
             assert set(facts.followups) == set(facts.dispatches)
             assert all(count == 1 for count in facts.followups.values()), facts.followups
             assert all(count == 1 for count in facts.reminder_turns.values()), facts
+            assert facts.batched == Counter(
+                {rid: len(found) for rid, found in facts.every_dispatches.items()}
+            )
             # A Session's fold holds only its own records: a fork inherits no active work.
             for record in reference.active:
                 rec = sm.recs.get(record.id)
                 assert rec is not None, f"{sm.sid} folds a record it never created: {record}"
-                assert (rec.prompt, rec.at) == (record.prompt, record.scheduled_at), record
+                expected = rec.at
+                if rec.kind == "every":
+                    # No drift: the next anchor-aligned target after the last decision.
+                    expected = rec.targets(facts.every_dispatches[rec.id])[-1]
+                assert (rec.prompt, expected) == (record.prompt, record.scheduled_at), record
                 assert rec.deleted_step is None, f"deleted {rec.id} is active again"
             assert set(facts.dispatches) <= set(sm.recs), facts.dispatches
+            assert set(facts.every_dispatches) <= set(sm.recs), facts.every_dispatches
             for rec in sm.recs.values():
+                if rec.kind == "every":
+                    self._check_every(rec, facts, events, owned, rec.id in active)
+                    continue
                 dispatch = facts.dispatches.get(rec.id)
                 if dispatch is not None:
                     assert dispatch.time >= rec.target, f"{rec.id} fired early"
@@ -945,7 +1076,12 @@ class ScheduleMachine(RuleBasedStateMachine):
         for shown in self.model.presentations:
             key = (shown.session_id, shown.schedule_id, shown.prompt, shown.occurrence_at)
             assert shown.source == SCHEDULE_SOURCE
-            assert key in self.ever, f"presented a reminder its Session never created: {key}"
+            grid = self.ever_every.get(key[:3])
+            if grid is not None:
+                anchor, interval = grid
+                assert (parse_instant(shown.occurrence_at) - anchor) % interval == 0, key
+            else:
+                assert key in self.ever, f"presented a reminder its Session never created: {key}"
             counts[key] += 1
             sm = self.sessions.get(shown.session_id)
             rec = sm.recs.get(shown.schedule_id) if sm is not None else None
@@ -964,6 +1100,28 @@ class ScheduleMachine(RuleBasedStateMachine):
             live_session = host.sessions.get(session_id)
             if live_session is not None:
                 assert tuple(live_session.events[: len(stored.events)]) == stored.events
+
+    def _check_every(
+        self, rec: Rec, facts: LogFacts, events: Sequence[Event], owned: int, active: bool
+    ) -> None:
+        """An every record's dispatches: each decided at or after its target, presenting the
+        latest occurrence at or before its decision (never a backlog), none after a delete;
+        an acknowledged one stays active until deleted."""
+        dispatches = facts.every_dispatches.get(rec.id, [])
+        targets = rec.targets(dispatches)
+        interval = rec.after * 1000
+        for target, dispatch in zip(targets, dispatches, strict=False):
+            accepted = parse_instant(dispatch.data["acceptedAt"])
+            assert accepted >= parse_instant(target), f"{rec.id} decided before its target"
+            occurrence = rec.target + (accepted - rec.target) // interval * interval
+            assert occurrence >= parse_instant(target)
+            assert dispatch.time >= occurrence, f"{rec.id} fired early"
+            receipt = present_dispatch(events, dispatch.seq, owned)
+            assert receipt == rec.receipt(format_instant(occurrence)), receipt
+            deleted = facts.deletes.get(rec.id)
+            assert deleted is None or dispatch.seq < deleted, f"deleted {rec.id} was dispatched"
+        if rec.confirmed and rec.maybe_deleted_step is None and rec.deleted_step is None:
+            assert active, f"acknowledged {rec.key} was lost"
 
     def teardown(self) -> None:
         try:
