@@ -1,16 +1,15 @@
 """Presentation: the receipt view of a ``schedule/change`` dispatch, at O(1) per receipt.
 
-A dispatch pairs with the record its id named just before it: the nearest preceding create of
-the same id or, for an every record, the record as its previous dispatch advanced it. Its
-``occurrenceAt`` is what it delivered: a one-shot's ``scheduledAt``, an every dispatch's latest
-occurrence at or before its ``acceptedAt`` (so each dispatch of a batch has its own receipt).
-The dispatch is searched in its window: an
+A dispatch pairs with the nearest preceding create of the same id, searched in its window: an
 inherited dispatch (``seq < seed_length``) in ``events[:seq]``, a dispatch the Session owns only in
 its own segment ``events[seed_length:seq]`` (so a fork that reused a parent's id never borrows the
 parent's create). Walking back from the dispatch, the first ``schedule/change`` of that window
-that does not decode, or that ended the id (a delete, an earlier one-shot dispatch or an every
-record's exhausting dispatch), or a dispatch the record does not admit (``acceptedAt`` on a
-one-shot, none on an every record, or one before its target), makes the receipt an error.
+that does not decode, or that ended the id (a delete or an id-only dispatch), makes the receipt
+an error instead; the walk passes the id's every dispatches (those with ``acceptedAt``), which
+are then replayed forward from the create: one the record does not admit (or its exhausting
+dispatch) ends the id there, and the presented dispatch must be admitted itself. Its
+``occurrenceAt`` is what it delivered: a one-shot's ``scheduledAt``, or an every dispatch's
+latest occurrence at or before its ``acceptedAt`` (so each dispatch of a batch has its own).
 
 :class:`ReceiptIndex` gives every answer of that walk from one forward pass: per window it keeps,
 for each id, the last change that touched it, and the last change that did not decode, and it
@@ -121,18 +120,28 @@ class ReceiptIndex:
         if isinstance(change, Create):
             window.last[change.record.id] = (index, change.record, event.seq)
             return
-        left: Record | None = None
         if isinstance(change, Dispatch):
-            answer = self._answers[index] = self._pair(window, index, change)
-            if not isinstance(answer, str):
-                left = dispatched(answer[0], change)[1]
-        window.last[change.id] = (index, left, event.seq)
+            answer, last = self._pair(window, index, change, event.seq)
+            self._answers[index] = answer
+            if last is not None:
+                window.last[change.id] = last
+            return
+        window.last[change.id] = (index, None, event.seq)
 
-    def _pair(self, window: _Window, index: int, change: Dispatch) -> _Answer:
+    def _pair(
+        self, window: _Window, index: int, change: Dispatch, seq: int
+    ) -> tuple[_Answer, tuple[int, Record | None, int] | None]:
+        """The answer of a dispatch and what a later walk meets at it (``None``: it walks on).
+
+        An id-only dispatch ends its id whatever its answer; a walk passes an every dispatch
+        (``acceptedAt``) that met an error further back, so a later one meets that error too.
+        """
+        ended = (index, None, seq)
+        passes = None if change.accepted_at is not None else ended
         touched = window.last.get(change.id)
         bad = window.bad
         if bad is not None and (touched is None or bad[0] > touched[0]):
-            return bad[1]
+            return bad[1], passes
         if touched is None:
             lowest = 0 if index < self.seed_length else self.seed_length
             problem = f"(no create of it at seq {lowest}..{index - 1})"
@@ -140,10 +149,12 @@ class ReceiptIndex:
             problem = f"(ended at seq {touched[2]})"
         else:
             try:
-                return touched[1], dispatched(touched[1], change)[0]
+                occurrence_at, left = dispatched(touched[1], change)
             except ScheduleLogError as exc:
-                return str(log_error(index, str(exc)))
-        return str(log_error(index, f"dispatch targets inactive id {brief(change.id)} {problem}"))
+                return str(log_error(index, str(exc))), ended
+            return (touched[1], occurrence_at), (index, left, seq)
+        problem = f"dispatch targets inactive id {brief(change.id)} {problem}"
+        return str(log_error(index, problem)), passes
 
     def answer(self, seq: int) -> ReminderView | None:
         """The receipt of consumed index ``seq`` (see :func:`present_dispatch`)."""

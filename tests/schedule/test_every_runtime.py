@@ -9,6 +9,7 @@ import json
 
 from structlog.testing import capture_logs
 
+from dsh_hookspecs import hookimpl
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
@@ -442,3 +443,76 @@ async def test_a_cold_every_reminder_is_delivered_once_for_its_latest_occurrence
         assert stored is not None
         assert dict(stored.wakes) == {"schedule": START_MS + 1_200_000}
         assert json.loads(json.dumps(delivered())) == delivered()
+
+
+class RejectSecondDispatch:
+    """Refuses the dispatch of schedule-2 only (the second record of a batch)."""
+
+    @hookimpl
+    def dsh_event_validate(self, session, event):
+        data = event.data
+        dispatch = event.type == SCHEDULE_CHANGE and data.get("operation") == "dispatch"
+        if dispatch and data.get("id") == "schedule-2":
+            raise RuntimeError("append refused")
+
+
+def two_due_every_records(agent):
+    for number in (1, 2):
+        append_create(
+            agent,
+            {
+                "id": f"schedule-{number}",
+                "kind": "every",
+                "prompt": f"p{number}",
+                "everySeconds": 300,
+                "scheduledAt": "2026-08-05T11:59:00.000Z",
+            },
+        )
+
+
+async def test_a_batch_is_appended_all_or_nothing(h):
+    agent = await h.agent()
+    two_due_every_records(agent)
+    h.host.load_plugin("reject", factory=RejectSecondDispatch)
+    before = len(agent.session.events)
+    with capture_logs() as logs:
+        await h.call(agent, "schedule_list", {})
+        await h.settle(agent)
+    faulted = [entry for entry in logs if entry["event"] == "owner.faulted"]
+    assert faulted[0]["reason"] == "append_failed"
+    assert faulted[0]["schedule_id"] == "schedule-1, schedule-2"
+    # Neither the follow-up nor the first dispatch stayed: nothing can be delivered twice
+    # (the list's own tool/call and tool/result are all the log gained).
+    added = [e.type for e in agent.session.events[before:]]
+    assert added == ["tool/call", "tool/result"]
+    assert h.followups(agent) == []
+    assert agent.inbox == ()
+    listed = await h.call(agent, "schedule_list", {})
+    assert [v["scheduledAt"] for v in listed] == ["2026-08-05T11:59:00.000Z"] * 2
+
+
+async def test_a_failing_batch_follow_up_keeps_the_records_for_a_later_trigger(h):
+    agent = await h.agent()
+    two_due_every_records(agent)
+    real_followup = agent.followup
+
+    def broken(text, *, plugin, with_events=()):
+        raise RuntimeError("inbox full")
+
+    agent.followup = broken
+    with capture_logs() as logs:
+        await h.call(agent, "schedule_list", {})
+        await h.settle(agent)
+    failed = [entry for entry in logs if entry["event"] == "owner.enqueue_failed"]
+    assert failed[0]["schedule_id"] == "schedule-1, schedule-2"
+    assert dispatch_changes(h, agent) == []
+    assert not h.owner(agent).faulted
+    agent.followup = real_followup
+    await h.call(agent, "schedule_list", {})
+    await wait_until(lambda: len(dispatch_changes(h, agent)) == 2)
+    assert batches(h, agent) == [
+        (
+            ("schedule-1", "2026-08-05T11:59:00.000Z", "p1"),
+            ("schedule-2", "2026-08-05T11:59:00.000Z", "p2"),
+        )
+    ]

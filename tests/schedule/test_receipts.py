@@ -2,7 +2,8 @@
 
 The reference here is the walk the plugin used to run on every presentation: from the dispatch
 back to the nearest same-id create of its window (``events[:seq]`` when inherited,
-``events[seed_length:seq]`` when owned), decoding every ``schedule/change`` on the way.
+``events[seed_length:seq]`` when owned), decoding every ``schedule/change`` on the way; an every
+record's dispatches (``acceptedAt``) met on the way are replayed forward from the create.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from dsh_schedule import (
     SCHEDULE_CHANGE,
     Create,
     Dispatch,
+    Record,
     ReminderView,
     ScheduleLogError,
     decode_change,
     present_dispatch,
 )
 from dsh_schedule._codec import brief
-from dsh_schedule._fold import check_seed_length, log_error
+from dsh_schedule._fold import check_seed_length, dispatched, log_error
 from dsh_schedule._receipts import RECENT_LOGS, ReceiptIndex, Receipts
 
 PROMPTS = ["Parent", "Child", "Stretch"]
@@ -49,6 +51,7 @@ def reference(events: Sequence[Event], seq: int, seed_length: int) -> ReminderVi
     if not isinstance(dispatch, Dispatch):
         return None
     lowest = 0 if seq < seed_length else seed_length
+    passed: list[tuple[int, Dispatch]] = []  # the id's every dispatches met on the way back
     for index in range(seq - 1, lowest - 1, -1):
         earlier = events[index]
         if earlier.type != SCHEDULE_CHANGE:
@@ -56,13 +59,11 @@ def reference(events: Sequence[Event], seq: int, seed_length: int) -> ReminderVi
         change = decode_change(earlier.data, seq=earlier.seq)
         if isinstance(change, Create):
             if change.record.id == dispatch.id:
-                return {
-                    "scheduleId": dispatch.id,
-                    "prompt": change.record.prompt,
-                    "occurrenceAt": change.record.scheduled_at,
-                    "deliveryMode": "session-local",
-                }
+                return replayed(change, passed, dispatch, seq)
         elif change.id == dispatch.id:
+            if isinstance(change, Dispatch) and change.accepted_at is not None:
+                passed.append((earlier.seq, change))
+                continue
             raise log_error(
                 seq,
                 f"dispatch targets inactive id {brief(dispatch.id)} (ended at seq {earlier.seq})",
@@ -74,6 +75,35 @@ def reference(events: Sequence[Event], seq: int, seed_length: int) -> ReminderVi
     )
 
 
+def replayed(
+    create: Create, passed: list[tuple[int, Dispatch]], dispatch: Dispatch, seq: int
+) -> ReminderView:
+    """The view of ``dispatch`` after replaying the passed every dispatches from the create."""
+    record: Record | None = create.record
+    for earlier_seq, earlier in reversed(passed):
+        assert record is not None
+        try:
+            record = dispatched(record, earlier)[1]
+        except ScheduleLogError:
+            record = None
+        if record is None:
+            raise log_error(
+                seq,
+                f"dispatch targets inactive id {brief(dispatch.id)} (ended at seq {earlier_seq})",
+            )
+    assert record is not None
+    try:
+        occurrence_at = dispatched(record, dispatch)[0]
+    except ScheduleLogError as exc:
+        raise log_error(seq, str(exc)) from None
+    return {
+        "scheduleId": dispatch.id,
+        "prompt": record.prompt,
+        "occurrenceAt": occurrence_at,
+        "deliveryMode": "session-local",
+    }
+
+
 def outcome(present: Any, events: Sequence[Event], seq: Any, seed_length: Any) -> object:
     """The view, or ``("raises", message)``: both answers must agree on refusing too."""
     try:
@@ -82,19 +112,35 @@ def outcome(present: Any, events: Sequence[Event], seq: Any, seed_length: Any) -
         return ("raises", str(exc))
 
 
-def create(schedule_id: str, prompt: str) -> dict[str, Any]:
-    record = {"id": schedule_id, "kind": "after", "prompt": prompt, "afterSeconds": 60}
+def create(schedule_id: str, prompt: str, kind: str = "after") -> dict[str, Any]:
+    record: dict[str, Any] = {"id": schedule_id, "kind": kind, "prompt": prompt}
+    if kind == "after":
+        record["afterSeconds"] = 60
+    elif kind == "every":
+        record["everySeconds"] = 300
     return {"version": 1, "operation": "create", "schedule": {**record, "scheduledAt": AT}}
 
 
-def ended(operation: str, schedule_id: str) -> dict[str, Any]:
-    return {"version": 1, "operation": operation, "id": schedule_id}
+def ended(operation: str, schedule_id: str, accepted_at: str | None = None) -> dict[str, Any]:
+    data = {"version": 1, "operation": operation, "id": schedule_id}
+    if accepted_at is not None:
+        data["acceptedAt"] = accepted_at
+    return data
 
 
 ids = st.sampled_from(["schedule-1", "schedule-2", "x"])
+#: Decision times: before AT, on it, between targets, later, at the end of year 9999.
+ACCEPTED = [
+    "2026-08-05T12:00:00.000Z",
+    AT,
+    "2026-08-05T12:08:30.000Z",
+    "2026-08-05T13:00:00.000Z",
+    "9999-12-31T23:59:59.999Z",
+]
 changes = st.one_of(
-    st.builds(create, ids, st.sampled_from(PROMPTS)),
+    st.builds(create, ids, st.sampled_from(PROMPTS), st.sampled_from(["after", "at", "every"])),
     st.builds(ended, st.sampled_from(["dispatch", "dispatch", "delete"]), ids),
+    st.builds(ended, st.just("dispatch"), ids, st.sampled_from(ACCEPTED)),
     st.sampled_from([{"junk": True}, ended("dispatch", ""), {"version": 2}]),  # malformed
 )
 entries = st.one_of(
