@@ -15,6 +15,7 @@ from dsh_hookspecs import Event
 from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_INSTANT_MS,
+    MIN_INSTANT_MS,
     SCHEDULE_CHANGE,
     AfterRecord,
     AtRecord,
@@ -36,7 +37,9 @@ from dsh_schedule import (
     reminder_framing,
     resolve_every_occurrence,
 )
+from dsh_schedule._at import ScheduleInputError
 from dsh_schedule._due import Batch, OneShot, due_decision
+from dsh_schedule._transactions import build_record
 from dsh_schedule._views import record_view
 
 FIXTURE = Path(__file__).parent / "fixtures" / "after-only-log.jsonl"
@@ -597,3 +600,43 @@ def test_a_dispatch_its_record_does_not_admit_presents_an_error(entries, message
     events = log(*entries)
     with pytest.raises(ScheduleLogError, match=message):
         present_dispatch(events, len(events) - 1, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a create's record at the creation sample
+
+NOW = ms("2026-08-05T12:00:00.000Z")
+
+
+def test_records_are_built_from_the_one_creation_sample():
+    assert build_record("schedule-1", "check metrics", ("every_seconds", 300), NOW) == every()
+    assert build_record("schedule-2", "p", ("at", "2026-08-06T09:00:00+08:00"), NOW) == AtRecord(
+        id="schedule-2", kind="at", prompt="p", scheduled_at="2026-08-06T01:00:00.000Z"
+    )
+    assert build_record("schedule-3", "p", ("after_seconds", 1), NOW) == AfterRecord(
+        id="schedule-3",
+        kind="after",
+        prompt="p",
+        after_seconds=1,
+        scheduled_at="2026-08-05T12:00:01.000Z",
+    )
+
+
+@pytest.mark.parametrize(
+    ("selector", "now", "code"),
+    [
+        (("every_seconds", 2**53 - 1), NOW, "time_out_of_range"),
+        (("every_seconds", 300), -(2**53 - 1), "time_out_of_range"),
+        (("every_seconds", 300), MIN_INSTANT_MS - 10**9, "time_out_of_range"),  # year 0000
+        (("every_seconds", 300), MAX_INSTANT_MS - 1, "time_out_of_range"),
+        (("after_seconds", 300), -(2**53 - 1), "time_out_of_range"),
+        (("at", "2026-08-05T12:00:00Z"), NOW, "not_future"),
+        (("at", "2020-01-01T00:00:00Z"), NOW, "not_future"),
+        (("at", "0001-01-01T00:00:00+00:01"), NOW, "time_out_of_range"),
+        (("at", "2026-08-06 09:00:00Z"), NOW, "invalid_rule"),
+    ],
+)
+def test_out_of_range_or_past_targets_are_input_errors(selector, now, code):
+    with pytest.raises(ScheduleInputError) as caught:
+        build_record("schedule-1", "p", selector, now)
+    assert caught.value.code == code
