@@ -11,7 +11,9 @@ Offered through ``dsh_scripted_phrases``, they call the three tools and word the
 * "list reminders" and "delete schedule-N".
 
 A reminder follow-up (its first line is :data:`~._views.REMINDER_HEADER`) is presented to the
-user as the reminder. The texts are the demo's (the README and the browser tests quote them).
+user as the reminder, and a batch follow-up (:data:`~._views.BATCH_HEADER`, the due fixed-rate
+reminders) as "Reminders: A; B". The texts are the demo's (the README and the browser tests
+quote them).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from typing import Final
 
 from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, hookspecs, load_time_zone
 
-from ._views import PROMPT_PREFIX, REMINDER_HEADER, read_json_string
+from ._views import (
+    BATCH_HEADER,
+    PROMPT_PREFIX,
+    REMINDER_HEADER,
+    parse_batch_framing,
+    read_json_string,
+)
 
 __all__ = ["PHRASES"]
 
@@ -55,6 +63,7 @@ _DELETE: Final = re.compile(
     r"^\s*(?:delete|cancel|remove)\s+(?:reminder\s+)?(?P<id>\S+?)\s*[.!?]?\s*$", re.IGNORECASE
 )
 _REMINDER: Final = re.compile(re.escape(REMINDER_HEADER))
+_BATCH: Final = re.compile(re.escape(BATCH_HEADER))
 _UNIT_SECONDS: Final = {"s": 1, "m": 60, "h": 3600}
 _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
@@ -202,6 +211,16 @@ def _present_reminder(match: re.Match[str], value: JSONValue) -> str:
     return f"Reminder: {prompt}"
 
 
+def _present_batch(match: re.Match[str], value: JSONValue) -> str:
+    del value
+    items = parse_batch_framing(match.string)
+    if items is None or not all(_is_unicode(prompt) for _, _, prompt in items):
+        return "Reminders are due, but their text could not be read."
+    if len(items) == 1:
+        return f"Reminder: {items[0][2]}"
+    return "Reminders: " + "; ".join(prompt for _, _, prompt in items)
+
+
 def _is_unicode(text: str) -> bool:
     """No lone surrogate (JSON can escape one; it is not text a Session can store)."""
     try:
@@ -231,6 +250,7 @@ def _create(
 #: What the plugin offers the scripted model, in the order it tries them.
 PHRASES: Final = (
     hookspecs.ScriptedPhrase(pattern=_REMINDER, reply=_present_reminder),
+    hookspecs.ScriptedPhrase(pattern=_BATCH, reply=_present_batch),
     _create(_REMIND, "remind me in 10 seconds to stretch", _create_arguments),
     _create(_REMIND_TO, "remind me to stretch in 10 minutes", _create_arguments),
     _create(_AT, "remind me at 18:30 Europe/Paris to join the call", timed=_next_at_arguments),

@@ -12,6 +12,7 @@ import pytest
 
 from dsh_hookspecs import JSONValue, TimeContext, hookspecs
 from dsh_schedule import MESSAGES, AfterRecord, SchedulePlugin, parse_instant, reminder_framing
+from dsh_schedule._views import batch_framing
 
 RECORD = AfterRecord(
     id="schedule-1",
@@ -47,11 +48,13 @@ def test_hook_dsh_scripted_phrases() -> None:
     assert all(isinstance(phrase, hookspecs.ScriptedPhrase) for phrase in phrases)
     assert [phrase.tool for phrase in phrases] == [
         None,  # the reminder follow-up: presented, no tool
+        None,  # the batch follow-up of due fixed-rate reminders, likewise
         *["schedule_create"] * 6,
         "schedule_list",
         "schedule_delete",
     ]
     assert [phrase.example for phrase in phrases] == [
+        None,
         None,
         "remind me in 10 seconds to stretch",
         "remind me to stretch in 10 minutes",
@@ -63,7 +66,7 @@ def test_hook_dsh_scripted_phrases() -> None:
         "delete schedule-1",
     ]
     # Each example is understood by its own phrase.
-    for phrase in phrases[1:]:
+    for phrase in phrases[2:]:
         assert phrase.example is not None
         assert phrase.pattern.match(phrase.example)
         assert answer(phrase.example) is not None
@@ -395,3 +398,32 @@ def test_refusals_a_demo_user_meets_say_what_to_do():
 )
 def test_what_the_phrases_do_not_understand_gets_the_help(text):
     assert answer(text) is None
+
+
+# --------------------------------------------------------------------------------------------
+# The batch follow-up of due fixed-rate reminders
+
+
+def test_a_batch_follow_up_is_presented_as_its_reminders_in_order():
+    two = batch_framing(
+        [
+            ("schedule-1", "2026-08-05T12:00:00.000Z", "Check primary metrics"),
+            ("schedule-2", "2026-08-05T11:59:00.000Z", 'line\n"quoted"'),
+        ]
+    )
+    assert answer(two) == (None, None, 'Reminders: Check primary metrics; line\n"quoted"')
+    one = batch_framing([("schedule-3", "2026-08-05T12:05:00.000Z", "drink water")])
+    assert answer(one) == (None, None, "Reminder: drink water")
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "[SCHEDULE REMINDER BATCH]",
+        "[SCHEDULE REMINDER BATCH]\nPresent all due reminders.\nreminders_json: []",
+        batch_framing([("schedule-1", "2026-08-05T12:00:00.000Z", "x")]) + " ",
+        batch_framing([("schedule-1", "2026-08-05T12:00:00.000Z", "\ud800")]),  # no text
+    ],
+)
+def test_an_unreadable_batch_follow_up_says_so(frame):
+    assert answer(frame) == (None, None, "Reminders are due, but their text could not be read.")
