@@ -24,7 +24,7 @@ from typing import Final
 
 from dsh_hookspecs import InvalidTimeZoneError, load_time_zone
 
-from ._codec import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from ._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
 
 __all__ = ["MAX_SAFE_INTEGER", "ScheduleInputError", "at_instant", "future_instant"]
 

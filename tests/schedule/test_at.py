@@ -14,7 +14,7 @@ from dsh_schedule._at import (
     at_instant,
     future_instant,
 )
-from dsh_schedule._codec import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from dsh_schedule._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
 
 NOW = parse_instant("2026-08-05T12:00:00.000Z")
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dsh_hookspecs import InvalidTimeZoneError, canonical_time_zone, load_time_zone
 from dsh_schedule._at import ScheduleInputError, at_instant
-from dsh_schedule._codec import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant
+from dsh_schedule._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant
 
 PROPERTY = settings(max_examples=200, deadline=None)
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
