@@ -108,7 +108,10 @@ def _at_arguments(match: re.Match[str], time: TimeContext, *, tomorrow: bool) ->
     """``at`` as a local ``{date, time, time_zone}``: the zone named, else the turn's, else
     UTC; the date is tomorrow there, or (without "tomorrow") today when that time is still
     ahead and tomorrow when it has passed."""
-    time_zone = match["zone"] or time.time_zone or "UTC"
+    named = match["zone"]
+    if named is not None and named.upper() == "UTC":
+        named = "UTC"  # the phrases ignore case; the zone check does not
+    time_zone = named or time.time_zone or "UTC"
     hour, minute = _wall_clock(match)
     now = _local_now(time_zone, time)
     day = now.date()

@@ -239,6 +239,9 @@ def test_remind_me_at_a_time_in_a_named_zone_uses_that_zone():
     assert at_of("remind me at 7:00 America/New_York to run")["date"] == "2026-08-06"
     assert at_of("remind me at 9am UTC to stand up")["time_zone"] == "UTC"
     assert at_of("remind me at 9am UTC to stand up")["date"] == "2026-08-06"  # 12:00 UTC now
+    assert at_of("Remind me at 9am utc to stand up")["time_zone"] == "UTC"
+    # other zones keep their spelling: the tool refuses a wrongly cased one
+    assert at_of("remind me at 9am asia/shanghai to x")["time_zone"] == "asia/shanghai"
 
 
 def test_without_a_zone_from_the_browser_times_are_utc():
