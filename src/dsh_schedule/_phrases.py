@@ -185,12 +185,19 @@ def _describe_list(match: re.Match[str], value: JSONValue) -> str:
     if not value:
         return "You have no active reminders in this session."
     lines = [
-        f'- {item.get("id")}: "{item.get("prompt")}" at {item.get("scheduledAt")} '
+        f'- {item.get("id")}: "{item.get("prompt")}" {_when(item)} {item.get("scheduledAt")} '
         f"({item.get('state')})"
         for item in value
         if isinstance(item, dict)
     ]
     return "\n".join(["Active reminders in this session:", *lines])
+
+
+def _when(view: dict[str, JSONValue]) -> str:
+    """``at`` for a one-shot, ``every 30 minutes, next at`` for a fixed-rate reminder."""
+    if view.get("kind") == "every":
+        return f"{_interval(view.get('everySeconds'))}, next at"
+    return "at"
 
 
 def _describe_delete(match: re.Match[str], value: JSONValue) -> str:

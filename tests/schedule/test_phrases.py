@@ -111,6 +111,14 @@ def test_list_reminders_words_the_active_records() -> None:
         {"id": "schedule-1", "prompt": "a", "scheduledAt": "T1", "state": "scheduled"},
         "not a view",
         {"id": "schedule-2", "prompt": "b", "scheduledAt": "T2", "state": "overdue"},
+        {
+            "id": "schedule-3",
+            "kind": "every",
+            "prompt": "c",
+            "everySeconds": 1800,
+            "scheduledAt": "T3",
+            "state": "scheduled",
+        },
     ]
     for text in ("list reminders", "Show my reminders.", " list reminder "):
         tool, arguments, reply = answer(text, views) or (None, None, "")
@@ -118,7 +126,8 @@ def test_list_reminders_words_the_active_records() -> None:
         assert reply == (
             "Active reminders in this session:\n"
             '- schedule-1: "a" at T1 (scheduled)\n'
-            '- schedule-2: "b" at T2 (overdue)'
+            '- schedule-2: "b" at T2 (overdue)\n'
+            '- schedule-3: "c" every 30 minutes, next at T3 (scheduled)'
         )
     assert answer("list reminders", [])[2] == (  # type: ignore[index]
         "You have no active reminders in this session."

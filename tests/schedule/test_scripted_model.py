@@ -232,7 +232,10 @@ async def test_every_30_minutes_repeats_and_too_often_is_refused_in_words(
     )
     listed = await reply_in(agent, "list reminders", None)
     assert listed.splitlines()[1:] == [
-        '- schedule-1: "drink water" at 2026-08-05T12:30:00.000Z (scheduled)',
+        (
+            '- schedule-1: "drink water" every 30 minutes, next at 2026-08-05T12:30:00.000Z '
+            "(scheduled)"
+        ),
         '- schedule-2: "stretch" at 2026-08-05T12:10:00.000Z (scheduled)',
     ]
     clock.advance(10 * 60)
