@@ -307,15 +307,20 @@ def _token(args: argparse.Namespace) -> str | None:
     return value
 
 
-def _seconds(text: str) -> int:
-    """``--evict-idle``: a whole number of seconds >= 0."""
+def _whole(text: str, minimum: int, what: str) -> int:
+    """``text`` as a whole number of ``what`` no smaller than ``minimum``."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, not {value}")
+        raise argparse.ArgumentTypeError(f"not a whole number{what}: {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, not {value}")
     return value
+
+
+def _seconds(text: str) -> int:
+    """``--evict-idle``: a whole number of seconds >= 0."""
+    return _whole(text, 0, " of seconds")
 
 
 def _host_id(text: str) -> str:
@@ -327,13 +332,7 @@ def _host_id(text: str) -> str:
 
 def _positive_int(text: str) -> int:
     """A whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
-    return value
+    return _whole(text, 1, "")
 
 
 def _positive_float(text: str) -> float:
