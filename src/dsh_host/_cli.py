@@ -14,9 +14,11 @@ from pathlib import Path
 
 import structlog
 
-from dsh_hookspecs import DEFAULT_MAX_STEPS, JSONValue, ModelSettings
+from dsh_hookspecs import JSONValue, ModelSettings
 
 from . import _json, _logging
+from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, EXAMPLE_OVERLAY
+from ._cli_args import parser as _parser
 from ._host import Host
 from ._models import UnknownModelError
 from ._overlay import Overlay, OverlayError
@@ -31,7 +33,6 @@ from .persistence import (
     StorageReadOnlyError,
     StoredSummary,
     damaged_sessions,
-    is_postgres_url,
     list_sessions_read_only,
     redacted,
 )
@@ -39,22 +40,13 @@ from .web import WebServer, is_loopback
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_DATA = ".dsh-data"
-#: Seconds a live Session may sit idle under `dsh serve` before it is detached (issue 11 item 3).
-DEFAULT_EVICT_IDLE = 600
-_DATA_HELP = "data folder (SQLite), or a postgresql://USER@HOST:PORT/DB URL"
-
-
-def _data(value: str) -> Path | str:
-    """A ``--data`` value: a PostgreSQL URL stays a string, anything else is a folder."""
-    return value if is_postgres_url(value) else Path(value)
-
-
-#: The model settings' defaults, shown in ``dsh serve --help``.
-_MODEL_DEFAULTS = ModelSettings()
-
-#: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
-DEFAULT_LEASE_SECONDS = 15
+#: The file a SQLite data folder holds: a folder without it is not a dsh data folder.
+STORE_FILE = "dsh.sqlite3"
+#: What `dsh serve` without ``--overlay`` says once it started (stdout, before "listening on").
+NO_OVERLAY = (
+    "no overlay: no plugins are loaded; reminders are unavailable "
+    f"(try --overlay {EXAMPLE_OVERLAY})"
+)
 
 
 def _backend(
@@ -71,124 +63,18 @@ def _backend(
     return SQLiteBackend(data, accept_data_loss=accept_data_loss)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dsh",
-        description="dsh: a pluggy-based LLM agent host with durable Session-local reminders.",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    serve = commands.add_parser("serve", help="run the host (HTTP + SSE, browser client)")
-    serve.add_argument("--overlay", type=Path, help="overlay config (TOML) naming plugins")
-    serve.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
-    serve.add_argument(
-        "--model",
-        default="scripted",
-        metavar="NAME",
-        help="the model adapter: scripted (the keyless demo, default), none, openai (any "
-        "OpenAI-compatible chat-completions server), or one a loaded plugin offers",
-    )
-    serve.add_argument(
-        "--model-name",
-        metavar="ID",
-        help="the model id the adapter asks for (openai: required, e.g. gpt-4o-mini or "
-        "qwen2.5:7b); the API key comes from DSH_MODEL_API_KEY, else OPENAI_API_KEY",
-    )
-    serve.add_argument(
-        "--base-url",
-        metavar="URL",
-        help="the OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 for "
-        "Ollama (default: the adapter's, https://api.openai.com/v1 for openai)",
-    )
-    serve.add_argument(
-        "--model-max-steps",
-        type=_positive_int,
-        default=DEFAULT_MAX_STEPS,
-        metavar="N",
-        help="model requests one turn may make before it stops with a note "
-        f"(default {DEFAULT_MAX_STEPS})",
-    )
-    serve.add_argument(
-        "--model-timeout",
-        type=_positive_float,
-        default=_MODEL_DEFAULTS.timeout_seconds,
-        metavar="SECONDS",
-        help="seconds to wait to connect and for each piece of a model's reply "
-        f"(default {_MODEL_DEFAULTS.timeout_seconds:g})",
-    )
-    serve.add_argument(
-        "--model-context-chars",
-        type=_positive_int,
-        default=_MODEL_DEFAULTS.context_chars,
-        metavar="N",
-        help="the most characters of transcript sent per model request; the oldest whole "
-        f"exchanges are left out first (default {_MODEL_DEFAULTS.context_chars})",
-    )
-    serve.add_argument(
-        "--token",
-        help="bearer token required on /api (required off loopback); visible in the process "
-        "list: prefer --token-file or the DSH_TOKEN environment variable",
-    )
-    serve.add_argument(
-        "--token-file", metavar="PATH", help="read the bearer token from the first line of PATH"
-    )
-    serve.add_argument(
-        "--accept-data-loss",
-        action="store_true",
-        help="start even though the store holds less than was acknowledged before (a lost "
-        "-wal file, an emptied or replaced database); logs a warning and accepts what it holds",
-    )
-    serve.add_argument(
-        "--evict-idle",
-        type=_seconds,
-        metavar="SECONDS",
-        help="detach live Sessions idle this long to cold (default: the overlay's "
-        f"[host] evict_idle_seconds, else {DEFAULT_EVICT_IDLE}; 0 turns it off)",
-    )
-    serve.add_argument(
-        "--lease-seconds",
-        type=_positive_seconds,
-        metavar="SECONDS",
-        help="PostgreSQL only: how long another host waits before taking over the Sessions of "
-        f"a host that stopped renewing its leases (default {DEFAULT_LEASE_SECONDS})",
-    )
-    serve.add_argument(
-        "--host-id",
-        type=_host_id,
-        metavar="NAME",
-        help="PostgreSQL only: a stable name for this host as a lease holder, so that it takes "
-        "its own Sessions back at once after a restart (default: a new random name per start, "
-        "which waits for the old leases to run out); never give two running hosts one name",
-    )
-    serve.add_argument("--log-level", default="info", help=argparse.SUPPRESS)
-
-    sessions = commands.add_parser("sessions", help="list the Sessions stored in a data folder")
-    sessions.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
-    sessions.add_argument("--json", action="store_true", help="print JSON lines")
-
-    reindex = commands.add_parser(
-        "reindex", help="rebuild the durable wake index from the stored logs"
-    )
-    reindex.add_argument("--data", type=_data, default=Path(DEFAULT_DATA), help=_DATA_HELP)
-    reindex.add_argument(
-        "--overlay",
-        type=Path,
-        help="overlay config (TOML) naming the plugins that file wakes; without it no plugin "
-        "is loaded and every entry is cleared",
-    )
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         _logging.configure(level=args.log_level)
         return _run(_serve(args))
-    _logging.configure(level="warning")
     if args.command == "reindex":
+        _logging.configure(level="warning")
         return _run(_reindex(args))
+    # A reader: everything it has to say is a plain `dsh: ...` line (a refusal, the warning of
+    # a store behind its record) or a listed row (DAMAGED marks), so the storage layer's
+    # structured lines (a lock held by a running `dsh serve`, a damaged row) stay silent.
+    _logging.configure(level="critical")
     return _run(_sessions(args))
 
 
@@ -220,7 +106,22 @@ def _run(coro: object) -> int:
         return 130
 
 
+def not_a_data_folder(data: Path) -> str | None:
+    """Why ``data`` cannot be listed as a SQLite data folder, or ``None`` when it can. Only
+    looks: a reader never creates a folder."""
+    if not data.exists():
+        return f"no data folder at {data}: nothing is stored there (dsh serve creates it)"
+    if not data.is_dir():
+        return f"{data} is not a dsh data folder: it is a file"
+    if not (data / STORE_FILE).is_file():
+        return f"{data} is not a dsh data folder: it holds no {STORE_FILE}"
+    return None
+
+
 async def _sessions(args: argparse.Namespace) -> int:
+    if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
     backend = _backend(args.data)
     summaries: Sequence[StoredSummary]
     try:
@@ -304,53 +205,6 @@ def _token(args: argparse.Namespace) -> str | None:
     value: str | None = args.token if args.token is not None else os.environ.get("DSH_TOKEN")
     if value == "":
         raise ValueError(f"{given[0]} must not be empty")
-    return value
-
-
-def _whole(text: str, minimum: int, what: str) -> int:
-    """``text`` as a whole number of ``what`` no smaller than ``minimum``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number{what}: {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be >= {minimum}, not {value}")
-    return value
-
-
-def _seconds(text: str) -> int:
-    """``--evict-idle``: a whole number of seconds >= 0."""
-    return _whole(text, 0, " of seconds")
-
-
-def _host_id(text: str) -> str:
-    """``--host-id``: a non-empty printable name."""
-    if not text.strip() or not text.isprintable():
-        raise argparse.ArgumentTypeError(f"must be a non-empty printable name, not {text!r}")
-    return text
-
-
-def _positive_int(text: str) -> int:
-    """A whole number >= 1."""
-    return _whole(text, 1, "")
-
-
-def _positive_float(text: str) -> float:
-    """A number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
-    return value
-
-
-def _positive_seconds(text: str) -> int:
-    """``--lease-seconds``: a whole number of seconds >= 1."""
-    value = _seconds(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
     return value
 
 
@@ -439,6 +293,8 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
             print(f"dsh: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
             return 1
         log.info("host.ready", data=redacted(str(args.data)), plugins=host.plugins.names, url=url)
+        if args.overlay is None:
+            print(NO_OVERLAY, flush=True)
         print(f"listening on {url}", flush=True)
         await stop.wait()
         log.info("host.stopping")

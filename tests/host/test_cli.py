@@ -32,12 +32,6 @@ def test_help_lists_the_commands():
         assert flag in serve.stdout
 
 
-def test_sessions_on_an_empty_data_folder(tmp_path):
-    result = run_dsh(["sessions", "--data", str(tmp_path / "data")])
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "no sessions"
-
-
 def test_reindex_rebuilds_the_wake_index_of_a_data_folder(tmp_path):
     data = tmp_path / "data"
 

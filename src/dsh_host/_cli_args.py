@@ -1,0 +1,258 @@
+"""The ``dsh`` argument parser: its commands, its flags (each with help naming its default) and
+the value checks behind them. :mod:`._cli` runs what it parses."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+from dsh_hookspecs import DEFAULT_MAX_STEPS, ModelSettings
+
+from .persistence import is_postgres_url
+
+#: The distribution that ships ``dsh`` (``pyproject.toml``'s name): ``dsh --version`` reads it.
+DISTRIBUTION = "dsh-schedule"
+DEFAULT_DATA = ".dsh-data"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+DEFAULT_MODEL = "scripted"
+DEFAULT_LOG_LEVEL = "info"
+#: Seconds a live Session may sit idle under `dsh serve` before it is detached (issue 11 item 3).
+DEFAULT_EVICT_IDLE = 600
+#: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
+DEFAULT_LEASE_SECONDS = 15
+#: The example overlay the newcomer's ``make run`` uses (named when no overlay is given).
+EXAMPLE_OVERLAY = "examples/web-schedule/overlay.toml"
+_DATA_HELP = (
+    f"the data folder (SQLite), or a postgresql://USER@HOST:PORT/DB URL (default: {DEFAULT_DATA})"
+)
+
+#: The model settings' defaults, shown in ``dsh serve --help``.
+_MODEL_DEFAULTS = ModelSettings()
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, never breaking a line inside ``.dsh-data`` or ``-wal``."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(re.sub(r"\s+", " ", text).strip(), width, break_on_hyphens=False)
+
+
+def version() -> str:
+    """``dsh VERSION``: the installed distribution's version."""
+    try:
+        return f"dsh {metadata.version(DISTRIBUTION)}"
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "dsh (version unknown: the dsh-schedule distribution is not installed)"
+
+
+def data_location(value: str) -> Path | str:
+    """A ``--data`` value: a PostgreSQL URL stays a string, anything else is a folder."""
+    return value if is_postgres_url(value) else Path(value)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line. Every flag's help ends with ``(default: X)``."""
+    top = argparse.ArgumentParser(
+        prog="dsh",
+        description="dsh: a pluggy-based LLM agent host with durable Session-local reminders.",
+        formatter_class=_Formatter,
+    )
+    top.add_argument("--version", action="version", version=version())
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _serve(
+        commands.add_parser(
+            "serve", help="run the host (HTTP + SSE, browser client)", formatter_class=_Formatter
+        )
+    )
+    sessions = commands.add_parser(
+        "sessions", help="list the Sessions stored in a data folder", formatter_class=_Formatter
+    )
+    sessions.add_argument(
+        "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
+    )
+    sessions.add_argument(
+        "--json", action="store_true", help="print one JSON object per line (default: text)"
+    )
+    reindex = commands.add_parser(
+        "reindex",
+        help="rebuild the durable wake index from the stored logs",
+        formatter_class=_Formatter,
+    )
+    reindex.add_argument(
+        "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
+    )
+    reindex.add_argument(
+        "--overlay",
+        type=Path,
+        metavar="PATH",
+        help="overlay config (TOML) naming the plugins that file wakes (default: none: no "
+        "plugin is loaded and every entry is cleared)",
+    )
+    return top
+
+
+def _serve(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--overlay",
+        type=Path,
+        metavar="PATH",
+        help="overlay config (TOML) naming the plugins to load (default: none: no plugin is "
+        f"loaded, so no reminders; try {EXAMPLE_OVERLAY})",
+    )
+    serve.add_argument(
+        "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
+    )
+    serve.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        metavar="ADDRESS",
+        help=f"address to bind; any other than loopback needs a token (default: {DEFAULT_HOST})",
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on, 0 picks a free one (default: {DEFAULT_PORT})",
+    )
+    serve.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        metavar="NAME",
+        help="the model adapter: scripted (the keyless demo), none, openai (any "
+        "OpenAI-compatible chat-completions server), or one a loaded plugin offers "
+        f"(default: {DEFAULT_MODEL})",
+    )
+    serve.add_argument(
+        "--model-name",
+        metavar="ID",
+        help="the model id the adapter asks for, e.g. gpt-4o-mini or qwen2.5:7b; the API key "
+        "comes from DSH_MODEL_API_KEY, else OPENAI_API_KEY (default: none; openai requires it)",
+    )
+    serve.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the OpenAI-compatible server's base URL, e.g. http://127.0.0.1:11434/v1 for "
+        "Ollama (default: the adapter's, https://api.openai.com/v1 for openai)",
+    )
+    serve.add_argument(
+        "--model-max-steps",
+        type=positive_int,
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help="model requests one turn may make before it stops with a note "
+        f"(default: {DEFAULT_MAX_STEPS})",
+    )
+    serve.add_argument(
+        "--model-timeout",
+        type=positive_float,
+        default=_MODEL_DEFAULTS.timeout_seconds,
+        metavar="SECONDS",
+        help="seconds to wait to connect and for each piece of a model's reply "
+        f"(default: {_MODEL_DEFAULTS.timeout_seconds:g})",
+    )
+    serve.add_argument(
+        "--model-context-chars",
+        type=positive_int,
+        default=_MODEL_DEFAULTS.context_chars,
+        metavar="N",
+        help="the most characters of transcript sent per model request; the oldest whole "
+        f"exchanges are left out first (default: {_MODEL_DEFAULTS.context_chars})",
+    )
+    serve.add_argument(
+        "--token",
+        help="bearer token required on /api (required off loopback); visible in the process "
+        "list: prefer --token-file or the DSH_TOKEN environment variable (default: none, "
+        "or DSH_TOKEN)",
+    )
+    serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the bearer token from the first line of PATH (default: none)",
+    )
+    serve.add_argument(
+        "--accept-data-loss",
+        action="store_true",
+        help="start even though the store holds less than was acknowledged before (a lost "
+        "-wal file, an emptied or replaced database); logs a warning and accepts what it holds "
+        "(default: off: such a store is refused)",
+    )
+    serve.add_argument(
+        "--evict-idle",
+        type=seconds,
+        metavar="SECONDS",
+        help="detach live Sessions idle this long to cold; 0 turns it off (default: the "
+        f"overlay's [host] evict_idle_seconds, else {DEFAULT_EVICT_IDLE})",
+    )
+    serve.add_argument(
+        "--lease-seconds",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="PostgreSQL only: how long another host waits before taking over the Sessions of "
+        f"a host that stopped renewing its leases (default: {DEFAULT_LEASE_SECONDS})",
+    )
+    serve.add_argument(
+        "--host-id",
+        type=host_id,
+        metavar="NAME",
+        help="PostgreSQL only: a stable name for this host as a lease holder, so that it takes "
+        "its own Sessions back at once after a restart; never give two running hosts one name "
+        "(default: a new random name per start, which waits for the old leases to run out)",
+    )
+    serve.add_argument(
+        "--log-level",
+        default=DEFAULT_LOG_LEVEL,
+        choices=("debug", "info", "warning", "error"),
+        help="the least severe structured log line written to stderr "
+        f"(default: {DEFAULT_LOG_LEVEL})",
+    )
+
+
+def _whole(text: str, minimum: int, what: str) -> int:
+    """``text`` as a whole number of ``what`` no smaller than ``minimum``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number{what}: {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, not {value}")
+    return value
+
+
+def seconds(text: str) -> int:
+    """``--evict-idle``: a whole number of seconds >= 0."""
+    return _whole(text, 0, " of seconds")
+
+
+def host_id(text: str) -> str:
+    """``--host-id``: a non-empty printable name."""
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"must be a non-empty printable name, not {text!r}")
+    return text
+
+
+def positive_int(text: str) -> int:
+    """A whole number >= 1."""
+    return _whole(text, 1, "")
+
+
+def positive_float(text: str) -> float:
+    """A number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def positive_seconds(text: str) -> int:
+    """``--lease-seconds``: a whole number of seconds >= 1."""
+    value = seconds(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {value}")
+    return value
