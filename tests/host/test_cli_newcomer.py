@@ -1,6 +1,7 @@
-"""The ``dsh`` CLI as a newcomer meets it (issue 13 item 9): ``--version``, help naming every
-default, ``dsh sessions`` on paths that are not data folders or are held by a server, and the
-line ``dsh serve`` prints when no plugin is loaded."""
+"""The ``dsh`` CLI and README as a newcomer meets them (issue 13 item 9): ``--version``, help
+naming every default, ``dsh sessions`` on paths that are not data folders or are held by a
+server, the line ``dsh serve`` prints when no plugin is loaded, and a README that opens plainly,
+names ``make run``'s variables and lists the scripted phrases."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import argparse
 import asyncio
 import contextlib
 import queue
+import re
 import time
 from importlib import metadata
 
@@ -15,6 +17,7 @@ import httpx
 
 from dsh_host._cli import NO_OVERLAY, _parser
 from dsh_host.persistence import SQLiteBackend, opened
+from dsh_schedule._phrases import PHRASES
 from tests.procs import LISTENING, ROOT, DshProcess, run_dsh
 
 
@@ -156,3 +159,39 @@ def test_serve_without_an_overlay_says_in_one_line_that_no_plugin_is_loaded(tmp_
         "(try --overlay examples/web-schedule/overlay.toml)"
     )
     assert (ROOT / "examples/web-schedule/overlay.toml").is_file()
+
+
+def _readme_section(title: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return readme.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_opens_plainly_and_keeps_its_two_set_up_commands():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    opening = readme.split("\n## ", 1)[0]
+    assert "](docs/screenshots/desktop-light-en.png)" in opening
+    assert "remind me in 10 minutes" in opening
+    for internal in ("sidecar", "watermark", "position record", "schedule/change"):
+        assert internal not in readme.lower(), internal  # those live in docs/internals.md
+        assert internal in (ROOT / "docs/internals.md").read_text(encoding="utf-8").lower()
+    setup = _readme_section("Set up")
+    blocks = re.findall(r"```sh\n(.*?)```", setup, re.DOTALL)
+    commands = [line.split("#", 1)[0].strip() for line in blocks[0].splitlines()]
+    assert (len(blocks), commands) == (1, ["make run", "make test"])
+    # `make run`'s two variables, with the defaults the Makefile gives them.
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    said = " ".join(setup.split())
+    for name in ("PORT", "DATA"):
+        default = re.search(rf"^{name} \?= (\S+)$", makefile, re.MULTILINE)
+        assert default is not None, name
+        assert f"`{name}` (default `{default.group(1)}`" in said, name
+        assert f"$({name})" in makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+
+
+def test_readme_lists_every_phrase_the_scripted_model_understands():
+    listed = " ".join(_readme_section("What the scripted model understands").split())
+    examples = [phrase.example for phrase in PHRASES if phrase.example is not None]
+    assert len(examples) >= 8
+    for example in examples:
+        assert f'"{example}"' in listed, example
+    assert "`/tool NAME {json}`" in listed
