@@ -94,7 +94,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("cold delivery", ["_wakeups", "_eviction"]),
         ("the host object", ["_host", "testing", "conformance*"]),
         ("web", ["web*"]),
-        ("CLI", ["_cli", "__main__"]),
+        ("CLI", ["_cli*", "__main__"]),
         ("package", [""]),
     ],
     "dsh_schedule": [
