@@ -156,11 +156,15 @@ class Tool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RendererAsset:
-    """A browser ES module a plugin contributes to the Web client.
+    """A browser ES module (or stylesheet) a plugin contributes to the Web client.
 
     ``path`` is the module file on disk; the host serves it and the client imports it. The
     module's default export is ``register(registry)``, which adds renderers keyed by durable event
-    type. ``event_types`` lists the types it renders (used to order and to report conflicts).
+    type (and tool summaries, follow-up lines and Session-view panels). ``event_types`` lists the
+    types it renders (used to order and to report conflicts). A ``path`` ending in ``.css`` is a
+    stylesheet instead: the page links it (it should use only the host's theme custom properties).
+
+    .. versionchanged:: 0.3 stylesheets.
     """
 
     name: str

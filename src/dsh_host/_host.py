@@ -19,7 +19,7 @@ from typing import Any, Self
 
 import structlog
 
-from dsh_hookspecs import Clock, JSONValue, ModelSettings, TaskSet, TaskSlot
+from dsh_hookspecs import Clock, JSONValue, ModelSettings, SessionHeader, TaskSet, TaskSlot
 
 from ._agent import LiveAgent
 from ._clock import SystemClock
@@ -388,7 +388,8 @@ class Host:
         return await self.persistence.inspect(session_id)
 
     async def list_sessions(self) -> list[dict[str, Any]]:
-        """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?}``.
+        """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?,
+        "seedLength"?}`` (a fork's ``seedLength``: where its copy of the parent's log ends).
 
         A stored row that cannot be decoded is listed as ``{"id", "createdAt"?, "live": false,
         "damaged": true, "error"}`` beside the others (a live Session of that id wins).
@@ -397,7 +398,7 @@ class Host:
         listing = await self.backend.list_sessions()
         for summary in listing:
             header = summary.header
-            rows[header.id] = _row(header.id, header.created_at, header.parent_session, False)
+            rows[header.id] = _row(header, live=False)
         for damaged in damaged_sessions(listing):
             row: dict[str, Any] = {"id": damaged.id}
             if damaged.created_at is not None:
@@ -405,14 +406,16 @@ class Host:
             rows[damaged.id] = {**row, "live": False, "damaged": True, "error": damaged.error}
         for session in self.sessions.live():
             header = session.header
-            rows[header.id] = _row(header.id, header.created_at, header.parent_session, True)
+            rows[header.id] = _row(header, live=True)
         return sorted(rows.values(), key=lambda row: (row.get("createdAt", 0), row["id"]))
 
 
-def _row(sid: str, created: int, parent: str | None, live: bool) -> dict[str, Any]:
-    row: dict[str, Any] = {"id": sid, "createdAt": created, "live": live}
-    if parent is not None:
-        row["parentSession"] = parent
+def _row(header: SessionHeader, *, live: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": header.id, "createdAt": header.created_at, "live": live}
+    if header.parent_session is not None:
+        row["parentSession"] = header.parent_session
+        if header.seed_length is not None:
+            row["seedLength"] = header.seed_length
     return row
 
 

@@ -1,9 +1,12 @@
-"""dsh_schedule_ui: the browser renderer for Schedule reminder receipts.
+"""dsh_schedule_ui: the browser face of the Schedule plugin.
 
-Entry point ``ui-schedule``. Through ``dsh_renderer_assets`` it contributes one ES module,
-``static/reminder-row.js``, whose default export registers the bilingual (English / Chinese)
-reminder row for durable ``schedule/change`` events that carry a presented view
-(:class:`dsh_schedule.ReminderView`). The prompt always reaches the DOM as text.
+Entry point ``ui-schedule``. Through ``dsh_renderer_assets`` it contributes ES modules from
+``static/`` whose default exports register with the host's browser registry: the bilingual
+(English / Chinese) ``schedule`` strings, the reminder card for durable
+``schedule/change`` dispatches that carry a presented view (:class:`dsh_schedule.ReminderView`),
+one-line summaries of the three schedule tools and of the plugin's follow-ups, and the
+Reminders panel over the ``schedule.reminders`` Session view; and one stylesheet. Session
+text always reaches the DOM as text.
 """
 
 from __future__ import annotations
@@ -14,8 +17,13 @@ from typing import Final
 from dsh_hookspecs import RendererAsset, hookimpl
 from dsh_schedule import SCHEDULE_CHANGE, ReminderView
 
-#: The reminder row module shipped with this package.
-REMINDER_ROW: Final = Path(__file__).resolve().parent / "static" / "reminder-row.js"
+STATIC: Final = Path(__file__).resolve().parent / "static"
+#: The reminder card module.
+REMINDER_ROW: Final = STATIC / "reminder-row.js"
+#: The modules, in load order: the strings the others use come first.
+MODULES: Final = ("schedule-words", "reminder-row", "tool-summaries")
+#: The card's and the panel's stylesheet (the page links it).
+STYLESHEET: Final = STATIC / "schedule.css"
 
 
 class ScheduleUIPlugin:
@@ -23,11 +31,15 @@ class ScheduleUIPlugin:
 
     @hookimpl
     def dsh_renderer_assets(self) -> list[RendererAsset]:
-        return [
+        modules = [
             RendererAsset(
-                name="reminder-row", path=str(REMINDER_ROW), event_types=(SCHEDULE_CHANGE,)
+                name=name,
+                path=str(STATIC / f"{name}.js"),
+                event_types=(SCHEDULE_CHANGE,) if name == "reminder-row" else (),
             )
+            for name in MODULES
         ]
+        return [*modules, RendererAsset(name="schedule", path=str(STYLESHEET))]
 
 
-__all__ = ["REMINDER_ROW", "ReminderView", "ScheduleUIPlugin"]
+__all__ = ["MODULES", "REMINDER_ROW", "STATIC", "STYLESHEET", "ReminderView", "ScheduleUIPlugin"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 import pytest
@@ -73,16 +74,25 @@ def test_keyless_receipt_scenario(server, page):
     row = p.locator(ROW)
     expect(row).to_have_count(1)
     expect(row).to_contain_text(PROMPT)
-    expect(row).to_contain_text("Scheduled reminder")
+    expect(row.locator(".schedule-card-label")).to_have_text("Reminder")
+    expect(row.locator(".schedule-reminder-prompt")).to_have_text(PROMPT)
     expect(row).to_contain_text("Delivered in this session only")
-    expect(row).to_contain_text("ID schedule-1")
-    expect(row.locator("time").first).to_have_attribute(
-        "datetime", entry["view"]["view"]["occurrenceAt"]
+    expect(row).to_have_attribute("data-schedule-id", "schedule-1")
+    due = row.locator("time").first
+    expect(due).to_have_attribute("datetime", entry["view"]["view"]["occurrenceAt"])
+    expect(due).to_have_text(re.compile(r"^Due today \d\d:\d\d$"))
+    expect(due).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$"))
+    # The reminder's text is the largest thing on the card.
+    sizes = row.evaluate(
+        "card => [...card.querySelectorAll('p, time')].map(e => "
+        "[e.className, parseFloat(getComputedStyle(e).fontSize)])"
     )
+    prompt_size = dict(sizes)["schedule-reminder-prompt"]
+    assert all(size < prompt_size for name, size in sizes if name != "schedule-reminder-prompt")
     p.locator("[data-locale=zh]").click()
-    expect(row).to_contain_text("定时提醒")
+    expect(row.locator(".schedule-card-label")).to_have_text("提醒")
     expect(row).to_contain_text("仅在当前会话中交付")
-    expect(row).to_contain_text("编号 schedule-1")
+    expect(due).to_have_text(re.compile(r"^到期 今天 \d\d:\d\d$"))
     expect(row).to_contain_text(PROMPT)
     p.reload()
     expect(p.locator(ROW)).to_contain_text("仅在当前会话中交付")  # the switch is persisted
@@ -104,7 +114,8 @@ def test_a_prompt_full_of_html_and_script_renders_as_inert_text(server, page):
     p.goto(f"{server.url}/?session={sid}")
     row = p.locator(ROW)
     expect(row).to_have_count(1)
-    expect(row.locator("p")).to_have_text(HOSTILE)
+    expect(row.locator(".schedule-reminder-prompt")).to_have_text(HOSTILE)
+    expect(row).to_have_attribute("data-notify", HOSTILE)
     assert row.locator("img, script, b").count() == 0
     assert p.locator("[data-testid=transcript] img, [data-testid=transcript] b").count() == 0
     assert p.evaluate("window.__xss") is None

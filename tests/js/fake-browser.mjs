@@ -46,6 +46,18 @@ function makeDocument() {
     querySelector: (selector) => document.body.querySelector(selector),
     querySelectorAll: (selector) => document.body.querySelectorAll(selector),
     getElementById: (id) => document.body.querySelector(`[id="${id}"]`),
+    head: new FakeElement("head"),
+    title: "dsh",
+    activeElement: null,
+    listeners: new Map(),
+    addEventListener(type, listener) {
+      if (!document.listeners.has(type)) document.listeners.set(type, []);
+      document.listeners.get(type).push(listener);
+    },
+    /** Fire a document event (e.g. "visibilitychange") at its listeners. */
+    dispatch(type, init = {}) {
+      for (const listener of document.listeners.get(type) ?? []) listener({ type, ...init });
+    },
   };
   document.body = parseBody(readFileSync(new URL("index.html", STATIC), "utf8"), document);
   return document;
@@ -97,6 +109,7 @@ export async function bootApp({ initial, route }) {
       intervals.push(callback);
       return intervals.length;
     },
+    addEventListener() {},
   };
   globalThis.fetch = async (path, init = {}) => {
     const url = new URL(path, "http://dsh.test");

@@ -163,6 +163,10 @@ export class FakeElement extends FakeNode {
     return this.attributes.has(name);
   }
 
+  removeAttribute(name) {
+    this.attributes.delete(name);
+  }
+
   // ---- events
   addEventListener(type, listener) {
     if (!this.listeners.has(type)) this.listeners.set(type, []);
@@ -190,16 +194,21 @@ export class FakeElement extends FakeNode {
   }
 
   querySelectorAll(selector) {
-    const match = /^([a-z]+)?(?:\[([\w-]+)(?:="([^"]*)")?\])?$/i.exec(selector);
-    if (match === null) throw new Error(`fake DOM: unsupported selector ${selector}`);
-    const [, tag, attribute, value] = match;
-    return [...this.descendants()].filter(
-      (el) =>
-        (tag === undefined || el.tagName === tag.toUpperCase()) &&
-        (attribute === undefined ||
-          (el.hasAttribute(attribute) &&
-            (value === undefined || el.getAttribute(attribute) === value))),
-    );
+    const tests = parseSelectorList(selector);
+    return [...this.descendants()].filter((el) => tests.some((test) => test(el)));
+  }
+
+  /** Whether this element matches a list of compound selectors (tag, .class, [attr="v"]). */
+  matches(selector) {
+    return parseSelectorList(selector).some((test) => test(this));
+  }
+
+  closest(selector) {
+    const tests = parseSelectorList(selector);
+    for (let node = this; node instanceof FakeElement; node = node.parentNode) {
+      if (tests.some((test) => test(node))) return node;
+    }
+    return null;
   }
 
   querySelector(selector) {
@@ -220,3 +229,26 @@ export const fakeDocument = {
   createElement: (tag) => new FakeElement(tag),
   createTextNode: (text) => new FakeText(String(text)),
 };
+
+/** Compound selectors separated by commas: `tag.class[attr][attr="value"]`, nothing else. */
+function parseSelectorList(selector) {
+  return selector.split(",").map((part) => {
+    const text = part.trim();
+    const match = /^([a-z][a-z0-9]*)?((?:\.[\w-]+)*)((?:\[[\w-]+(?:=(?:"[^"]*"|[\w-]+))?\])*)$/i.exec(
+      text,
+    );
+    if (match === null || text === "") throw new Error(`fake DOM: unsupported selector ${selector}`);
+    const [, tag, classes, attributes] = match;
+    const classNames = classes.split(".").filter(Boolean);
+    const attrs = [...attributes.matchAll(/\[([\w-]+)(?:=(?:"([^"]*)"|([\w-]+)))?\]/g)].map(
+      ([, name, quoted, bare]) => [name, quoted ?? bare],
+    );
+    return (el) =>
+      (tag === undefined || el.tagName === tag.toUpperCase()) &&
+      classNames.every((name) => el.classList.contains(name)) &&
+      attrs.every(
+        ([name, value]) =>
+          el.hasAttribute(name) && (value === undefined || el.getAttribute(name) === value),
+      );
+  });
+}

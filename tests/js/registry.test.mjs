@@ -151,3 +151,66 @@ describe("locale namespaces", () => {
     }
   });
 });
+
+describe("tool summaries, follow-up lines and panels", () => {
+  test("a summary is the plugin's string; null, a non-string or a throw fall back", () => {
+    const warnings = [];
+    const registry = new RendererRegistry({ warn: (...args) => warnings.push(args) });
+    const drop = registry.registerToolSummary("t1", ({ value }) => `done ${value}`);
+    registry.registerToolSummary("t2", () => null);
+    registry.registerToolSummary("t3", () => {
+      throw new Error("boom");
+    });
+    registry.registerToolSummary("t4", () => 5);
+    assert.equal(registry.toolSummary({ name: "t1", value: 1 }), "done 1");
+    assert.equal(registry.toolSummary({ name: "t2" }), null);
+    assert.equal(registry.toolSummary({ name: "t3" }), null);
+    assert.equal(registry.toolSummary({ name: "t4" }), null);
+    assert.equal(registry.toolSummary({ name: "unknown" }), null);
+    assert.equal(warnings.length, 1);
+    assert.throws(() => registry.registerToolSummary("t1", () => ""), /already registered/);
+    assert.throws(() => registry.registerToolSummary("", () => ""), TypeError);
+    assert.throws(() => registry.registerToolSummary("t9", "x"), TypeError);
+    drop();
+    assert.equal(registry.toolSummary({ name: "t1", value: 1 }), null);
+  });
+
+  test("a follow-up line is keyed by the plugin that queued it", () => {
+    const registry = new RendererRegistry();
+    const drop = registry.registerFollowupSummary("p", ({ text }) => `line for ${text}`);
+    assert.equal(registry.followupSummary({ text: "x", source: { plugin: "p" } }), "line for x");
+    assert.equal(registry.followupSummary({ text: "x", source: { plugin: "q" } }), null);
+    assert.equal(registry.followupSummary({ text: "x" }), null);
+    drop();
+    assert.equal(registry.followupSummary({ text: "x", source: { plugin: "p" } }), null);
+    assert.throws(() => registry.registerFollowupSummary("p", null), TypeError);
+  });
+
+  test("panels are listed in registration order and tell listeners when they change", () => {
+    const registry = new RendererRegistry();
+    let changes = 0;
+    const stop = registry.onPanelsChange(() => {
+      changes += 1;
+    });
+    const panel = { title: () => "A", render: () => null };
+    const dropA = registry.registerPanel("a.view", panel);
+    registry.registerPanel("b.view", { title: () => "B", render: () => null });
+    assert.deepEqual(
+      registry.panels().map(([name]) => name),
+      ["a.view", "b.view"],
+    );
+    assert.equal(changes, 2);
+    assert.throws(() => registry.registerPanel("a.view", panel), /already registered/);
+    assert.throws(() => registry.registerPanel("c.view", { title: () => "C" }), TypeError);
+    assert.throws(() => registry.registerPanel("c.view", { render: () => null }), TypeError);
+    dropA();
+    assert.deepEqual(
+      registry.panels().map(([name]) => name),
+      ["b.view"],
+    );
+    assert.equal(changes, 3);
+    stop();
+    registry.registerPanel("d.view", panel);
+    assert.equal(changes, 3);
+  });
+});

@@ -1,28 +1,38 @@
-"""dsh_schedule_ui: the renderer asset it registers through the host."""
+"""dsh_schedule_ui: the renderer assets it registers through the host."""
 
 from __future__ import annotations
 
 from dsh_hookspecs import RendererAsset
-from dsh_schedule_ui import REMINDER_ROW, ScheduleUIPlugin
+from dsh_schedule_ui import MODULES, REMINDER_ROW, STATIC, STYLESHEET, ScheduleUIPlugin
 
 
-async def test_ui_schedule_registers_the_reminder_row_module(host):
+async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
     host.load_plugin("ui-schedule")
     assets = host.plugins.renderer_assets()
     assert assets == [
         (
             "ui-schedule",
+            RendererAsset(name="schedule-words", path=str(STATIC / "schedule-words.js")),
+        ),
+        (
+            "ui-schedule",
             RendererAsset(
                 name="reminder-row", path=str(REMINDER_ROW), event_types=("schedule/change",)
             ),
-        )
+        ),
+        (
+            "ui-schedule",
+            RendererAsset(name="tool-summaries", path=str(STATIC / "tool-summaries.js")),
+        ),
+        ("ui-schedule", RendererAsset(name="schedule", path=str(STYLESHEET))),
     ]
-    assert REMINDER_ROW.is_file()
-    source = REMINDER_ROW.read_text()
-    assert "export default function register" in source
-    # The prompt reaches the DOM as text: the module never parses strings as HTML.
-    for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"):
-        assert sink not in source
+    for name in MODULES:
+        source = (STATIC / f"{name}.js").read_text()
+        assert "export default function register" in source
+        # Session text reaches the DOM as text: no module ever parses strings as HTML.
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"):
+            assert sink not in source
+    assert STYLESHEET.is_file()
     await host.unload_plugin("ui-schedule")
     assert host.plugins.renderer_assets() == []
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from dsh_hookspecs import RendererAsset, hookimpl
 from dsh_host import Host
 from dsh_host.persistence import MemoryBackend, StorageError
 from dsh_host.testing import FaultInjectingBackend
@@ -566,6 +567,41 @@ async def test_the_page_carries_the_renderer_config(web_host: Host, tmp_path: Pa
             _error(await client.get(path), 404, "not_found")
         module.unlink()  # registered but gone: still a clean 404
         _error(await client.get("/plugins/test-renderers/row.js"), 404, "not_found")
+
+
+class _Stylesheet:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @hookimpl
+    def dsh_renderer_assets(self) -> list[RendererAsset]:
+        return [RendererAsset(name="look", path=str(self.path))]
+
+
+async def test_a_css_asset_is_linked_as_a_stylesheet_and_served_as_css_only(
+    web_host: Host, tmp_path: Path
+):
+    sheet = tmp_path / "look.css"
+    sheet.write_text(".card { color: var(--fg); }\n")
+    web_host.load_plugin("test-style", factory=lambda: _Stylesheet(sheet))
+    async with serve(web_host) as (_, client):
+        html = (await client.get("/")).text
+        match = re.search(r'<script id="dsh-config" type="application/json">(.*?)</script>', html)
+        assert match is not None
+        assert json.loads(match.group(1))["renderers"] == [
+            {
+                "plugin": "test-style",
+                "url": "/plugins/test-style/look.css",
+                "eventTypes": [],
+                "kind": "style",
+            }
+        ]
+        asset = await client.get("/plugins/test-style/look.css")
+        assert asset.status_code == 200
+        assert asset.headers["content-type"] == "text/css; charset=utf-8"
+        assert asset.text == sheet.read_text()
+        # A stylesheet is never served as a module.
+        _error(await client.get("/plugins/test-style/look.js"), 404, "not_found")
 
 
 _STATIC_IMPORT = re.compile(r'^import [^;]*? from "\./([\w-]+\.js)";', re.MULTILINE)

@@ -4,7 +4,7 @@ Routes (DESIGN section 4)::
 
     GET  /                               the browser page (index.html + renderer config)
     GET  /static/<file>                  the browser client
-    GET  /plugins/<plugin>/<asset>.js    a renderer module a plugin registered
+    GET  /plugins/<plugin>/<asset>.js    a renderer module a plugin registered (.css: a stylesheet)
     GET  /api/sessions                   list               POST /api/sessions           create
     POST /api/sessions/{id}/fork         fork               POST /api/sessions/{id}/resume
     POST /api/sessions/{id}/messages     send a message     POST /api/sessions/{id}/flush

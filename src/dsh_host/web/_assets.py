@@ -3,7 +3,9 @@
 ``GET /`` is ``index.html`` with the renderer list filled in as an inert JSON data block (the
 Content-Security-Policy forbids inline script, and this block is never run); ``GET /static/...``
 serves only files of known types from the client folder, never outside it; ``GET /plugins/...``
-serves only an asset some plugin registered. None of them needs a token (see :mod:`._guard`).
+serves only an asset some plugin registered: an ES module, or a stylesheet when its file ends
+in ``.css`` (the page links it; the policy allows no inline style). None of them needs a token
+(see :mod:`._guard`).
 """
 
 from __future__ import annotations
@@ -74,18 +76,24 @@ class Assets:
             if (plugin, name) in seen:
                 continue
             seen.add((plugin, name))
-            url = f"/plugins/{quote(plugin, safe='')}/{quote(name, safe='')}.js"
-            out.append({"plugin": plugin, "url": url, "eventTypes": list(types)})
+            suffix = _suffix(asset.path)
+            url = f"/plugins/{quote(plugin, safe='')}/{quote(name, safe='')}{suffix}"
+            entry: dict[str, JSONValue] = {"plugin": plugin, "url": url, "eventTypes": list(types)}
+            if suffix == ".css":
+                entry["kind"] = "style"
+            out.append(entry)
         return out
 
     async def plugin_asset(self, request: Request) -> Response:
         plugin: str = request.path_params["plugin"]
         file: str = request.path_params["file"]
-        if file.endswith(".js"):
-            name = file[: -len(".js")]
+        for suffix in (".js", ".css"):
+            if not file.endswith(suffix):
+                continue
+            name = file[: -len(suffix)]
             for owner, asset in self.plugins.renderer_assets():
-                if owner == plugin and asset.name == name:
-                    return await _file(Path(asset.path), CONTENT_TYPES[".js"])
+                if owner == plugin and asset.name == name and _suffix(asset.path) == suffix:
+                    return await _file(Path(asset.path), CONTENT_TYPES[suffix])
         raise ApiError("not_found", "no such renderer asset")
 
     async def static(self, request: Request) -> Response:
@@ -99,6 +107,11 @@ class Assets:
         if content_type is None or not path.is_relative_to(root):
             raise ApiError("not_found", "no such file")
         return await _file(path, content_type)
+
+
+def _suffix(path: str) -> str:
+    """A stylesheet asset (its file ends in ``.css``) is served as one; others are modules."""
+    return ".css" if str(path).lower().endswith(".css") else ".js"
 
 
 def _asset_name_ok(name: object) -> bool:

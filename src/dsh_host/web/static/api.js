@@ -1,5 +1,6 @@
 // dsh browser client: the HTTP API (bearer token, JSON, error answers) and one-line error text.
 
+import { errorLine } from "./errors.js";
 import { prettyJson } from "./registry.js";
 
 const TOKEN_KEY = "dsh.token";
@@ -64,12 +65,15 @@ export const sessionPath = (id, suffix = "") =>
   `/api/sessions/${encodeURIComponent(id)}${suffix}`;
 
 /**
- * One line for any failure: API errors with their code, Errors and `{message}` values by their
- * message, strings as they are, anything else (a turn's error value) as JSON.
+ * One line for any failure: coded errors (API errors, a turn's or a tool's error value) and
+ * network failures in plain words with the raw code after them, other Errors and `{message}`
+ * values by their message, strings as they are, anything else as JSON.
  */
 export function errorMessage(error) {
-  if (error instanceof ApiError) return `${error.message} (${error.code})`;
   if (typeof error === "string") return error;
+  if (error && typeof error === "object" && (typeof error.code === "string" || error.name === "TypeError")) {
+    return errorLine(error);
+  }
   if (error && typeof error === "object" && typeof error.message === "string") {
     return error.message;
   }

@@ -4,10 +4,13 @@
 // (transcript, chrome, status), session-list.js and session-view.js (the open Session).
 
 import { api, errorMessage, sessionPath } from "./api.js";
+import { applyTheme, noticeArrivals, refreshTimes, setDrawer, wireChrome } from "./chrome.js";
 import { els } from "./dom.js";
-import { onLocaleChange, setLocale } from "./i18n.js";
+import { onLocaleChange, setLocale, t } from "./i18n.js";
+import { renderPanels } from "./panels.js";
 import {
   applyStaticText,
+  onLiveArrivals,
   registry,
   renderChrome,
   renderDraft,
@@ -24,13 +27,32 @@ const SESSIONS_REFRESH_MS = 15000;
 
 function rerenderAll() {
   applyStaticText();
+  applyTheme();
+  renderExamples();
   renderSessions();
+  renderPanels();
   if (state.current && state.current.win.events.length > 0) {
     renderTranscript(state.current.win, "relocalize");
   }
   renderDraft(state.current);
   renderChrome();
   renderStatus();
+  refreshTimes();
+}
+
+/** The empty state's example prompts: clicking one puts it in the composer. */
+function renderExamples() {
+  const buttons = ["empty.example1", "empty.example2", "empty.example3"].map((key) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = t(key);
+    button.addEventListener("click", () => {
+      els.composer.value = t(key);
+      els.composer.focus();
+    });
+    return button;
+  });
+  els.examples.replaceChildren(...buttons);
 }
 
 // ------------------------------------------------------------------ actions
@@ -81,6 +103,33 @@ async function resumeCurrent() {
   renderChrome();
 }
 
+function startRename() {
+  if (!state.current) return;
+  els.renameInput.value = els.sessionName.textContent;
+  els.renameForm.hidden = false;
+  els.sessionName.hidden = true;
+  els.rename.hidden = true;
+  els.renameInput.focus();
+  els.renameInput.select?.();
+}
+
+function endRename() {
+  els.renameForm.hidden = true;
+  els.sessionName.hidden = false;
+  els.rename.hidden = false;
+}
+
+async function renameCurrent() {
+  const current = state.current;
+  const name = els.renameInput.value.trim();
+  if (!current || name === "") return;
+  await api("POST", sessionPath(current.id, "/name"), { name });
+  endRename();
+  await refreshSessions();
+  setNotice("status.renamed");
+  els.rename.focus();
+}
+
 async function flushCurrent() {
   const current = state.current;
   if (!current) return;
@@ -111,7 +160,25 @@ function sendMessage() {
 }
 
 function wireEvents() {
-  onSessionSelect((id) => selectSession(id));
+  onSessionSelect((id) => {
+    selectSession(id);
+    setDrawer(false);
+  });
+  els.rename.addEventListener("click", startRename);
+  els.renameCancel.addEventListener("click", () => {
+    endRename();
+    els.rename.focus();
+  });
+  els.renameForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    runAction("rename", renameCurrent);
+  });
+  els.renameInput.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      endRename();
+      els.rename.focus();
+    }
+  });
   els.newSession.addEventListener("click", () => runAction("create", createSession));
   els.resume.addEventListener("click", () => runAction("resume", resumeCurrent));
   els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
@@ -156,6 +223,14 @@ async function loadRenderers(config) {
   await Promise.all(
     renderers.map(async (entry) => {
       if (!entry || typeof entry.url !== "string") return;
+      if (entry.kind === "style") {
+        // A plugin's stylesheet: linked, never inlined (the page's policy allows no inline CSS).
+        const link = document.createElement("link");
+        link.rel = "stylesheet";
+        link.href = entry.url;
+        document.head.appendChild(link);
+        return;
+      }
       try {
         const module = await import(entry.url);
         if (typeof module.default !== "function") {
@@ -171,8 +246,13 @@ async function loadRenderers(config) {
 
 async function boot() {
   applyStaticText();
+  renderExamples();
+  wireChrome();
   wireEvents();
+  onLiveArrivals(noticeArrivals);
   await loadRenderers(readConfig());
+  registry.onPanelsChange(renderPanels);
+  renderPanels();
   renderChrome();
   renderStatus();
   await refreshSessions();

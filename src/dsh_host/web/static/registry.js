@@ -39,6 +39,91 @@ export class RendererRegistry {
     this._document = doc ?? null;
     this._warn = typeof warn === "function" ? warn : (...args) => globalThis.console?.warn?.(...args);
     this._renderers = new Map();
+    this._toolSummaries = new Map();
+    this._followupSummaries = new Map();
+    this._panels = new Map();
+    this._panelListeners = new Set();
+  }
+
+  /** Add `fn` under `key` in `map` (a second registration throws); returns the unregister. */
+  _keyed(map, kind, key, value) {
+    if (typeof key !== "string" || key === "") throw new TypeError(`${kind} must be a non-empty string`);
+    if (map.has(key)) throw new Error(`a ${kind} ${key} is already registered`);
+    map.set(key, value);
+    return () => {
+      if (map.get(key) === value) map.delete(key);
+    };
+  }
+
+  /**
+   * A one-line summary for a tool call and its result: `summarize({name, arguments, value,
+   * isError, pending, source, locale, t, time, errorText(value)})` returns a string, or null for the generic one.
+   */
+  registerToolSummary(toolName, summarize) {
+    if (typeof summarize !== "function") throw new TypeError("summarize must be a function");
+    return this._keyed(this._toolSummaries, "tool summary", toolName, summarize);
+  }
+
+  /**
+   * The collapsed system line for a plugin's follow-up message: `summarize({text, source,
+   * locale, t})` returns a string, or null for the generic one.
+   */
+  registerFollowupSummary(pluginName, summarize) {
+    if (typeof summarize !== "function") throw new TypeError("summarize must be a function");
+    return this._keyed(this._followupSummaries, "follow-up summary", pluginName, summarize);
+  }
+
+  /**
+   * A panel for one Session view: `{title(t), badgeLabel?(count, t), render(ctx)}` where ctx is
+   * `{view, sessionId, locale, t, time, document, runTool(name, args)}`.
+   */
+  registerPanel(viewName, panel) {
+    if (panel === null || typeof panel !== "object" || typeof panel.render !== "function") {
+      throw new TypeError("a panel needs a render(ctx) function");
+    }
+    if (typeof panel.title !== "function") throw new TypeError("a panel needs a title(t) function");
+    const drop = this._keyed(this._panels, "panel", viewName, panel);
+    this._notifyPanels();
+    return () => {
+      drop();
+      this._notifyPanels();
+    };
+  }
+
+  /** The registered panels, as `[viewName, panel]` pairs in registration order. */
+  panels() {
+    return [...this._panels.entries()];
+  }
+
+  onPanelsChange(listener) {
+    this._panelListeners.add(listener);
+    return () => this._panelListeners.delete(listener);
+  }
+
+  _notifyPanels() {
+    for (const listener of this._panelListeners) listener();
+  }
+
+  /** The plugin's summary for a tool row, or null (no summarizer, a null answer, a failure). */
+  toolSummary(input) {
+    return this._summary(this._toolSummaries, input?.name, input);
+  }
+
+  /** The plugin's line for a follow-up, or null. */
+  followupSummary(input) {
+    return this._summary(this._followupSummaries, input?.source?.plugin, input);
+  }
+
+  _summary(map, key, input) {
+    const summarize = map.get(key);
+    if (summarize === undefined) return null;
+    try {
+      const out = summarize(input);
+      return typeof out === "string" && out !== "" ? out : null;
+    } catch (error) {
+      this._warn(`summary for ${key} failed; using the generic one`, error);
+      return null;
+    }
   }
 
   get document() {

@@ -6,12 +6,50 @@
 import { errorMessage } from "./api.js";
 import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
 import { getLocale, t } from "./i18n.js";
-import { prettyJson, RendererRegistry } from "./registry.js";
-import { currentSessionInfo, state } from "./state.js";
+import { registry, renderNode as nodeElement } from "./nodes.js";
+import { currentSessionInfo, sessionLabel, state } from "./state.js";
 import { nodeFor, nodesFor } from "./transcript.js";
 
-/** The renderers plugins register (see the app's boot). */
-export const registry = new RendererRegistry({ document });
+export { registry };
+
+/** Where a node's element finds its context: a result's call, a fork's parent. */
+const lookup = {
+  callFor(callId) {
+    const win = state.current?.win;
+    if (!win || callId === undefined) return null;
+    for (let i = win.events.length - 1; i >= 0; i -= 1) {
+      const event = win.events[i];
+      if (event.type === "tool/call" && event.data?.callId === callId) {
+        return nodeFor({ event, view: win.views[i] });
+      }
+    }
+    return null;
+  },
+  isForkBoundary(seq) {
+    const info = currentSessionInfo();
+    return typeof info?.parentSession === "string" && info.seedLength === seq;
+  },
+  parentName() {
+    const parent = currentSessionInfo()?.parentSession;
+    if (typeof parent !== "string") return null;
+    return sessionLabel(state.sessions?.find((s) => s.id === parent) ?? { id: parent }, t);
+  },
+};
+
+function renderNode(node) {
+  return nodeElement(node, lookup);
+}
+
+/** A call row is hidden once its result's row (which shows both) is on screen. */
+function hideAnsweredCalls() {
+  const answered = new Set();
+  for (const row of els.transcript.querySelectorAll('[data-kind="tool-result"][data-call-id]')) {
+    answered.add(row.getAttribute("data-call-id"));
+  }
+  for (const row of els.transcript.querySelectorAll('[data-kind="tool-call"][data-call-id]')) {
+    row.hidden = answered.has(row.getAttribute("data-call-id"));
+  }
+}
 
 export function setNotice(key, params, tone = "info") {
   state.notice = key ? { key, params, tone } : null;
@@ -28,9 +66,12 @@ export function onWindowChange(current, change) {
     case "state":
       break;
     case "append":
+      const nodes = nodesFor(change.entries);
+      const elements = nodes.map(renderNode);
       keepingScroll("append", () => {
-        for (const node of nodesFor(change.entries)) els.transcript.appendChild(renderNode(node));
+        for (const element of elements) els.transcript.appendChild(element);
       });
+      onArrivals(elements);
       break;
     case "prepend": {
       const entries = [];
@@ -43,7 +84,11 @@ export function onWindowChange(current, change) {
     }
     case "view": {
       const node = nodeFor({ event: win.events[change.index], view: win.views[change.index] });
-      keepingScroll("view", () => replaceNode(change.seq, node));
+      const element = node === null ? null : renderNode(node);
+      keepingScroll("view", () => replaceNode(change.seq, element));
+      if (node !== null) {
+        onArrivals([element]);
+      }
       break;
     }
     default:
@@ -51,6 +96,7 @@ export function onWindowChange(current, change) {
       // empty page.
       if (!(win.openState === "loading" && win.events.length === 0)) renderTranscript(win, "reset");
   }
+  hideAnsweredCalls();
   renderChrome();
   renderStatus();
 }
@@ -75,8 +121,8 @@ function keepingScroll(mode, mutate) {
   }
 }
 
-/** Put `node` (or nothing, when null) where the element for `seq` is or belongs. */
-function replaceNode(seq, node) {
+/** Put `element` (or nothing, when null) where the element for `seq` is or belongs. */
+function replaceNode(seq, element) {
   const transcript = els.transcript;
   // Late views mostly concern recent events: search from the end.
   let before = transcript.lastElementChild;
@@ -84,17 +130,29 @@ function replaceNode(seq, node) {
     before = before.previousElementSibling;
   }
   if (before !== null && Number(before.getAttribute("data-seq")) === seq) {
-    if (node === null) before.remove();
-    else before.replaceWith(renderNode(node));
-  } else if (node !== null) {
+    if (element === null) before.remove();
+    else before.replaceWith(element);
+  } else if (element !== null) {
     const next = before === null ? transcript.firstChild : before.nextSibling;
-    transcript.insertBefore(renderNode(node), next);
+    transcript.insertBefore(element, next);
   }
 }
 
 export function renderTranscript(win, mode) {
   const elements = nodesFor(win.entries).map(renderNode);
   keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
+  hideAnsweredCalls();
+}
+
+let arrivalListener = () => {};
+
+/** Who hears about elements that arrived live (the notifier); history loads do not count. */
+export function onLiveArrivals(listener) {
+  arrivalListener = listener;
+}
+
+function onArrivals(elements) {
+  arrivalListener(elements);
 }
 
 // ------------------------------------------------------------------ the message in progress
@@ -126,80 +184,6 @@ export function renderDraft(current) {
   });
 }
 
-// ------------------------------------------------------------------ node rendering
-
-function jsonBlock(value) {
-  return el("pre", "json", prettyJson(value));
-}
-
-function renderNode(node) {
-  const wrapper = el("div", `node node-${node.kind}`);
-  wrapper.setAttribute("data-seq", String(node.seq));
-  wrapper.setAttribute("data-kind", node.kind);
-  switch (node.kind) {
-    case "user": {
-      wrapper.appendChild(el("div", "node-label", t("node.user")));
-      wrapper.appendChild(el("div", "bubble", node.text));
-      const source = node.source;
-      if (source && typeof source === "object" && typeof source.plugin === "string") {
-        wrapper.appendChild(el("div", "node-meta", t("node.viaPlugin", { plugin: source.plugin })));
-      }
-      break;
-    }
-    case "assistant":
-      wrapper.appendChild(el("div", "node-label", t("node.assistant")));
-      wrapper.appendChild(el("div", "text", node.text));
-      break;
-    case "tool-call": {
-      const details = el("details", "tool");
-      details.open = true;
-      const summary = el("summary", "tool-title", t("node.toolCall", { name: String(node.name) }));
-      if (node.callId !== undefined) summary.title = String(node.callId);
-      details.appendChild(summary);
-      details.appendChild(jsonBlock(node.arguments));
-      wrapper.appendChild(details);
-      break;
-    }
-    case "tool-result": {
-      if (node.isError) wrapper.classList.add("is-error");
-      const details = el("details", "tool");
-      details.open = true;
-      const summary = el(
-        "summary",
-        "tool-title",
-        t("node.toolResult", { name: String(node.name) }),
-      );
-      if (node.isError) {
-        summary.appendChild(document.createTextNode(" "));
-        summary.appendChild(el("span", "badge badge-error", t("node.toolError")));
-      }
-      if (node.callId !== undefined) summary.title = String(node.callId);
-      details.appendChild(summary);
-      details.appendChild(jsonBlock(node.value));
-      wrapper.appendChild(details);
-      break;
-    }
-    case "turn-error":
-      wrapper.appendChild(
-        el(
-          "div",
-          "turn-error-text",
-          node.error === null || node.error === undefined
-            ? t("node.turnErrorUnknown")
-            : t("node.turnError", { error: errorMessage(node.error) }),
-        ),
-      );
-      break;
-    case "presented-event":
-      wrapper.setAttribute("data-event-type", String(node.eventType));
-      wrapper.appendChild(registry.render(node, { locale: getLocale(), document }));
-      break;
-    default:
-      wrapper.appendChild(jsonBlock(node));
-  }
-  return wrapper;
-}
-
 // ------------------------------------------------------------------ chrome
 
 function isWorking(win) {
@@ -225,10 +209,13 @@ export function renderChrome() {
   els.composer.disabled = !hasSession;
   els.send.disabled = !hasSession || busy("send");
   els.sessionId.textContent = hasSession ? current.id : "";
+  els.sessionName.textContent = hasSession ? sessionLabel(info ?? { id: current.id }, t) : "";
+  els.rename.disabled = !hasSession || busy("rename");
   els.sessionNote.textContent = hasSession && info && !info.live ? t("session.cold") : "";
 
   const placeholder = els.placeholder;
   placeholder.replaceChildren();
+  els.emptyState.hidden = true;
   if (!hasSession) {
     placeholder.textContent = t("session.none");
     els.loadOlder.hidden = true;
@@ -247,8 +234,8 @@ export function renderChrome() {
     retry.addEventListener("click", () => win.resync());
     placeholder.appendChild(retry);
   } else if (els.transcript.childElementCount === 0) {
-    placeholder.textContent =
-      win.openState === "open" ? t("transcript.empty") : t("transcript.loading");
+    if (win.openState === "open") els.emptyState.hidden = false;
+    else placeholder.textContent = t("transcript.loading");
   }
   els.loadOlder.hidden = !(win.openState === "open" && win.hasMore);
   els.loadOlder.disabled = win.loadingOlder !== null;

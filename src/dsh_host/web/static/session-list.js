@@ -6,7 +6,7 @@ import { el, els, formatTime, toEpochMs } from "./dom.js";
 import { t } from "./i18n.js";
 import { renderChrome } from "./render.js";
 import { jsonEqual } from "./session-window.js";
-import { state } from "./state.js";
+import { sessionLabel, state } from "./state.js";
 
 let onSelect = () => {};
 
@@ -66,7 +66,17 @@ export function renderSessions() {
       li.classList.add("is-damaged");
     }
     const top = el("span", "session-row");
-    top.appendChild(el("span", "session-name", session.id));
+    const name = el("span", "session-name", sessionLabel(session, t));
+    name.title = session.id;
+    top.appendChild(name);
+    const badges = el("span", "session-badges");
+    const pending = pendingCount(session);
+    if (pending > 0) {
+      const count = el("span", "badge badge-count", t("sessions.pending", { count: pending }));
+      count.setAttribute("data-testid", "pending-badge");
+      count.setAttribute("aria-label", t("sessions.pendingLabel", { count: pending }));
+      badges.appendChild(count);
+    }
     const badge = damaged
       ? el("span", "badge badge-error", t("sessions.damaged"))
       : el(
@@ -74,7 +84,8 @@ export function renderSessions() {
           session.live ? "badge badge-live" : "badge badge-cold",
           t(session.live ? "sessions.live" : "sessions.cold"),
         );
-    top.appendChild(badge);
+    badges.appendChild(badge);
+    top.appendChild(badges);
     button.appendChild(top);
     if (session.createdAt !== undefined) {
       const time = el("span", "session-created", formatTime(session.createdAt));
@@ -84,9 +95,9 @@ export function renderSessions() {
       button.appendChild(el("span", "session-damage", session.error));
     }
     if (typeof session.parentSession === "string") {
-      button.appendChild(
-        el("span", "session-lineage", t("sessions.forkOf", { id: session.parentSession })),
-      );
+      const parent = state.sessions?.find((s) => s.id === session.parentSession);
+      const label = sessionLabel(parent ?? { id: session.parentSession }, t);
+      button.appendChild(el("span", "session-lineage", t("sessions.forkOf", { id: label })));
     }
     button.addEventListener("click", () => onSelect(session.id));
     li.appendChild(button);
@@ -103,6 +114,17 @@ export function renderSessions() {
     els.sessionsError.hidden = true;
     els.sessionsError.textContent = "";
   }
+}
+
+/** The sum of a row's view badges (e.g. its pending reminders). */
+export function pendingCount(session) {
+  const badges = session?.badges;
+  if (badges === null || typeof badges !== "object") return 0;
+  let total = 0;
+  for (const value of Object.values(badges)) {
+    if (Number.isSafeInteger(value) && value > 0) total += value;
+  }
+  return total;
 }
 
 let refreshing = null;

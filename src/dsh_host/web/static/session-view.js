@@ -4,8 +4,9 @@
 
 import { api, authHeaders, sessionPath } from "./api.js";
 import { els } from "./dom.js";
-import { onWindowChange, renderChrome, renderDraft, renderStatus } from "./render.js";
-import { renderSessions } from "./session-list.js";
+import { acceptViews, loadViews, renderPanels } from "./panels.js";
+import { onWindowChange, renderChrome, renderDraft, renderStatus, setNotice } from "./render.js";
+import { refreshSessions, renderSessions } from "./session-list.js";
 import { SessionWindow } from "./session-window.js";
 import { connectEvents } from "./sse.js";
 import { state } from "./state.js";
@@ -43,10 +44,12 @@ export function selectSession(id, { updateUrl = true } = {}) {
     win: null,
     conn: null,
     draft: new StreamingDraft(),
+    views: null,
   };
   state.current = current;
   state.notice = null;
   els.transcript.replaceChildren();
+  renderPanels();
 
   current.win = new SessionWindow({
     pageSize: PAGE_SIZE,
@@ -79,6 +82,11 @@ export function selectSession(id, { updateUrl = true } = {}) {
       clearTimeout(current.fallbackTimer);
       current.streamState = "open";
       current.streamError = null;
+      if (reconnect) {
+        // What failed while the connection was down is stale now: clear it and catch up.
+        if (state.notice?.tone === "error") setNotice(null);
+        refreshSessions();
+      }
       openOrResync();
       renderStatus();
     },
@@ -91,6 +99,7 @@ export function selectSession(id, { updateUrl = true } = {}) {
       current.streamError = error;
       // History stays readable even when live updates are unavailable.
       if (current.win.openState === "cold") current.win.open();
+      if (current.views === null) loadViews(current);
       renderStatus();
     },
   });
@@ -113,6 +122,10 @@ function handleFrame(current, frame) {
     return;
   }
   if (!message || typeof message !== "object") return;
+  if (frame.event === "views") {
+    acceptViews(current, message);
+    return;
+  }
   if (frame.event === "stream") {
     if (current.draft.piece(message.stream)) renderDraft(current);
     return;

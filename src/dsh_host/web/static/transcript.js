@@ -6,6 +6,7 @@
 //   {kind: "tool-call", seq, callId, name, arguments}
 //   {kind: "tool-result", seq, callId, name, value, isError}
 //   {kind: "turn-error", seq, error}
+//   {kind: "seed-end", seq}             (where a copied log ends: a fork's divider, if at seedLength)
 //   {kind: "presented-event", seq, time, eventType, view}   (upstream PresentedEventNode)
 // Any event whose sidecar is a presented-event view (`{for: "event", view}`) becomes a
 // presented node whatever its type; other events without a transcript meaning produce none.
@@ -49,14 +50,17 @@ export function nodeFor(entry) {
     case "assistant/message":
       if (typeof data.text !== "string") return null;
       return { kind: "assistant", seq, text: data.text };
-    case "tool/call":
-      return {
+    case "tool/call": {
+      const node = {
         kind: "tool-call",
         seq,
         callId: data.callId,
         name: data.name,
         arguments: data.arguments,
       };
+      if (data.source !== undefined && data.source !== null) node.source = data.source;
+      return node;
+    }
     case "tool/result":
       return {
         kind: "tool-result",
@@ -66,6 +70,8 @@ export function nodeFor(entry) {
         value: data.value,
         isError: isErrorValue(data.value),
       };
+    case "session/end-seed":
+      return { kind: "seed-end", seq };
     case "turn/end":
       if (data.outcome !== "error") return null;
       return { kind: "turn-error", seq, error: data.error ?? null };

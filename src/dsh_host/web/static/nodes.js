@@ -1,0 +1,190 @@
+// dsh browser client: the markup of one transcript node. Messages are bubbles; a plugin's
+// follow-up is a collapsed system line; a tool call and its result are one summary row whose
+// JSON opens on demand; a fork's seed ends with a divider. Every string that comes from a
+// Session reaches the DOM through textContent only.
+
+import { errorMessage } from "./api.js";
+import { el } from "./dom.js";
+import { describeError } from "./errors.js";
+import { getLocale, t } from "./i18n.js";
+import { prettyJson, RendererRegistry } from "./registry.js";
+import { createTime } from "./time.js";
+
+/** The renderers plugins register (see the app's boot). */
+export const registry = new RendererRegistry({ document });
+
+/** The time formatter for the page's locale (the browser's zone). */
+export function pageTime() {
+  return createTime({ locale: getLocale() });
+}
+
+function jsonBlock(label, value) {
+  const block = el("div", "json-block");
+  block.appendChild(el("div", "json-label", label));
+  block.appendChild(el("pre", "json", prettyJson(value)));
+  return block;
+}
+
+function isUserSourced(source) {
+  return source !== null && typeof source === "object" && source.kind === "user";
+}
+
+/** The one-line text of a tool row: the plugin's summary, else "NAME · done / failed: CODE". */
+export function toolSummaryText({ name, args, value, isError, pending, source }) {
+  const locale = getLocale();
+  const input = {
+    name,
+    arguments: args,
+    value,
+    isError,
+    pending,
+    source,
+    locale,
+    t: (key, params) => t(key, params, locale),
+    time: pageTime(),
+    errorText: (error) => describeError(error, locale).text,
+  };
+  let text = registry.toolSummary(input);
+  if (text === null) {
+    if (pending) text = t("tool.running", { name });
+    else if (isError) text = t("tool.failed", { name, reason: describeError(value).text });
+    else text = t("tool.done", { name });
+  }
+  return isUserSourced(source) ? `${t("tool.byUser")} · ${text}` : text;
+}
+
+/**
+ * A tool row: `call` (a tool-call node, or null when its page is not loaded) and `result` (a
+ * tool-result node, or null while the call runs).
+ */
+function renderToolRow(wrapper, call, result) {
+  const name = String(result?.name ?? call?.name ?? "");
+  const isError = result?.isError === true;
+  if (isError) wrapper.classList.add("is-error");
+  const callId = result?.callId ?? call?.callId;
+  if (callId !== undefined) wrapper.setAttribute("data-call-id", String(callId));
+  wrapper.setAttribute("data-tool", name);
+  const details = el("details", "tool");
+  const summary = el("summary", "tool-summary");
+  summary.appendChild(el("span", "tool-icon", isError ? "!" : result ? "✓" : "…"));
+  summary.appendChild(
+    el(
+      "span",
+      "tool-text",
+      toolSummaryText({
+        name,
+        args: call?.arguments,
+        value: result?.value,
+        isError,
+        pending: result === null,
+        source: call?.source,
+      }),
+    ),
+  );
+  details.appendChild(summary);
+  if (call !== null) details.appendChild(jsonBlock(t("tool.arguments"), call.arguments));
+  if (result !== null) details.appendChild(jsonBlock(t("tool.value"), result.value));
+  if (callId !== undefined) details.appendChild(el("div", "tool-call-id", String(callId)));
+  wrapper.appendChild(details);
+}
+
+function renderFollowup(wrapper, node) {
+  const locale = getLocale();
+  const plugin = String(node.source.plugin);
+  const text =
+    registry.followupSummary({
+      text: node.text,
+      source: node.source,
+      locale,
+      t: (key, params) => t(key, params, locale),
+    }) ?? t("followup.generic", { plugin });
+  const details = el("details", "followup");
+  details.appendChild(el("summary", "followup-summary", text));
+  details.appendChild(el("pre", "followup-text", node.text));
+  wrapper.appendChild(details);
+}
+
+/** True for a user/message a plugin queued (a follow-up), not one the user typed. */
+export function isFollowup(node) {
+  const source = node?.source;
+  return (
+    node?.kind === "user" &&
+    source !== null &&
+    typeof source === "object" &&
+    typeof source.plugin === "string"
+  );
+}
+
+/**
+ * The element for `node`. `lookup.callFor(callId)` finds a result's call node,
+ * `lookup.isForkBoundary(seq)` says whether a seed ends there because this Session is a fork,
+ * and `lookup.parentName()` names the Session it came from.
+ */
+export function renderNode(node, lookup) {
+  const wrapper = el("div", `node node-${node.kind}`);
+  wrapper.setAttribute("data-seq", String(node.seq));
+  wrapper.setAttribute("data-kind", node.kind);
+  switch (node.kind) {
+    case "user": {
+      if (isFollowup(node)) {
+        wrapper.className = "node node-followup";
+        wrapper.setAttribute("data-kind", "followup");
+        renderFollowup(wrapper, node);
+        break;
+      }
+      wrapper.appendChild(el("div", "node-label", t("node.user")));
+      wrapper.appendChild(el("div", "bubble", node.text));
+      break;
+    }
+    case "assistant":
+      wrapper.appendChild(el("div", "node-label", t("node.assistant")));
+      wrapper.appendChild(el("div", "text", node.text));
+      break;
+    case "tool-call":
+      wrapper.classList.add("node-tool");
+      renderToolRow(wrapper, node, null);
+      break;
+    case "tool-result":
+      wrapper.classList.add("node-tool");
+      renderToolRow(wrapper, lookup.callFor(node.callId), node);
+      break;
+    case "seed-end": {
+      // Every resume ends its copied log too: only a fork's boundary gets the divider.
+      if (!lookup.isForkBoundary(node.seq)) {
+        wrapper.hidden = true;
+        break;
+      }
+      wrapper.classList.add("fork-divider");
+      wrapper.setAttribute("role", "separator");
+      const name = lookup.parentName();
+      wrapper.appendChild(
+        el(
+          "span",
+          "fork-divider-text",
+          name === null ? t("fork.dividerUnknown") : t("fork.divider", { name }),
+        ),
+      );
+      break;
+    }
+    case "turn-error":
+      wrapper.appendChild(
+        el(
+          "div",
+          "turn-error-text",
+          node.error === null || node.error === undefined
+            ? t("node.turnErrorUnknown")
+            : t("node.turnError", { error: errorMessage(node.error) }),
+        ),
+      );
+      break;
+    case "presented-event":
+      wrapper.setAttribute("data-event-type", String(node.eventType));
+      wrapper.appendChild(
+        registry.render(node, { locale: getLocale(), document, time: pageTime() }),
+      );
+      break;
+    default:
+      wrapper.appendChild(el("pre", "json", prettyJson(node)));
+  }
+  return wrapper;
+}

@@ -1,0 +1,94 @@
+// dsh browser client: the panels plugins register over a Session's views (e.g. the Schedule's
+// "Reminders"). Each registered panel whose view the open Session has is one
+// `<section role="region">` with its heading, rebuilt on every views update and locale switch;
+// focus inside survives the rebuild through `data-focus-key`. A panel runs an Agent tool as the
+// user's action through `runTool`.
+
+import { api, sessionPath } from "./api.js";
+import { el, els } from "./dom.js";
+import { describeError } from "./errors.js";
+import { getLocale, t } from "./i18n.js";
+import { registry } from "./nodes.js";
+import { state } from "./state.js";
+import { createTime } from "./time.js";
+
+/** POST the tool as the user's action; resolves with the tool's value (errors are values). */
+export async function runTool(sessionId, name, args) {
+  const answer = await api("POST", sessionPath(sessionId, `/tools/${encodeURIComponent(name)}`), {
+    arguments: args ?? {},
+  });
+  return answer?.value;
+}
+
+function focusKey() {
+  const active = document.activeElement;
+  if (!active || !els.panels.contains(active)) return null;
+  return active.closest("[data-focus-key]")?.getAttribute("data-focus-key") ?? null;
+}
+
+export function renderPanels() {
+  const current = state.current;
+  const views = current?.views?.views ?? null;
+  const key = focusKey();
+  const sections = [];
+  if (views !== null && typeof views === "object") {
+    const locale = getLocale();
+    const translate = (k, params) => t(k, params, locale);
+    for (const [viewName, panel] of registry.panels()) {
+      if (!Object.hasOwn(views, viewName)) continue;
+      const section = el("section", "panel");
+      section.setAttribute("role", "region");
+      section.setAttribute("data-panel", viewName);
+      const headingId = `panel-${viewName.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+      section.setAttribute("aria-labelledby", headingId);
+      const heading = el("h2", "", panel.title(translate));
+      heading.id = headingId;
+      section.appendChild(heading);
+      try {
+        const body = panel.render({
+          view: views[viewName],
+          sessionId: current.id,
+          locale,
+          t: translate,
+          time: createTime({ locale }),
+          document,
+          errorText: (error) => describeError(error, locale).text,
+          runTool: (name, args) => runTool(current.id, name, args),
+        });
+        if (body) section.appendChild(body);
+      } catch (error) {
+        console.warn(`dsh: panel ${viewName} failed`, error);
+        continue;
+      }
+      sections.push(section);
+    }
+  }
+  els.panels.replaceChildren(...sections);
+  els.panels.hidden = sections.length === 0;
+  els.conversation.classList.toggle("has-panels", sections.length > 0);
+  if (key !== null) {
+    const again = [...els.panels.querySelectorAll("[data-focus-key]")].find(
+      (node) => node.getAttribute("data-focus-key") === key,
+    );
+    (again?.matches("button, input, a") ? again : again?.querySelector("button"))?.focus();
+  }
+}
+
+/** Load the open Session's views (the first time, and when the stream cannot push them). */
+export async function loadViews(current) {
+  try {
+    const payload = await api("GET", sessionPath(current.id, "/views"));
+    acceptViews(current, payload);
+  } catch (error) {
+    console.warn("dsh: could not load the session views", error);
+  }
+}
+
+/** Take a views payload `{views, throughSeq}` unless an equal or newer one is already shown. */
+export function acceptViews(current, payload) {
+  if (!payload || typeof payload !== "object" || typeof payload.views !== "object") return;
+  const seen = current.views?.throughSeq ?? -1;
+  if (typeof payload.throughSeq === "number" && payload.throughSeq < seen) return;
+  current.views = payload;
+  if (state.current === current) renderPanels();
+}

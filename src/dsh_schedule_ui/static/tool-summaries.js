@@ -1,0 +1,86 @@
+// ui-schedule: one-line summaries for the three schedule tools ("Reminder set · today 18:08",
+// "Reminder cancelled") and the collapsed line for the plugin's follow-ups ("Reminder handed to
+// the assistant"). Pure functions of what the host hands over; the default export registers
+// them.
+
+import { instantMs, scoped } from "./schedule-words.js";
+
+/** The plugin name the Schedule's follow-ups carry in `source.plugin`. */
+export const PLUGIN = "schedule";
+export const TOOLS = Object.freeze(["schedule_create", "schedule_list", "schedule_delete"]);
+const BATCH_HEADER = "[SCHEDULE REMINDER BATCH]";
+const REMINDERS_PREFIX = "reminders_json: ";
+
+function isErrorValue(value) {
+  return value !== null && typeof value === "object" && typeof value.code === "string";
+}
+
+function reason(input) {
+  return input.errorText(input.value);
+}
+
+/** schedule_create: pending, set (with when it is due), or why not. */
+export function summarizeCreate(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.createPending");
+  const value = input.value;
+  if (isErrorValue(value)) return s("tool.createFailed", { reason: reason(input) });
+  const due = instantMs(value?.scheduledAt);
+  if (due === null) return null;
+  const when = input.time.absolute(due);
+  if (typeof value.everySeconds === "number") {
+    return s("tool.createdEvery", { every: input.time.duration(value.everySeconds * 1000), time: when });
+  }
+  return s("tool.created", { time: when });
+}
+
+/** schedule_list: how many are active. */
+export function summarizeList(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.listPending");
+  if (isErrorValue(input.value)) return s("tool.listFailed", { reason: reason(input) });
+  if (!Array.isArray(input.value)) return null;
+  const count = input.value.length;
+  if (count === 0) return s("tool.listedNone");
+  return count === 1 ? s("tool.listedOne") : s("tool.listed", { count });
+}
+
+/** schedule_delete: cancelled, already gone, or why not. */
+export function summarizeDelete(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.deletePending");
+  const value = input.value;
+  if (value?.deleted === true) return s("tool.deleted");
+  if (value?.code === "schedule_not_found") return s("tool.deleteMissing");
+  if (isErrorValue(value)) return s("tool.deleteFailed", { reason: reason(input) });
+  return null;
+}
+
+/** How many reminders a follow-up hands over: a batch's array length, else one. */
+export function followupCount(text) {
+  if (typeof text !== "string" || !text.startsWith(BATCH_HEADER)) return 1;
+  const line = text.split("\n").find((l) => l.startsWith(REMINDERS_PREFIX));
+  try {
+    const items = JSON.parse(line.slice(REMINDERS_PREFIX.length));
+    return Array.isArray(items) && items.length > 0 ? items.length : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/** The follow-up's collapsed line. */
+export function summarizeFollowup({ text, t }) {
+  const s = scoped(t);
+  const count = followupCount(text);
+  return count === 1 ? s("followup.one") : s("followup.batch", { count });
+}
+
+/** Plugin entry point: registers the summaries; returns the unregister function. */
+export default function register(registry) {
+  const summarizers = [summarizeCreate, summarizeList, summarizeDelete];
+  const drops = TOOLS.map((name, index) => registry.registerToolSummary(name, summarizers[index]));
+  drops.push(registry.registerFollowupSummary(PLUGIN, summarizeFollowup));
+  return () => {
+    for (const drop of drops) drop();
+  };
+}

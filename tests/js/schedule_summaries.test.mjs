@@ -1,0 +1,139 @@
+// ui-schedule: one-line tool summaries and the follow-up line, in English and Chinese.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+
+import { describeError } from "../../src/dsh_host/web/static/errors.js";
+import { registerMessages, t } from "../../src/dsh_host/web/static/i18n.js";
+import { RendererRegistry } from "../../src/dsh_host/web/static/registry.js";
+import { createTime } from "../../src/dsh_host/web/static/time.js";
+import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-words.js";
+import register, {
+  followupCount,
+  PLUGIN,
+  summarizeCreate,
+  summarizeDelete,
+  summarizeFollowup,
+  summarizeList,
+  TOOLS,
+} from "../../src/dsh_schedule_ui/static/tool-summaries.js";
+import { fakeDocument } from "./fake-dom.mjs";
+
+registerMessages(NAMESPACE, messages);
+const NOW = Date.parse("2026-12-03T17:00:00Z");
+
+function input(locale, fields) {
+  return {
+    name: "schedule_create",
+    pending: false,
+    isError: false,
+    locale,
+    t: (key, params) => t(key, params, locale),
+    time: createTime({ now: () => NOW, locale, timeZone: "Asia/Shanghai" }),
+    errorText: (value) => describeError(value, locale).text,
+    ...fields,
+  };
+}
+
+const CREATED = {
+  id: "schedule-1",
+  kind: "after",
+  prompt: "stretch",
+  afterSeconds: 600,
+  scheduledAt: "2026-12-03T17:10:00.000Z",
+  state: "scheduled",
+  deliveryMode: "session-local",
+};
+
+describe("schedule_create", () => {
+  test("pending, set with its local time, repeating, refused", () => {
+    assert.equal(summarizeCreate(input("en", { pending: true })), "Setting a reminder…");
+    assert.equal(summarizeCreate(input("en", { value: CREATED })), "Reminder set · today 01:10");
+    assert.equal(summarizeCreate(input("zh", { value: CREATED })), "已设置提醒 · 今天 01:10");
+    const every = { ...CREATED, kind: "every", everySeconds: 1800, afterSeconds: undefined };
+    assert.equal(
+      summarizeCreate(input("en", { value: every })),
+      "Repeating reminder set · every 30 min · next today 01:10",
+    );
+    assert.equal(
+      summarizeCreate(input("zh", { value: every })),
+      "已设置重复提醒 · 每 30 分钟 · 下次 今天 01:10",
+    );
+    const refused = { code: "not_future", message: "The scheduled time must be strictly in the future." };
+    assert.equal(
+      summarizeCreate(input("en", { value: refused, isError: true })),
+      "Reminder not set: That time has already passed.",
+    );
+    assert.equal(
+      summarizeCreate(input("zh", { value: refused, isError: true })),
+      "未能设置提醒：这个时间已经过去了。",
+    );
+  });
+  test("a value it does not recognise falls back to the generic summary", () => {
+    assert.equal(summarizeCreate(input("en", { value: { id: "x" } })), null);
+    assert.equal(summarizeCreate(input("en", { value: null })), null);
+  });
+});
+
+describe("schedule_list and schedule_delete", () => {
+  test("counts", () => {
+    assert.equal(summarizeList(input("en", { pending: true })), "Looking up reminders…");
+    assert.equal(summarizeList(input("en", { value: [] })), "No active reminders");
+    assert.equal(summarizeList(input("en", { value: [CREATED] })), "1 active reminder");
+    assert.equal(summarizeList(input("zh", { value: [CREATED, CREATED] })), "2 条待办提醒");
+    assert.equal(
+      summarizeList(input("en", { value: { code: "persistence_uncertain" }, isError: true })),
+      "Could not list reminders: It is not certain the change was saved; check the reminder list.",
+    );
+    assert.equal(summarizeList(input("en", { value: {} })), null);
+  });
+  test("cancelled, already gone, refused", () => {
+    assert.equal(summarizeDelete(input("en", { pending: true })), "Cancelling a reminder…");
+    assert.equal(summarizeDelete(input("en", { value: { id: "s", deleted: true } })), "Reminder cancelled");
+    assert.equal(summarizeDelete(input("zh", { value: { id: "s", deleted: true } })), "已取消提醒");
+    assert.equal(
+      summarizeDelete(
+        input("en", { value: { id: "s", deleted: false, code: "schedule_not_found" } }),
+      ),
+      "That reminder was already gone",
+    );
+    assert.equal(
+      summarizeDelete(input("en", { value: { code: "invalid_rule", message: "m" }, isError: true })),
+      "Reminder not cancelled: That time does not work for a reminder.",
+    );
+    assert.equal(summarizeDelete(input("en", { value: 3 })), null);
+  });
+});
+
+describe("follow-ups", () => {
+  const single = '[SCHEDULE REMINDER]\nPresent ...\nschedule_id_json: "s"\noccurrence_at: x\nreminder_prompt_json: "a"';
+  const batch = (items) =>
+    `[SCHEDULE REMINDER BATCH]\nPresent all due reminders ...\nreminders_json: ${JSON.stringify(items)}`;
+  test("one reminder, or a batch's count", () => {
+    assert.equal(followupCount(single), 1);
+    assert.equal(followupCount(batch([{}, {}, {}])), 3);
+    assert.equal(followupCount(batch([])), 1);
+    assert.equal(followupCount("[SCHEDULE REMINDER BATCH]\nno json line"), 1);
+    assert.equal(followupCount("[SCHEDULE REMINDER BATCH]\nreminders_json: {oops"), 1);
+    assert.equal(followupCount(null), 1);
+    assert.equal(summarizeFollowup(input("en", { text: single })), "Reminder handed to the assistant");
+    assert.equal(summarizeFollowup(input("zh", { text: batch([{}, {}]) })), "2 条提醒已交给助手");
+  });
+});
+
+test("the default export registers the three tools and the follow-up line, and unregisters them", () => {
+  const registry = new RendererRegistry({ document: fakeDocument });
+  const drop = register(registry);
+  assert.deepEqual(TOOLS, ["schedule_create", "schedule_list", "schedule_delete"]);
+  assert.equal(
+    registry.toolSummary(input("en", { name: "schedule_delete", value: { deleted: true } })),
+    "Reminder cancelled",
+  );
+  assert.equal(
+    registry.followupSummary({ ...input("en", {}), text: "x", source: { kind: "plugin", plugin: PLUGIN } }),
+    "Reminder handed to the assistant",
+  );
+  drop();
+  assert.equal(registry.toolSummary(input("en", { name: "schedule_delete", value: {} })), null);
+  assert.equal(registry.followupSummary({ text: "x", source: { plugin: PLUGIN } }), null);
+});
