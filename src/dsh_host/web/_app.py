@@ -9,11 +9,14 @@ Routes (DESIGN section 4)::
     POST /api/sessions/{id}/fork         fork               POST /api/sessions/{id}/resume
     POST /api/sessions/{id}/messages     send a message     POST /api/sessions/{id}/flush
     GET  /api/sessions/{id}/history      one history page   GET  /api/sessions/{id}/events  SSE
+    GET  /api/sessions/{id}/views        plugin views       POST /api/sessions/{id}/name    rename
+    POST /api/sessions/{id}/tools/{name} run an Agent tool as the user's action
 
 Where each part lives: request parsing in :mod:`._requests`, the API handlers in
 :mod:`._handlers`, the page and assets in :mod:`._assets`, every error answer in :mod:`._errors`,
 the guard in front of ``/api`` in :mod:`._guard`, the event stream in :mod:`._stream` and its
-data in :mod:`._sidecar`.
+data in :mod:`._sidecar`, plugin views and names in :mod:`._views`, user tool calls in
+:mod:`._user_tools`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from ._guard import RESPONSE_HEADERS, Guard
 from ._handlers import Api, Settings
 from ._requests import MAX_BODY_BYTES
 from ._sidecar import Sidecar
+from ._user_tools import UserTools
+from ._views import SessionViews
 
 __all__ = ["MAX_BODY_BYTES", "check_options", "create_app"]
 
@@ -113,6 +118,8 @@ def create_app(
         body_timeout=body_timeout,
     )
     api = Api(settings)
+    views = SessionViews(settings)
+    user_tools = UserTools(settings)
     assets = Assets(host.plugins)
     session = "/api/sessions/{id}"
     routes = [
@@ -126,6 +133,9 @@ def create_app(
         Route(f"{session}/flush", api.flush, methods=["POST"]),
         Route(f"{session}/history", api.history, methods=["GET"]),
         Route(f"{session}/events", api.events, methods=["GET"]),
+        Route(f"{session}/views", views.views, methods=["GET"]),
+        Route(f"{session}/name", views.rename, methods=["POST"]),
+        Route(f"{session}/tools/{{name}}", user_tools.run, methods=["POST"]),
     ]
     handlers: dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]] = {
         ApiError: _api_error,
