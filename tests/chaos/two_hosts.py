@@ -158,10 +158,13 @@ class TwoHosts:
             self.acked[sid, str(value["id"])] = str(value["scheduledAt"])
             self.figures["creates acknowledged"] += 1
 
-    def message(self, sid: str) -> None:
+    def message(self, sid: str) -> bool:
+        """Send a user message; whether a host took it."""
         response = self.request(sid, "POST", f"/api/sessions/{sid}/messages", json={"text": "hi"})
         if response is not None and response.status_code == 202:
             self.figures["user messages"] += 1
+            return True
+        return False
 
     # -- faults ----------------------------------------------------------------------------
 
@@ -176,23 +179,53 @@ class TwoHosts:
         for slot in slots:
             self.figures[f"restarts ({self.boot(slot)})"] += 1
 
-    def freeze(self, slot: Slot, sids: list[str]) -> None:
+    def freeze(self, chosen: Slot, sids: list[str]) -> None:
         """SIGSTOP ``slot`` past its lease while reminders of its Sessions fall due; the other
-        host takes them over; then SIGCONT (its next appends are refused)."""
-        server = slot.server
-        if server is not None:  # turns in flight when it stops: their appends come after it
-            for sid in [s for s in sids if self.home.get(s) == slot.index][:4]:
-                with contextlib.suppress(httpx.HTTPError):
-                    server.http.post(f"/api/sessions/{sid}/messages", json={"text": "now"})
+        host takes them over; then SIGCONT, and wait (bounded) until the woken host has found
+        a lease gone (on renewal, on a refused append or on release): it must notice. A host
+        frozen inside a write transaction holds its Session rows locked, so the other waits
+        for it and nothing is taken over: counted apart. A host
+        live for no Session (the other one holds them all) is not worth freezing: the other is
+        frozen then."""
+        slot, held = chosen, self._hold(chosen, sids)
+        if not held:
+            slot = self.slots[1 - chosen.index]
+            held = self._hold(slot, sids)
+        before = slot.logged("storage.lease_lost")
         slot.signal(signal.SIGSTOP)
         self.frozen.add(slot.index)
         self.figures["freezes"] += 1
-        until = time.monotonic() + LEASE + self.rng.uniform(2.0, 3.0)
+        expired = time.monotonic() + LEASE + 0.5
+        until = expired + self.rng.uniform(1.5, 2.5)
+        taken = False
         while time.monotonic() < until:
-            self.message(self.rng.choice(sids))
+            sid = self.rng.choice(held if held and time.monotonic() > expired else sids)
+            taken |= sid in held and self.message(sid) and self.home[sid] != slot.index
             time.sleep(0.05)  # pacing of the workload, not a wait
         slot.signal(signal.SIGCONT)
         self.frozen.discard(slot.index)
+        if taken:  # (none when the host froze inside a transaction: its row lock held them off)
+            self.figures["freezes taken over"] += 1
+            wait_for(lambda: slot.logged("storage.lease_lost") > before, timeout=10)
+            self.figures["freezes noticed"] += 1
+
+    def _hold(self, slot: Slot, sids: list[str]) -> list[str]:
+        """Up to four Sessions ``slot`` is live for, each with a turn just started (its appends
+        come after the freeze): its own first, then any it can take (a cold one)."""
+        held: list[str] = []
+        server = slot.server
+        if server is None:
+            return held
+        mine = [s for s in sids if self.home.get(s) == slot.index]
+        for sid in mine[:4] + self.rng.sample(sids, len(sids)):
+            if len(held) == 4:
+                break
+            with contextlib.suppress(httpx.HTTPError):
+                answer = server.http.post(f"/api/sessions/{sid}/messages", json={"text": "now"})
+                if answer.status_code == 202 and sid not in held:
+                    held.append(sid)
+                    self.home[sid] = slot.index
+        return held
 
     def stop(self) -> None:
         for slot in self.slots:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
+from structlog.testing import capture_logs
 
 from dsh_host.conformance import make_events, make_header
 from dsh_host.persistence import (
@@ -190,6 +191,21 @@ async def test_renewal_reports_a_lease_another_host_took_over(
     assert lost == ["s1"]
     assert a.leases.held("s2")
     assert await b.leases.renew() == []
+
+
+async def test_releasing_a_lease_another_host_took_over_logs_it_lost_and_leaves_that_host_alone(
+    hosts: tuple[PostgresBackend, PostgresBackend], url: str
+) -> None:
+    a, b = hosts
+    await _created(a, "s1", "s2")
+    _run_out(url, "s1")  # a was frozen past its lease; b took s1 over
+    await b.leases.acquire("s1")
+    with capture_logs() as logs:
+        await a.leases.release_all()  # a evicts both on waking
+    lost = [r for r in logs if r["event"] == "storage.lease_lost"]
+    assert [(r["session_id"], r["epoch"], r["fenced"]) for r in lost] == [("s1", 1, False)]
+    assert _row(url, "s1")[:2] == ("host-b", 2)  # b still holds it
+    assert _row(url, "s2")[0] is None  # s2 was a's and is free now
 
 
 async def test_due_wakes_of_a_session_another_live_host_leases_wait_for_its_lease_to_run_out(

@@ -46,7 +46,7 @@ _RENEW_SQL = (
 _RELEASE_SQL = (
     "UPDATE sessions s SET owner = NULL, lease_until = NULL "
     "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch) "
-    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s"
+    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s RETURNING s.id"
 )
 
 
@@ -157,12 +157,18 @@ class PgLeases:
             await self._release(held)
 
     async def _release(self, held: dict[str, int]) -> None:
+        """Give up ``held``; a lease another host took over in the meantime (this process was
+        frozen past its expiry) is logged as lost: the release leaves that holder alone."""
         params = self._params(ids=list(held), epochs=list(held.values()))
 
-        async def run(conn: Connection) -> None:
-            await conn.execute(_RELEASE_SQL, params)
+        async def run(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(_RELEASE_SQL, params)).fetchall()
 
-        await self._borrow(run, "release leases")
+        rows = cast("list[tuple[object, ...]]", await self._borrow(run, "release leases"))
+        released = {str(row[0]) for row in rows}
+        for sid, epoch in held.items():
+            if sid not in released:
+                log.warning("storage.lease_lost", session_id=sid, epoch=epoch, fenced=False)
 
     async def renew(self) -> Sequence[str]:
         held = dict(self._epochs)
