@@ -72,7 +72,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
     ],
     "dsh_host": [
         ("values and JSON", ["_json", "_clock", "_logging", "_overlay", "_disposables"]),
-        ("records", ["_records"]),
+        ("records", ["_records", "_names"]),
         (
             "storage backends",
             [
@@ -87,7 +87,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("storage coordinator", ["persistence._coordinator", "persistence"]),
         ("Sessions", ["_session"]),
         ("tools", ["_tools"]),
-        ("Agents", ["_inbox", "_turn", "_agent"]),
+        ("Agents", ["_inbox", "_durability", "_turn", "_agent"]),
         ("the Agent registry", ["_registry"]),
         ("plugins", ["_plugins"]),
         ("models", ["_openai*", "_models"]),
@@ -101,7 +101,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("instants", ["_instants"]),
         ("codec and values", ["_codec", "_fifo", "_every", "_at"]),
         ("fold", ["_fold"]),
-        ("views", ["_views", "_receipts", "_due"]),
+        ("views", ["_views", "_receipts", "_due", "_panel"]),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
         ("tools and the scripted model's phrases", ["_tools", "_phrases"]),

@@ -40,6 +40,7 @@ __all__ = [
     "dsh_scripted_phrases",
     "dsh_session_flushed",
     "dsh_session_opened",
+    "dsh_session_views",
     "hookspec",
 ]
 
@@ -156,6 +157,29 @@ def dsh_event_present(
 
 
 @hookspec
+def dsh_session_views(
+    events: Sequence[Event], seed_length: int, session: Session | None
+) -> Mapping[str, JSONValue] | None:
+    """Derive read-only views of one Session from its committed log.
+
+    When: by the Web host, for ``GET /api/sessions/{id}/views``, for the event stream (after its
+    replay and after every acknowledged flush that moves the committed length), and for the
+    Session list's badges. ``events`` is only the committed prefix of the log (a live Session's
+    durable events, or a cold Session's stored log); ``seed_length`` its ``seedLength`` (0 when
+    not forked); ``session`` the live Session, or ``None`` for a stored log.
+
+    Result: ``{view_name: view}`` with names namespaced by the plugin (``"schedule.reminders"``),
+    or ``None``. A view that is an object may carry an integer ``"badge"`` (>= 0) the session
+    list shows. The host merges every plugin's mapping; when two name one view, the one called
+    first (pluggy calls the most recently loaded plugin first) keeps it and the clash is logged.
+    A raise is logged and that plugin contributes nothing. Synchronous and pure: it must not
+    touch the log.
+
+    .. versionadded:: 0.3
+    """
+
+
+@hookspec
 def dsh_renderer_assets() -> Sequence[RendererAsset]:
     """Browser renderer modules this plugin contributes.
 
@@ -210,6 +234,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "dsh_event_validate",
     "dsh_session_flushed",
     "dsh_event_present",
+    "dsh_session_views",
     "dsh_renderer_assets",
     "dsh_scripted_phrases",
     "dsh_model_adapters",

@@ -54,7 +54,14 @@ from dsh_hookspecs import (
 
 from . import _json
 from ._disposables import close_disposable
-from ._inbox import InboxMessage, interrupted_turn_closure, unstarted_followups
+from ._durability import DurabilityGate
+from ._inbox import (
+    USER_SOURCE,
+    InboxMessage,
+    UserToolCall,
+    interrupted_turn_closure,
+    unstarted_followups,
+)
 from ._session import LiveSession, Remover, SessionStore
 from ._tools import ToolLayer, resolve, validate_arguments
 from ._turn import ModelAdapter, Turn
@@ -62,10 +69,6 @@ from ._turn import ModelAdapter, Turn
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
-
-#: Back-off of a turn waiting for its follow-up to become durable: first wait, longest wait.
-DURABILITY_RETRY_FIRST = 1.0
-DURABILITY_RETRY_MAX = 60.0
 
 
 class LiveAgent:
@@ -92,6 +95,7 @@ class LiveAgent:
         self._model = model
         self._scripted_phrases = scripted_phrases
         self._id = uuid.uuid4().hex
+        self._gate = DurabilityGate(store, session, self._id)
         self._tools = ToolLayer()
         self._phase: AgentPhase = "idle"
         self._inbox: deque[InboxMessage] = deque()
@@ -105,8 +109,6 @@ class LiveAgent:
         #: The log length that must be durable before any next turn starts (an interrupted
         #: turn's closure), on top of each message's own ``durable_through``.
         self._floor = 0
-        #: True while the driver waits out a back-off for storage (see ``_until_durable``).
-        self._waiting_for_storage = False
 
     def __repr__(self) -> str:
         return f"<LiveAgent {self._id} session={self._session.id} phase={self._phase}>"
@@ -135,7 +137,7 @@ class LiveAgent:
     @property
     def waiting_for_storage(self) -> bool:
         """The driver holds a turn back until storage acknowledges its cause (a back-off)."""
-        return self._waiting_for_storage
+        return self._gate.waiting
 
     @property
     def tools(self) -> ToolLayer:
@@ -204,6 +206,23 @@ class LiveAgent:
         self._enqueue(message)
         return message.message_id
 
+    def run_user_tool(
+        self, name: str, arguments: JSONValue
+    ) -> Awaitable[tuple[str, JSONValue, bool]]:
+        """Queue the tool ``name`` as the user's own action, in turn with the inbox (after the
+        messages queued before this call, before those queued after it): ``tool/call`` (with
+        ``"source": {"kind": "user"}``) and ``tool/result``, outside any turn and without the
+        model. Awaiting it gives the call id, the tool's value and whether a flush then said
+        the call is durable.
+
+        Raises :class:`AgentDisposedError` when the Agent is disposed before the call finished
+        (the caller going away does not withdraw it: it still runs)."""
+        self._check_live()
+        action = UserToolCall(name, arguments, asyncio.get_running_loop().create_future())
+        message = InboxMessage(message_id=_new_id(), text="", action=action)
+        self._enqueue(message)
+        return _outcome(message.message_id, action)
+
     def restore_inbox(self) -> None:
         """After a resume: close an interrupted turn, then re-queue the follow-ups of this
         Session whose turn never started (both from the owned part of the log)."""
@@ -229,7 +248,7 @@ class LiveAgent:
             "agent.interrupted_turn_closed",
             agent_id=self._id,
             session_id=self._session.id,
-            orphan_tool_calls=len(closure) - 1,  # one tool/result each, then the turn/end
+            orphan_tool_calls=sum(kind == "tool/result" for kind, _ in closure),
         )
 
     def _check_live(self) -> None:
@@ -255,10 +274,13 @@ class LiveAgent:
         try:
             while self._inbox and not self._disposed:
                 head = self._inbox[0]
-                if not await self._until_durable(max(head.durable_through, self._floor)):
+                if not await self._gate.until(max(head.durable_through, self._floor)):
                     break  # the Session was detached: nothing more runs on it
                 message = self._inbox.popleft()
-                await self._run_turn(message)
+                if message.action is None:
+                    await self._run_turn(message)
+                else:
+                    await self._run_user_tool(message.message_id, message.action)
         finally:
             # Free the slot first: an idle callback below may start the next driver.
             self._driving.release()
@@ -270,65 +292,6 @@ class LiveAgent:
                         callback()
                     except Exception:
                         log.exception("agent.idle_callback_failed", agent_id=self._id)
-
-    # -- the durability gate ----------------------------------------------------------------
-    async def _until_durable(self, required: int) -> bool:
-        """Return once the first ``required`` events of the Session are proven durable.
-
-        Flushes when they are not known to be; while storage does not acknowledge, waits a
-        back-off (1 s doubling to 60 s, on the host clock) or until any later flush of the
-        Session succeeds, and tries again. The stall is logged once, and its end once.
-        ``False`` when the Session is no longer live (it can never be proven then).
-        """
-        session = self._session
-        store = self._store
-        delay = 0.0
-        while store.durable_length(session) < required:
-            if not store.is_live(session):
-                return False
-            error = "unacknowledged"
-            try:
-                flushed = await store.flush(session) is True
-                if flushed and store.durable_length(session) >= required:
-                    break
-            except Exception as exc:
-                error = repr(exc)
-            if not delay:
-                log.warning(
-                    "agent.turn_waits_for_storage",
-                    agent_id=self._id,
-                    session_id=session.id,
-                    error=error,
-                )
-            delay = min(delay * 2, DURABILITY_RETRY_MAX) if delay else DURABILITY_RETRY_FIRST
-            await self._retry_wait(delay)
-        if delay:
-            log.info("agent.turn_storage_recovered", agent_id=self._id, session_id=session.id)
-        return True
-
-    async def _retry_wait(self, delay: float) -> None:
-        """``delay`` seconds on the host clock, cut short by a successful flush of the Session."""
-        store = self._store
-        session = self._session
-        wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def done(*_: object) -> None:
-            if not wake.done():
-                wake.set_result(None)
-
-        def flushed(flushed_session: object, _through_seq: int) -> None:
-            if flushed_session is session:
-                done()
-
-        timer = store.clock.call_later(delay, done)
-        unsubscribe = store.add_flushed_observer(flushed)
-        self._waiting_for_storage = True
-        try:
-            await wake
-        finally:
-            self._waiting_for_storage = False
-            timer.cancel()
-            unsubscribe()
 
     async def _run_turn(self, message: InboxMessage) -> None:
         session = self._session
@@ -345,7 +308,7 @@ class LiveAgent:
         try:
             # A follow-up's model call waits until its turn/start is durable too: a crash before
             # that re-runs the turn after restart, and the model must not have seen it already.
-            if message.durable_through and not await self._until_durable(len(session.events)):
+            if message.durable_through and not await self._gate.until(len(session.events)):
                 return  # the Session was detached: it takes no more appends
             time = TimeContext(now_ms=self._store.clock.now_ms(), time_zone=message.time_zone)
             await self._model.run_turn(Turn(self, message, time))
@@ -358,23 +321,40 @@ class LiveAgent:
         self._end_turn(outcome)
         await self._checkpoint()
 
+    async def _run_user_tool(self, call_id: str, action: UserToolCall) -> None:
+        outcome = action.outcome
+        try:
+            value = await self.execute_tool(
+                action.name, action.arguments, call_id=call_id, source=USER_SOURCE
+            )
+            durable = await self._checkpoint()
+            outcome.set_result((value, durable))
+        except Exception as exc:  # an append refused: nothing of it, or only its call, is logged
+            log.warning("agent.user_tool_failed", agent_id=self._id, error=repr(exc))
+            outcome.set_exception(exc)
+        finally:
+            if not outcome.done():  # cancelled: the driver is being stopped (disposal)
+                outcome.set_exception(AgentDisposedError(f"agent {self._id} is disposed"))
+
     def _end_turn(self, outcome: dict[str, JSONValue]) -> None:
         try:
             self._session.append("turn/end", outcome)
         except Exception:
             log.exception("agent.turn_end_failed", agent_id=self._id)
 
-    async def _checkpoint(self) -> None:
+    async def _checkpoint(self) -> bool:
+        """Flush the Session; whether storage acknowledged (failures are logged, not raised)."""
         store = self._store
         if not store.is_live(self._session):
-            return
+            return False
         try:
             durable = await store.flush(self._session)
         except Exception as exc:
             log.warning("agent.checkpoint_failed", agent_id=self._id, error=str(exc))
-        else:
-            if not durable:
-                log.debug("agent.checkpoint_not_durable", agent_id=self._id)
+            return False
+        if not durable:
+            log.debug("agent.checkpoint_not_durable", agent_id=self._id)
+        return durable is True
 
     def _resolve_idle_waiters(self) -> None:
         waiters, self._idle_waiters = self._idle_waiters, []
@@ -405,17 +385,28 @@ class LiveAgent:
 
     # -- tools ----------------------------------------------------------------------------------
     async def execute_tool(
-        self, name: str, arguments: JSONValue, *, call_id: str | None = None
+        self,
+        name: str,
+        arguments: JSONValue,
+        *,
+        call_id: str | None = None,
+        source: dict[str, JSONValue] | None = None,
     ) -> JSONValue:
-        """Run one tool call through the pipeline, recording ``tool/call`` and ``tool/result``."""
+        """Run one tool call through the pipeline, recording ``tool/call`` and ``tool/result``
+        (``source``, when given, marks who made the call: ``{"kind": "user"}``)."""
         call_id = call_id or _new_id()
         session = self._session
+        marked: dict[str, JSONValue] = {} if source is None else {"source": source}
         try:
-            call = _json.canonical({"callId": call_id, "name": name, "arguments": arguments})
+            call = _json.canonical(
+                {"callId": call_id, "name": name, "arguments": arguments, **marked}
+            )
         except _json.JSONError as exc:
             # Unstorable arguments (a lone surrogate, nesting beyond 200 levels, ...) are
             # recorded as null and answered with a value, never an exception.
-            session.append("tool/call", {"callId": call_id, "name": name, "arguments": None})
+            session.append(
+                "tool/call", {"callId": call_id, "name": name, "arguments": None, **marked}
+            )
             value: JSONValue = {"code": "invalid_arguments", "message": f"$ {exc}"}
         else:
             assert isinstance(call, dict)
@@ -466,10 +457,20 @@ class LiveAgent:
         for name, disposable in reversed(disposables):
             await close_disposable(name, disposable, agent_id=self._id)
         await self._driving.stop()
+        for message in self._inbox:
+            if message.action is not None and not message.action.outcome.done():
+                message.action.outcome.set_exception(
+                    AgentDisposedError(f"agent {self._id} is disposed")
+                )
         self._inbox.clear()
         self._idle_callbacks.clear()
         self._resolve_idle_waiters()
         self._on_disposed(self)
+
+
+async def _outcome(call_id: str, action: UserToolCall) -> tuple[str, JSONValue, bool]:
+    value, durable = await asyncio.shield(action.outcome)
+    return call_id, value, durable
 
 
 def _new_id() -> str:

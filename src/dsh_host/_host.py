@@ -387,18 +387,21 @@ class Host:
     async def inspect(self, session_id: str) -> StoredSession | None:
         return await self.persistence.inspect(session_id)
 
-    async def list_sessions(self) -> list[dict[str, Any]]:
+    async def list_sessions(self, *, lengths: dict[str, int] | None = None) -> list[dict[str, Any]]:
         """Stored and live Sessions: ``{"id", "createdAt", "live", "parentSession"?,
         "seedLength"?}`` (a fork's ``seedLength``: where its copy of the parent's log ends).
 
         A stored row that cannot be decoded is listed as ``{"id", "createdAt"?, "live": false,
         "damaged": true, "error"}`` beside the others (a live Session of that id wins).
+        ``lengths``, when given, receives each stored Session's stored log length.
         """
         rows: dict[str, dict[str, Any]] = {}
         listing = await self.backend.list_sessions()
         for summary in listing:
             header = summary.header
             rows[header.id] = _row(header, live=False)
+            if lengths is not None:
+                lengths[header.id] = summary.length
         for damaged in damaged_sessions(listing):
             row: dict[str, Any] = {"id": damaged.id}
             if damaged.created_at is not None:

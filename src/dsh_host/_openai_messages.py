@@ -8,6 +8,9 @@ context budget, and the Agent's tools as functions.
   ``assistant/message`` said just before them is that message's content), and each
   ``tool/result`` -> a ``tool`` message with ``tool_call_id`` = the call's id and the value as
   compact JSON. A call is sent only with its result, and a result only with its call;
+* a tool call the user ran from the page (``"source": {"kind": "user"}``, outside any turn) and
+  its result -> one ``user`` message ``[USER ACTION] ...`` naming the tool, its arguments and
+  its result (the model did not make that call, so it is not one of its ``tool_calls``);
 * every other event type is not the model's business and is skipped.
 
 The budget counts the characters of the serialized messages: the oldest whole exchanges (an
@@ -31,8 +34,9 @@ SYSTEM_PROMPT = (
     "You are the assistant of a dsh Session: a conversation that can keep reminders and other "
     "durable state through the tools you are offered. Use a tool when the user asks for what it "
     "does, and answer in the user's language. A user message that starts with a bracketed "
-    "marker in capitals was written by a plugin of this host, not typed by the user: do what "
-    "it asks."
+    "marker in capitals was written by this host, not typed by the user: do what a plugin's "
+    "message asks; [USER ACTION] tells you what the user did on the page themselves (it needs "
+    "no answer of its own)."
 )
 
 Message = dict[str, Any]
@@ -63,11 +67,18 @@ def transcript_messages(events: Sequence[Event]) -> list[Message]:
     paired = calls & results
     messages: list[Message] = []
     calling: Message | None = None  # the assistant message the current run of calls joins
+    by_user: dict[object, dict[str, Any]] = {}  # the user's own calls awaiting their result
     for event in events:
         data = event.data
         if not isinstance(data, dict):
             continue
-        if event.type in ("user/message", "assistant/message"):
+        if data.get("callId") in by_user and event.type == "tool/result":
+            call = by_user.pop(data.get("callId"))
+            messages.append({"role": "user", "content": _user_action(call, data.get("value"))})
+            calling = None
+        elif _by_user(event) and data.get("callId") in paired:
+            by_user[data.get("callId")] = data
+        elif event.type in ("user/message", "assistant/message"):
             role = "user" if event.type == "user/message" else "assistant"
             messages.append({"role": role, "content": str(data.get("text", ""))})
             calling = None
@@ -101,6 +112,21 @@ def transcript_messages(events: Sequence[Event]) -> list[Message]:
         elif event.type == "turn/start":
             calling = None
     return messages
+
+
+def _by_user(event: Event) -> bool:
+    """Whether ``event`` is a tool call the user made (not the model)."""
+    data = event.data
+    source = data.get("source") if isinstance(data, dict) else None
+    return event.type == "tool/call" and isinstance(source, dict) and source.get("kind") == "user"
+
+
+def _user_action(call: dict[str, Any], value: JSONValue) -> str:
+    """What the model is told of a tool the user ran from the page."""
+    return (
+        f"[USER ACTION] On the page, the user ran the tool {call.get('name', '')} with "
+        f"{_arguments_text(call.get('arguments'))}; its result: {_json.dumps(value)}"
+    )
 
 
 def _exchanges(messages: list[Message]) -> list[list[Message]]:

@@ -215,6 +215,31 @@ class PluginManager(SessionHooks):
                 return view  # type: ignore[no-any-return]
         return None
 
+    def session_views(
+        self,
+        events: Sequence[Event],
+        seed_length: int,
+        session: LiveSession | None = None,
+    ) -> dict[str, JSONValue]:
+        """Every plugin's views of the committed ``events`` merged; the first to name one wins."""
+        merged: dict[str, JSONValue] = {}
+        for plugin, views in self._each(
+            "dsh_session_views", events=events, seed_length=seed_length, session=session
+        ):
+            if views is None:
+                continue
+            if not isinstance(views, Mapping):
+                log.error("plugin.bad_session_views", plugin=plugin)
+                continue
+            for name, view in views.items():
+                if not isinstance(name, str) or not name:
+                    log.error("plugin.bad_session_views", plugin=plugin, view=repr(name))
+                elif name in merged:
+                    log.error("plugin.session_view_clash", plugin=plugin, view=name)
+                else:
+                    merged[name] = view
+        return merged
+
     def renderer_assets(self) -> list[tuple[str, RendererAsset]]:
         return self._collect("dsh_renderer_assets", RendererAsset, "plugin.bad_renderer_asset")
 

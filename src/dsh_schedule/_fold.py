@@ -47,11 +47,13 @@ __all__ = [
     "FoldResult",
     "IncrementalFold",
     "allocate_id",
+    "apply_change",
     "check_seed_length",
     "dispatched",
     "earliest",
     "fold",
     "log_error",
+    "violation",
 ]
 
 #: The durable event type this plugin owns.
@@ -71,7 +73,7 @@ class FoldResult:
     created_count: int
 
 
-def _violation(
+def violation(
     change: ScheduleChange, active: Mapping[str, Record], seen: Collection[str]
 ) -> str | None:
     """Why ``change`` cannot follow a stream in this state, or ``None`` if it can."""
@@ -118,8 +120,8 @@ def dispatched(record: Record, change: Dispatch) -> tuple[str, Record | None]:
     return format_instant(occurrence.occurrence_ms), successor
 
 
-def _retires(change: ScheduleChange, active: dict[str, Record]) -> str | None:
-    """Apply a change that :func:`_violation` accepted to ``active``; the id it ended, if it ended
+def apply_change(change: ScheduleChange, active: dict[str, Record]) -> str | None:
+    """Apply a change that :func:`violation` accepted to ``active``; the id it ended, if it ended
     one (a delete, a one-shot's dispatch or an every record's exhausting dispatch)."""
     if isinstance(change, Create):
         active[change.record.id] = change.record
@@ -161,12 +163,12 @@ def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
         if event.type != SCHEDULE_CHANGE:
             continue
         change = decode_change(event.data, seq=event.seq)
-        problem = _violation(change, active, seen)
+        problem = violation(change, active, seen)
         if problem is not None:
             raise log_error(event.seq, problem)
         if isinstance(change, Create):
             seen.add(change.record.id)
-        _retires(change, active)
+        apply_change(change, active)
     return FoldResult(
         active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
     )
@@ -255,10 +257,10 @@ class IncrementalFold:
                     change = decode_change(event.data, seq=event.seq)
                 except ScheduleLogError as exc:
                     self._fail(exc)
-            problem = _violation(change, active, seen)
+            problem = violation(change, active, seen)
             if problem is not None:
                 self._fail(log_error(event.seq, problem))
-            retired = _retires(change, active)
+            retired = apply_change(change, active)
             if retired is not None:
                 if self._retired is None:
                     self._retired = set()
@@ -289,7 +291,7 @@ class IncrementalFold:
         if candidate.type != SCHEDULE_CHANGE:
             return
         change = decode_change(candidate.data, seq=candidate.seq)
-        problem = _violation(change, self._active, self._seen_view())
+        problem = violation(change, self._active, self._seen_view())
         if problem is not None:
             raise log_error(candidate.seq, problem)
         self._checked = (candidate, change)

@@ -1,4 +1,5 @@
-"""The English phrases this plugin teaches a host's keyless ``scripted`` demo model.
+"""The phrases this plugin teaches a host's keyless ``scripted`` demo model (English, and one
+Chinese form).
 
 Offered through ``dsh_scripted_phrases``, they call the three tools and word their results:
 
@@ -8,7 +9,8 @@ Offered through ``dsh_scripted_phrases``, they call the three tools and word the
   9am|9:15am|9pm|21:00 [Area/City] to TEXT" (tomorrow in that zone);
 * "every N minutes|hours remind me to TEXT" and "remind me every N ... to TEXT" (every_seconds;
   the tool refuses less than 300 seconds and the reply says so);
-* "list reminders" and "delete schedule-N".
+* "list reminders" and "delete schedule-N";
+* "提醒我N秒|分钟|小时后TEXT" and "N分钟后提醒我TEXT" (after_seconds, answered in Chinese).
 
 A reminder follow-up (its first line is :data:`~._views.REMINDER_HEADER`) is presented to the
 user as the reminder, and a batch follow-up (:data:`~._views.BATCH_HEADER`, the due fixed-rate
@@ -58,6 +60,14 @@ _AT: Final = _phrase(rf"remind me at\s+{_CLOCK}{_ZONE}\s+to\s+{_TEXT}")
 _TOMORROW: Final = _phrase(rf"remind me tomorrow at\s+{_CLOCK}{_ZONE}\s+to\s+{_TEXT}")
 _EVERY: Final = _phrase(rf"every\s+{_COUNT}[,:]?\s+remind me to\s+{_TEXT}")
 _REMIND_EVERY: Final = _phrase(rf"remind me every\s+{_COUNT}\s+to\s+{_TEXT}")
+_ZH_COUNT: Final = r"(?P<n>\d{1,9})\s*(?P<unit>秒钟?|分钟|分|个?小时)"
+_ZH_END: Final = r"\s*[。！!.]?"
+_ZH_REMIND: Final = _phrase(
+    rf"(?:请)?提醒我(?:在)?\s*{_ZH_COUNT}\s*(?:之|以)?后\s*{_TEXT}{_ZH_END}"
+)
+_ZH_LATER: Final = _phrase(rf"(?:请)?(?:在)?{_ZH_COUNT}\s*(?:之|以)?后提醒我\s*{_TEXT}{_ZH_END}")
+_ZH_UNIT_SECONDS: Final = {"秒": 1, "分": 60, "个": 3600, "小": 3600}
+_CJK: Final = re.compile(r"[\u3400-\u9fff]")
 _LIST: Final = re.compile(r"^\s*(?:list|show)\s+(?:my\s+)?reminders?\s*[.!?]?\s*$", re.IGNORECASE)
 _DELETE: Final = re.compile(
     r"^\s*(?:delete|cancel|remove)\s+(?:reminder\s+)?(?P<id>\S+?)\s*[.!?]?\s*$", re.IGNORECASE
@@ -74,6 +84,11 @@ def _seconds(match: re.Match[str]) -> int:
 
 def _create_arguments(match: re.Match[str]) -> JSONValue:
     return {"prompt": match["text"], "after_seconds": _seconds(match)}
+
+
+def _zh_create_arguments(match: re.Match[str]) -> JSONValue:
+    seconds = int(match["n"]) * _ZH_UNIT_SECONDS[match["unit"][0]]
+    return {"prompt": match["text"], "after_seconds": seconds}
 
 
 def _every_arguments(match: re.Match[str]) -> JSONValue:
@@ -170,6 +185,17 @@ def _describe_create(match: re.Match[str], value: JSONValue) -> str:
     )
 
 
+def _describe_create_zh(match: re.Match[str], value: JSONValue) -> str:
+    del match
+    problem = _error(value)
+    if problem or not isinstance(value, dict):
+        return f"无法设置这个提醒（{problem}）。"
+    return (
+        f"好的：提醒 {value.get('id')} 将于 {value.get('scheduledAt')} 到期"
+        f"（“{value.get('prompt')}”），只在当前会话中送达。"
+    )
+
+
 #: What a refusal's reply adds, for the codes a demo user meets.
 _HINTS: Final[dict[object, str]] = {
     "frequency_too_high": " A reminder can repeat at most every 5 minutes.",
@@ -218,7 +244,7 @@ def _present_reminder(match: re.Match[str], value: JSONValue) -> str:
             prompt = read_json_string(line, PROMPT_PREFIX)  # the last such line counts
     if prompt is None or not _is_unicode(prompt):
         return "A reminder is due, but its text could not be read."
-    return f"Reminder: {prompt}"
+    return f"提醒：{prompt}" if _CJK.search(prompt) else f"Reminder: {prompt}"
 
 
 def _present_batch(match: re.Match[str], value: JSONValue) -> str:
@@ -267,6 +293,20 @@ PHRASES: Final = (
     _create(_TOMORROW, "remind me tomorrow at 9am to call mom", timed=_tomorrow_arguments),
     _create(_EVERY, "every 30 minutes remind me to drink water", _every_arguments),
     _create(_REMIND_EVERY, "remind me every 2 hours to stand up", _every_arguments),
+    hookspecs.ScriptedPhrase(
+        pattern=_ZH_REMIND,
+        tool="schedule_create",
+        arguments=_zh_create_arguments,
+        reply=_describe_create_zh,
+        example="提醒我10分钟后伸展一下",
+    ),
+    hookspecs.ScriptedPhrase(
+        pattern=_ZH_LATER,
+        tool="schedule_create",
+        arguments=_zh_create_arguments,
+        reply=_describe_create_zh,
+        example="30秒后提醒我喝水",
+    ),
     hookspecs.ScriptedPhrase(
         pattern=_LIST, tool="schedule_list", reply=_describe_list, example="list reminders"
     ),

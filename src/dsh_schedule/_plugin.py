@@ -18,6 +18,7 @@ from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hook
 
 from ._codec import ScheduleLogError, parse_instant
 from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, earliest
+from ._panel import VIEW_NAME, reminders_view
 from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
 from ._runtime import PLUGIN_NAME, ScheduleOwner
@@ -199,6 +200,13 @@ class SchedulePlugin:
         if events[seq].type != SCHEDULE_CHANGE:
             return None
         return self.receipts.present(events, seq, seed_length, session)
+
+    @hookimpl
+    def dsh_session_views(
+        self, events: Sequence[Event], seed_length: int, session: Session | None
+    ) -> Mapping[str, JSONValue]:
+        del session  # derived from the committed events alone
+        return {VIEW_NAME: reminders_view(events, seed_length)}
 
     @hookimpl
     def dsh_scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:

@@ -21,7 +21,7 @@ STATIC: Final = Path(__file__).resolve().parent / "static"
 #: The reminder card module.
 REMINDER_ROW: Final = STATIC / "reminder-row.js"
 #: The modules, in load order: the strings the others use come first.
-MODULES: Final = ("schedule-words", "reminder-row", "tool-summaries")
+MODULES: Final = ("schedule-words", "reminder-row", "tool-summaries", "reminders-panel")
 #: The card's and the panel's stylesheet (the page links it).
 STYLESHEET: Final = STATIC / "schedule.css"
 

@@ -58,6 +58,10 @@ class Spy:
         return None
 
     @hookimpl
+    def dsh_session_views(self, events, seed_length, session):
+        return {"spy.count": {"badge": len(events) - seed_length, "live": session is not None}}
+
+    @hookimpl
     def dsh_renderer_assets(self):
         return [RendererAsset(name="spy", path="/x/spy.js", event_types=("spy/presentable",))]
 
@@ -70,6 +74,10 @@ class Broken:
     @hookimpl
     def dsh_event_present(self, events, seq, seed_length):
         raise RuntimeError("presenter bug")
+
+    @hookimpl
+    def dsh_session_views(self, events, seed_length, session):
+        raise RuntimeError("views bug")
 
     @hookimpl
     def dsh_renderer_assets(self):
@@ -154,6 +162,40 @@ async def test_hook_dsh_event_present(host, spy):
         assert host.plugins.event_present(events, 0, 0) == {"seq": 0, "seedLength": 0}
         assert host.plugins.event_present(events, 1, 0) is None
     assert sum(e["event"] == "plugin.hook_failed" for e in logs) == 2
+
+
+class Clashing:
+    @hookimpl
+    def dsh_session_views(self, events, seed_length, session):
+        return {"spy.count": "mine", "": 1, "clash.own": [seed_length]}
+
+
+class NotAMapping:
+    @hookimpl
+    def dsh_session_views(self, events, seed_length, session):
+        return ["not", "a", "mapping"]
+
+
+async def test_hook_dsh_session_views(host, spy):
+    host.load_plugin("broken", factory=Broken)
+    agent = await host.create_session()
+    agent.session.append("x/y", {})
+    events = agent.session.events
+    with capture_logs() as logs:
+        views = host.plugins.session_views(events, 0, agent.session)
+    assert views == {"spy.count": {"badge": 1, "live": True}}
+    assert host.plugins.session_views(events, 1, None) == {"spy.count": {"badge": 0, "live": False}}
+    assert any(e["event"] == "plugin.hook_failed" and e["plugin"] == "broken" for e in logs)
+    host.load_plugin("clash", factory=Clashing)
+    host.load_plugin("flat", factory=NotAMapping)
+    with capture_logs() as logs:
+        views = host.plugins.session_views(events, 0, None)
+    # The newest plugin is asked first and keeps the name it claims; nameless views are dropped.
+    assert views == {"spy.count": "mine", "clash.own": [0]}
+    problems = {(e["event"], e["plugin"]) for e in logs if e["event"].startswith("plugin.")}
+    assert ("plugin.session_view_clash", "spy") in problems
+    assert ("plugin.bad_session_views", "clash") in problems
+    assert ("plugin.bad_session_views", "flat") in problems
 
 
 async def test_hook_dsh_renderer_assets(host, spy):

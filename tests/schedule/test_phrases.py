@@ -49,7 +49,7 @@ def test_hook_dsh_scripted_phrases() -> None:
     assert [phrase.tool for phrase in phrases] == [
         None,  # the reminder follow-up: presented, no tool
         None,  # the batch follow-up of due fixed-rate reminders, likewise
-        *["schedule_create"] * 6,
+        *["schedule_create"] * 8,
         "schedule_list",
         "schedule_delete",
     ]
@@ -62,6 +62,8 @@ def test_hook_dsh_scripted_phrases() -> None:
         "remind me tomorrow at 9am to call mom",
         "every 30 minutes remind me to drink water",
         "remind me every 2 hours to stand up",
+        "提醒我10分钟后伸展一下",
+        "30秒后提醒我喝水",
         "list reminders",
         "delete schedule-1",
     ]
@@ -91,6 +93,48 @@ def test_remind_me_creates_a_reminder(text: str, seconds: int, prompt: str) -> N
         f'Done: reminder schedule-1 is due at 2026-08-05T12:00:10.000Z ("{prompt}"). '
         "It is delivered in this session only."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds", "prompt"),
+    [
+        ("提醒我10分钟后伸展一下", 600, "伸展一下"),
+        ("提醒我10秒后喝水", 10, "喝水"),
+        ("提醒我10秒钟以后喝水。", 10, "喝水"),
+        ("请提醒我在 2 小时之后 开会", 7200, "开会"),
+        ("30秒后提醒我喝水！", 30, "喝水"),
+        ("请在1个小时后提醒我打电话", 3600, "打电话"),
+        ("5分后提醒我看一下部署", 300, "看一下部署"),
+    ],
+)
+def test_the_chinese_phrase_creates_a_reminder_and_answers_in_chinese(
+    text: str, seconds: int, prompt: str
+) -> None:
+    value = {"id": "schedule-1", "scheduledAt": "2026-08-05T12:00:10.000Z", "prompt": prompt}
+    tool, arguments, reply = answer(text, value) or (None, None, "")
+    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "after_seconds": seconds})
+    assert reply == (
+        "好的：提醒 schedule-1 将于 2026-08-05T12:00:10.000Z 到期"
+        f"（“{prompt}”），只在当前会话中送达。"
+    )
+    refused = {"code": "invalid_prompt", "message": "m"}
+    assert answer(text, refused)[2] == "无法设置这个提醒（invalid_prompt: m）。"  # type: ignore[index]
+    assert answer(text, [])[2] == "无法设置这个提醒（None）。"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "text", ["提醒我喝水", "提醒我十分钟后喝水", "10分钟提醒我喝水", "提醒我10天后喝水"]
+)
+def test_chinese_the_phrase_does_not_understand_gets_the_help(text: str) -> None:
+    assert answer(text) is None
+
+
+def test_a_chinese_reminder_is_presented_in_chinese() -> None:
+    record = AfterRecord(
+        id="schedule-2", kind="after", prompt="喝水", after_seconds=10,
+        scheduled_at="2026-08-05T12:00:10.000Z",
+    )  # fmt: skip
+    assert answer(reminder_framing(record)) == (None, None, "提醒：喝水")
 
 
 def test_a_refused_create_is_worded_with_its_code_and_message() -> None:

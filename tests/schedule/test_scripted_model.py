@@ -22,7 +22,8 @@ SCHEDULE_EXAMPLES = (
     '"remind me in 10 seconds to stretch", "remind me to stretch in 10 minutes", '
     '"remind me at 18:30 Europe/Paris to join the call", '
     '"remind me tomorrow at 9am to call mom", "every 30 minutes remind me to drink water", '
-    '"remind me every 2 hours to stand up", "list reminders", "delete schedule-1"'
+    '"remind me every 2 hours to stand up", "提醒我10分钟后伸展一下", "30秒后提醒我喝水", '
+    '"list reminders", "delete schedule-1"'
 )
 DEMO_HELP = f'I am the scripted demo model. Try {SCHEDULE_EXAMPLES}, or "/tool NAME {{json}}".'
 

@@ -429,7 +429,7 @@ async def test_every_storage_failure_is_one_answer_naming_its_operation(
         append(session, "pending")
         backend.plan.fail_appends = 1
 
-    async def failing_list() -> list[object]:
+    async def failing_list(**_: object) -> list[object]:
         raise StorageError("injected listing failure")
 
     def fail_list() -> None:

@@ -23,6 +23,7 @@ HTTP   code                        when
                                    name (DNS rebinding)
 404    ``not_found``               no such route, static file or renderer asset
 404    ``session_not_found``       no live or stored Session has that id
+404    ``tool_not_found``          the Session's Agent has no tool of that name (a user action)
 405    ``method_not_allowed``      the route exists, the method does not (``Allow`` lists them)
 408    ``request_timeout``         the request body did not arrive within the body time-out (the
                                    connection is closed)
@@ -43,6 +44,8 @@ HTTP   code                        when
 422    ``invalid_boundary``        a fork boundary outside ``[0, len(events)]`` or inside an open
                                    turn
 422    ``invalid_last_event_id``   a ``Last-Event-ID`` header that is not a non-negative integer
+422    ``invalid_arguments``       a user action's ``arguments`` that the tool's JSON schema
+                                   refuses (the message names the first violation)
 503    ``storage_unavailable``     reading or writing storage failed (the request may be retried)
 503    ``session_unavailable``     the Session's Agent was closing while the request ran
 503    ``shutting_down``           the server is stopping
@@ -76,6 +79,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "forbidden_host": 403,
     "not_found": 404,
     "session_not_found": 404,
+    "tool_not_found": 404,
     "method_not_allowed": 405,
     "request_timeout": 408,
     "event_rejected": 409,
@@ -89,6 +93,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "invalid_query": 422,
     "invalid_boundary": 422,
     "invalid_last_event_id": 422,
+    "invalid_arguments": 422,
     "storage_unavailable": 503,
     "session_unavailable": 503,
     "shutting_down": 503,

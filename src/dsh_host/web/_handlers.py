@@ -34,6 +34,7 @@ from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
 from ._requests import fields, last_event_id, query, read_json, session_id, uint
 from ._sidecar import Sidecar
 from ._stream import EventStream, Replay
+from ._viewdata import RowSummaries
 
 _NO_QUERY = frozenset[str]()
 _INVALID_ZONE = "timeZone must be UTC or a valid IANA Area/Location name."
@@ -59,6 +60,8 @@ class Api:
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.host = settings.host
+        #: The list rows' names and badges (one cache per app).
+        self.summaries = RowSummaries(settings.host)
 
     # -- Sessions ---------------------------------------------------------------------------------
     async def sessions(self, request: Request) -> Response:
@@ -69,9 +72,11 @@ class Api:
                 agent = await self.host.create_session()
             session = agent.session
             return json_response({"id": session.id, "header": session.header.to_json()}, 201)
+        lengths: dict[str, int] = {}
         with storage_operation("list"):
-            rows: list[JSONValue] = list(await self.host.list_sessions())
-        return json_response({"sessions": rows})
+            rows = await self.host.list_sessions(lengths=lengths)
+        await self.summaries.annotate(rows, lengths)
+        return json_response({"sessions": list[JSONValue](rows)})
 
     async def fork(self, request: Request) -> Response:
         sid = session_id(request)
@@ -160,11 +165,14 @@ class Api:
 
     async def events(self, request: Request) -> Response:
         sid = session_id(request)
-        query(request, _NO_QUERY)
+        params = query(request, frozenset({"views"}))
+        if params.get("views", "1") != "1":
+            raise ApiError("invalid_query", "views must be 1")
         last_seen = last_event_id(request)
         # Subscribe before the snapshot: every append from now on is queued, so replay plus
-        # queue has no gap; the floor then drops what both contain.
-        subscription = self.s.sidecar.subscribe(sid)
+        # queue has no gap; the floor then drops what both contain. ``?views=1`` also sends
+        # the plugins' Session views (after the replay, and after each flush that changes them).
+        subscription = self.s.sidecar.subscribe(sid, views="views" in params)
         try:
             replay = await self._replay(sid, last_seen)
         except BaseException:

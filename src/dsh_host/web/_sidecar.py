@@ -22,6 +22,10 @@ flush reached. That is the sidecar's own progress, not a second answer to "what 
 flush that completes late, below the durable length, sends nothing. A Session the sidecar never
 saw open starts at 0, which at worst re-sends views the client upgrades in place.
 
+After the late views of a flush, the Session's plugin views (``dsh_session_views`` over the
+committed prefix) go out as one ``event: views`` frame to the subscribers that asked for them
+(``?views=1``) when they differ from the last ones sent.
+
 Each subscriber has a bounded queue. One that falls too far behind is closed (its stream ends and
 the client reconnects with ``Last-Event-ID``): memory never grows with a slow reader.
 
@@ -42,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -54,6 +58,7 @@ from .. import _json
 from .._plugins import PluginManager
 from .._session import LiveSession, OpenReason, SessionStore
 from ._present import present
+from ._viewdata import encode_views_frame, views_payload
 
 log = structlog.get_logger(__name__)
 
@@ -116,6 +121,15 @@ def encode_stream_frame(payload: Mapping[str, JSONValue]) -> bytes:
     return b"event: stream\ndata: %s\n\n" % _json.dumps(message).encode("utf-8")
 
 
+@dataclass(frozen=True, slots=True)
+class ViewsFrame:
+    """The Session's plugin views after a flush changed them: ``event: views``, no ``id:``.
+
+    Queued as a durable frame (inside the subscriber's bound), never de-duplicated by seq."""
+
+    data: bytes
+
+
 class SubscriptionClosedError(Exception):
     """The subscription ended and every queued frame was delivered."""
 
@@ -138,6 +152,7 @@ class Subscription:
         "reason",
         "segment",
         "session_id",
+        "views",
     )
 
     def __init__(
@@ -146,11 +161,15 @@ class Subscription:
         maxsize: int,
         on_close: Callable[[Subscription], None],
         stream_maxsize: int = DEFAULT_STREAM_QUEUE_SIZE,
+        *,
+        views: bool = False,
     ) -> None:
         self.session_id = session_id
+        #: Whether this stream takes ``event: views`` frames (``?views=1``).
+        self.views = views
         self._maxsize = maxsize
         self._stream_maxsize = stream_maxsize
-        self._frames: deque[Frame | StreamFrame] = deque()
+        self._frames: deque[Frame | StreamFrame | ViewsFrame] = deque()
         self._durable = 0  # how many of ``_frames`` are durable frames
         self._pieces = 0  # and how many are ephemeral ones
         self._ready = asyncio.Event()
@@ -164,7 +183,7 @@ class Subscription:
     def closed(self) -> bool:
         return self.reason is not None
 
-    def push(self, frame: Frame) -> None:
+    def push(self, frame: Frame | ViewsFrame) -> None:
         if self.reason is not None:
             return
         if self._durable >= self._maxsize:
@@ -191,7 +210,7 @@ class Subscription:
         self._frames.append(frame)
         self._ready.set()
 
-    async def get(self, timeout: float) -> Frame | StreamFrame | None:
+    async def get(self, timeout: float) -> Frame | StreamFrame | ViewsFrame | None:
         """The next frame; ``None`` after ``timeout`` seconds without one.
 
         Raises :class:`SubscriptionClosedError` once closed and drained.
@@ -248,6 +267,8 @@ class Sidecar:
         )
         #: Per live Session object: late views were sent for seqs below this.
         self._presented: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
+        #: Per live Session object: the plugin views last pushed (as JSON text).
+        self._views_sent: weakref.WeakKeyDictionary[LiveSession, str] = weakref.WeakKeyDictionary()
         self._subscribers: dict[str, set[Subscription]] = {}
         self._closed = False
         self._unsubscribe = [
@@ -262,10 +283,11 @@ class Sidecar:
         return len(self._subscribers.get(session_id, ()))
 
     # -- subscriptions --------------------------------------------------------------------------
-    def subscribe(self, session_id: str) -> Subscription:
-        """A new subscription for ``session_id`` (closed at once when the sidecar is closed)."""
+    def subscribe(self, session_id: str, *, views: bool = False) -> Subscription:
+        """A new subscription for ``session_id`` (closed at once when the sidecar is closed);
+        ``views``: it also takes the Session's plugin views frames."""
         subscription = Subscription(
-            session_id, self._queue_size, self._forget, self._stream_queue_size
+            session_id, self._queue_size, self._forget, self._stream_queue_size, views=views
         )
         if self._closed:
             subscription.close("shutdown")
@@ -281,7 +303,7 @@ class Sidecar:
         if not subscribers:
             del self._subscribers[subscription.session_id]
 
-    def _broadcast(self, session_id: str, frame: Frame) -> None:
+    def _broadcast(self, session_id: str, frame: Frame | ViewsFrame) -> None:
         for subscription in list(self._subscribers.get(session_id, ())):
             subscription.push(frame)
 
@@ -347,3 +369,20 @@ class Sidecar:
             view = present(self._plugins, events, seq, seed_length, session)
             if view is not None:
                 self._broadcast(session.id, make_frame(events[seq], view, late=True))
+        self._push_views(session, events[: min(durable, len(events))], seed_length)
+
+    def _push_views(
+        self, session: LiveSession, committed: Sequence[Event], seed_length: int
+    ) -> None:
+        """Send the views of the newly committed prefix when they differ from the last sent."""
+        listeners = [s for s in self._subscribers.get(session.id, ()) if s.views]
+        if not listeners:
+            return
+        payload = views_payload(self._plugins, committed, seed_length, session)
+        text = _json.dumps(payload["views"])
+        if self._views_sent.get(session) == text:
+            return
+        self._views_sent[session] = text
+        frame = ViewsFrame(encode_views_frame(payload))
+        for subscription in listeners:
+            subscription.push(frame)

@@ -1,7 +1,9 @@
 """The ``text/event-stream`` response of one Session id.
 
 Order on the wire: the response headers at once; then the replay (every event with seq above
-``Last-Event-ID``, taken from a snapshot made *after* subscribing); then live frames from the
+``Last-Event-ID``, taken from a snapshot made *after* subscribing); then, with ``?views=1``, one
+``event: views`` frame (the plugins' Session views of the snapshot's committed prefix); then
+live frames from the
 subscription (ephemeral ``event: stream`` frames among them, never replayed), and a
 ``: keep-alive`` comment after each ``keepalive`` seconds of silence.
 
@@ -34,7 +36,8 @@ from .._plugins import PluginManager
 from .._session import LiveSession
 from ._present import present
 from ._protocol import ABORT
-from ._sidecar import StreamFrame, Subscription, SubscriptionClosedError, encode_frame
+from ._sidecar import StreamFrame, Subscription, SubscriptionClosedError, ViewsFrame, encode_frame
+from ._viewdata import encode_views_frame, views_payload
 
 log = structlog.get_logger(__name__)
 
@@ -124,6 +127,14 @@ class EventStream(Response):
             )
             if not await self._send(send, encode_frame(event, view)):
                 return False
+        if subscription.views:
+            if subscription.closed:
+                return subscription.reason != "disconnected"
+            # The plugin views of what the snapshot had committed (a flush pushes later ones).
+            committed = replay.events[: replay.view_limit]
+            payload = views_payload(self._plugins, committed, replay.seed_length, replay.session)
+            if not await self._send(send, encode_views_frame(payload)):
+                return False
         while True:
             try:
                 frame = await subscription.get(self._keepalive)
@@ -131,8 +142,8 @@ class EventStream(Response):
                 return True
             if frame is None:
                 data = KEEPALIVE
-            elif isinstance(frame, StreamFrame):
-                data = frame.data  # ephemeral: no seq, nothing to de-duplicate
+            elif isinstance(frame, StreamFrame | ViewsFrame):
+                data = frame.data  # no seq, nothing to de-duplicate
             elif frame.late or frame.event.seq > replay.floor:
                 data = frame.data
             else:

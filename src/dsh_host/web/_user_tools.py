@@ -1,12 +1,29 @@
-"""``POST /api/sessions/{id}/tools/{name}``: the browser runs an Agent tool as a user action."""
+"""``POST /api/sessions/{id}/tools/{name}``: the browser runs an Agent tool as a user action.
+
+The body is ``{"arguments": {...}}`` (an object; ``{}`` when absent). Everything a client can get
+wrong is refused before anything is logged: the body's shape first (before the Session is
+touched), then, on the resumed Agent, the tool's existence (404 ``tool_not_found``) and its JSON
+schema (422 ``invalid_arguments``). The call then waits its turn in the Agent's inbox (after the
+messages queued before it, so it never runs inside a model's turn), is logged as ``tool/call``
+with ``"source": {"kind": "user"}`` and ``tool/result``, and is flushed. The answer is
+``{"callId", "name", "value", "durable"}``: ``value`` is what the tool returned (a tool's own
+refusal, such as ``{"code": "not_found"}`` for a reminder that already fired, is a value, not
+an HTTP error, exactly as the model would see it).
+"""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ._errors import ApiError
-from ._handlers import Settings
+from dsh_hookspecs import AgentDisposedError, EventRejectedError, SessionNotLiveError
+
+from .._tools import resolve, validate_arguments
+from ._errors import ApiError, json_response, storage_operation
+from ._handlers import Api, Settings
+from ._requests import brief, fields, query, session_id
+
+_NO_QUERY = frozenset[str]()
 
 
 class UserTools:
@@ -14,7 +31,30 @@ class UserTools:
 
     def __init__(self, settings: Settings) -> None:
         self.s = settings
+        self.host = settings.host
+        self.api = Api(settings)
 
     async def run(self, request: Request) -> Response:
-        del request
-        raise ApiError("not_found", "no such route")
+        sid = session_id(request)
+        name: str = request.path_params["name"]
+        query(request, _NO_QUERY)
+        body = await self.api._body(request, required=False)  # noqa: SLF001 - same package
+        fields(body, ("arguments",))
+        arguments = body.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise ApiError("invalid_field", "arguments must be an object")
+        agent = await self.api._resume(sid)  # noqa: SLF001
+        tool = resolve(name, agent.tools, self.host.tools)
+        if tool is None:
+            raise ApiError("tool_not_found", f"this session has no tool {brief(name)}")
+        problem = validate_arguments(tool.parameters, arguments)
+        if problem is not None:
+            raise ApiError("invalid_arguments", problem)
+        try:
+            with storage_operation("tool"):
+                call_id, value, durable = await agent.run_user_tool(name, arguments)
+        except EventRejectedError as exc:
+            raise ApiError("event_rejected", str(exc)) from None
+        except (AgentDisposedError, SessionNotLiveError):
+            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
+        return json_response({"callId": call_id, "name": name, "value": value, "durable": durable})

@@ -2,7 +2,8 @@
 // "Reminders"). Each registered panel whose view the open Session has is one
 // `<section role="region">` with its heading, rebuilt on every views update and locale switch;
 // focus inside survives the rebuild through `data-focus-key`. A panel runs an Agent tool as the
-// user's action through `runTool`.
+// user's action through `runTool`; `rerender` rebuilds the panels and `refreshViews` fetches
+// the Session's views again (for when the event stream cannot push them).
 
 import { api, sessionPath } from "./api.js";
 import { el, els } from "./dom.js";
@@ -54,6 +55,8 @@ export function renderPanels() {
           document,
           errorText: (error) => describeError(error, locale).text,
           runTool: (name, args) => runTool(current.id, name, args),
+          rerender: renderPanels,
+          refreshViews: () => loadViews(current),
         });
         if (body) section.appendChild(body);
       } catch (error) {

@@ -72,7 +72,7 @@ export function selectSession(id, { updateUrl = true } = {}) {
     else current.win.resync();
   };
   current.conn = connectEvents({
-    url: sessionPath(id, "/events"),
+    url: sessionPath(id, "/events?views=1"),
     headers: authHeaders,
     onOpen: ({ reconnect }) => {
       if (state.current !== current) return;
