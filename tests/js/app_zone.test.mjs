@@ -29,7 +29,7 @@ test("a refused zone is dropped and the message still goes", async () => {
       throw new Error(`unexpected ${method} ${path}`);
     },
   });
-  await until(() => app.$("composer").disabled === false, "the composer");
+  await until(() => app.$("session-id").textContent === "s1", "the open session");
   app.$("composer").value = "remind me tomorrow at 9am to stretch";
   app.$("composer-form").dispatch("submit");
   const posts = () => app.calls.filter((c) => c.method === "POST" && c.path.endsWith("/messages"));

@@ -40,6 +40,7 @@ function parseBody(html, document) {
 function makeDocument() {
   const document = {
     createElement: (tag) => new FakeElement(tag),
+    createElementNS: (namespace, tag) => Object.assign(new FakeElement(tag), { namespaceURI: namespace }),
     createTextNode: (data) => new FakeText(data),
     documentElement: new FakeElement("html"),
     visibilityState: "visible",
@@ -148,6 +149,10 @@ export async function bootApp({ initial, route }) {
         sendStream(payload) {
           const data = JSON.stringify({ stream: payload });
           controller.enqueue(encoder.encode(`event: stream\ndata: ${data}\n\n`));
+        },
+        /** A plugin views frame as the host sends it: `event: views`, no `id:`. */
+        sendViews(payload) {
+          controller.enqueue(encoder.encode(`event: views\ndata: ${JSON.stringify(payload)}\n\n`));
         },
         /** The server ends the response (the client reconnects). */
         end() {

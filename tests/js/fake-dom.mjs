@@ -227,6 +227,7 @@ export class FakeElement extends FakeNode {
 
 export const fakeDocument = {
   createElement: (tag) => new FakeElement(tag),
+  createElementNS: (namespace, tag) => Object.assign(new FakeElement(tag), { namespaceURI: namespace }),
   createTextNode: (text) => new FakeText(String(text)),
 };
 

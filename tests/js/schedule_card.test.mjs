@@ -133,6 +133,8 @@ describe("card", () => {
     assert.equal(row.getAttribute("data-schedule-id"), "schedule-1");
     const bell = byClass(row, "schedule-card-bell");
     assert.equal(bell.getAttribute("aria-hidden"), "true");
+    assert.equal(bell.namespaceURI, "http://www.w3.org/2000/svg"); // drawn, no emoji font needed
+    assert.equal(bell.children[0].getAttribute("fill"), "currentColor");
     const prompt = byClass(row, "schedule-reminder-prompt");
     assert.equal(prompt.textContent, SECRET);
     assert.deepEqual(

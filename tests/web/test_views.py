@@ -52,6 +52,7 @@ async def test_views_come_from_the_committed_prefix_only(views_host: Host, gate:
         before = (await client.get(f"/api/sessions/{sid}/views")).json()
         assert before == {
             "views": {"test.count": {"badge": 0, "labels": [], "seed": 0}},
+            "name": None,
             "throughSeq": 0,
         }
         gate.auto = "ok"
@@ -59,6 +60,7 @@ async def test_views_come_from_the_committed_prefix_only(views_host: Host, gate:
         after = (await client.get(f"/api/sessions/{sid}/views")).json()
     assert after == {
         "views": {"test.count": {"badge": 1, "labels": ["a"], "seed": 0}},
+        "name": None,
         "throughSeq": 1,
     }
 
@@ -123,6 +125,7 @@ async def test_the_stream_sends_views_after_the_replay_and_after_flushes_that_ch
         assert (pushed.event, pushed.id) == ("views", None)
         assert pushed.data == {
             "views": {"test.count": {"badge": 1, "labels": ["a"], "seed": 0}},
+            "name": None,
             "throughSeq": 1,
         }
         # A flush that leaves the views as they were pushes nothing.
@@ -131,6 +134,16 @@ async def test_the_stream_sends_views_after_the_replay_and_after_flushes_that_ch
         later = append(session, "b")  # type: ignore[arg-type]
         frames = await reader.frames(2)
         assert [f.seq for f in frames] == [note.seq, later.seq]
+        await views_host.sessions.flush(session)  # type: ignore[arg-type]
+        late, pushed = await reader.frames(2)
+        assert (late.seq, pushed.data["views"]["test.count"]["badge"]) == (later.seq, 2)
+        # A committed first message names the Session: pushed though the views did not change.
+        typed = session.append("user/message", {"text": "check the deploy"})  # type: ignore[attr-defined]
+        await views_host.sessions.flush(session)  # type: ignore[arg-type]
+        shown, named = await reader.frames(2)
+        assert (shown.seq, named.event) == (typed.seq, "views")
+        assert named.data["name"] == "check the deploy"
+        assert named.data["views"] == pushed.data["views"]
 
 
 async def test_without_asking_a_stream_gets_no_views_frames(views_host: Host, gate: FlushGate):

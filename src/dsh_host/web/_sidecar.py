@@ -374,12 +374,13 @@ class Sidecar:
     def _push_views(
         self, session: LiveSession, committed: Sequence[Event], seed_length: int
     ) -> None:
-        """Send the views of the newly committed prefix when they differ from the last sent."""
+        """Send the views (and name) of the newly committed prefix when they differ from the
+        last sent."""
         listeners = [s for s in self._subscribers.get(session.id, ()) if s.views]
         if not listeners:
             return
         payload = views_payload(self._plugins, committed, seed_length, session)
-        text = _json.dumps(payload["views"])
+        text = _json.dumps([payload["views"], payload["name"]])
         if self._views_sent.get(session) == text:
             return
         self._views_sent[session] = text

@@ -49,8 +49,11 @@ def views_payload(
     seed_length: int,
     session: LiveSession | None,
 ) -> dict[str, JSONValue]:
+    """``{"views", "name", "throughSeq"}`` of a committed prefix (``name``: the Session's name
+    so far, or ``None``; the browser refreshes its list when it or a badge changed)."""
     return {
         "views": session_views(plugins, committed, seed_length, session),
+        "name": session_name(committed),
         "throughSeq": len(committed),
     }
 

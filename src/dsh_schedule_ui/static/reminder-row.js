@@ -57,6 +57,26 @@ export function reminderCardModel(node, t, time) {
   };
 }
 
+const SVG = "http://www.w3.org/2000/svg";
+const BELL_PATH =
+  "M12 2.5a1.5 1.5 0 0 0-1.5 1.5v.6A6.5 6.5 0 0 0 5.5 11v4.2L3.8 18v1h16.4v-1l-1.7-2.8V11a6.5" +
+  " 6.5 0 0 0-5-6.4V4A1.5 1.5 0 0 0 12 2.5ZM9.8 20.2a2.3 2.3 0 0 0 4.4 0Z";
+
+/** The bell: an inline SVG drawn in the text colour (no emoji font needed), hidden from
+ * assistive technology (the card's label says "Reminder"). */
+export function bellIcon(doc) {
+  const svg = doc.createElementNS(SVG, "svg");
+  svg.classList.add("schedule-card-bell");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("focusable", "false");
+  const path = doc.createElementNS(SVG, "path");
+  path.setAttribute("d", BELL_PATH);
+  path.setAttribute("fill", "currentColor");
+  svg.appendChild(path);
+  return svg;
+}
+
 /** Build the card. `ctx` is `{node, locale, t, time, document?}` as the registry hands it. */
 export function renderReminderCard({ node, locale, t, time, document: doc = globalThis.document }) {
   const model = reminderCardModel(node, t, time);
@@ -74,9 +94,7 @@ export function renderReminderCard({ node, locale, t, time, document: doc = glob
   section.setAttribute("data-notify", model.prompt);
   section.setAttribute("aria-label", `${model.label}: ${model.prompt}`);
 
-  const bell = textElement(doc, "span", "🔔", "schedule-card-bell");
-  bell.setAttribute("aria-hidden", "true");
-  section.appendChild(bell);
+  section.appendChild(bellIcon(doc));
 
   const body = doc.createElement("div");
   body.className = "schedule-card-body";

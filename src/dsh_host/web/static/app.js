@@ -141,19 +141,27 @@ async function flushCurrent() {
 }
 
 function sendMessage() {
-  const current = state.current;
   const text = els.composer.value;
-  if (!current || text.trim() === "") return;
+  if (text.trim() === "") return;
+  const current = state.current;
   // Read before the POST: sending resumes a cold Session (and the selection may change).
-  const wasCold = currentSessionInfo()?.live === false;
+  const wasCold = current !== null && currentSessionInfo()?.live === false;
   runAction("send", async () => {
+    let target = current;
+    if (target === null) {
+      // Typing with no Session open starts one, as in any chat app.
+      const created = await api("POST", "/api/sessions", {});
+      await refreshSessions();
+      selectSession(created.id);
+      target = state.current;
+    }
     // The browser's zone, for this message's turn only ("tomorrow at 9" means here).
-    const post = (body) => api("POST", sessionPath(current.id, "/messages"), body);
+    const post = (body) => api("POST", sessionPath(target.id, "/messages"), body);
     await sendWithZone(post, text, browserTimeZone());
-    if (state.current === current) {
+    if (state.current === target) {
       els.composer.value = "";
       setNotice(null);
-      if (!current.conn.connected) current.conn.reconnectNow();
+      if (!target.conn.connected) target.conn.reconnectNow();
     }
     if (wasCold) await refreshSessions();
   });

@@ -1,8 +1,6 @@
 // dsh browser client: the page's elements (by data-testid), element building, scrolling and
 // times. Every string that comes from a Session reaches the DOM through textContent only.
 
-import { getLocale } from "./i18n.js";
-
 export const $ = (testid) => document.querySelector(`[data-testid="${testid}"]`);
 
 export const els = {
@@ -55,14 +53,4 @@ export function scrollToBottom(scroller) {
 export function toEpochMs(value) {
   const ms = typeof value === "number" ? value : Date.parse(String(value));
   return Number.isFinite(ms) ? ms : null;
-}
-
-export function formatTime(value) {
-  const ms = toEpochMs(value);
-  if (ms === null) return value === undefined || value === null ? "" : String(value);
-  try {
-    return new Date(ms).toLocaleString(getLocale() === "zh" ? "zh-CN" : "en-US");
-  } catch {
-    return new Date(ms).toISOString();
-  }
 }

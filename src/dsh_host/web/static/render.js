@@ -206,8 +206,11 @@ export function renderChrome() {
   els.resume.disabled = busy("resume");
   els.fork.disabled = !hasSession || busy("fork");
   els.flush.disabled = !hasSession || busy("flush");
-  els.composer.disabled = !hasSession;
-  els.send.disabled = !hasSession || busy("send");
+  // Without a Session the toolbar has nothing to act on; the composer starts one.
+  for (const button of [els.fork, els.flush]) button.hidden = !hasSession;
+  els.rename.hidden = !hasSession || !els.renameForm.hidden;
+  els.composer.disabled = false;
+  els.send.disabled = busy("send");
   els.sessionId.textContent = hasSession ? current.id : "";
   els.sessionName.textContent = hasSession ? sessionLabel(info ?? { id: current.id }, t) : "";
   els.rename.disabled = !hasSession || busy("rename");
@@ -217,7 +220,7 @@ export function renderChrome() {
   placeholder.replaceChildren();
   els.emptyState.hidden = true;
   if (!hasSession) {
-    placeholder.textContent = t("session.none");
+    els.emptyState.hidden = false;
     els.loadOlder.hidden = true;
     els.olderNote.textContent = "";
     return;

@@ -2,11 +2,12 @@
 // badges) and its refresh from the API.
 
 import { api, errorMessage } from "./api.js";
-import { el, els, formatTime, toEpochMs } from "./dom.js";
-import { t } from "./i18n.js";
+import { el, els, toEpochMs } from "./dom.js";
+import { getLocale, t } from "./i18n.js";
 import { renderChrome } from "./render.js";
 import { jsonEqual } from "./session-window.js";
 import { sessionLabel, state } from "./state.js";
+import { createTime } from "./time.js";
 
 let onSelect = () => {};
 
@@ -87,8 +88,13 @@ export function renderSessions() {
     badges.appendChild(badge);
     top.appendChild(badges);
     button.appendChild(top);
-    if (session.createdAt !== undefined) {
-      const time = el("span", "session-created", formatTime(session.createdAt));
+    const createdMs = toEpochMs(session.createdAt);
+    if (createdMs !== null) {
+      const { text, title } = createTime({ locale: getLocale() }).when(createdMs);
+      const time = el("time", "session-created", text);
+      time.setAttribute("datetime", new Date(createdMs).toISOString());
+      time.setAttribute("title", title);
+      time.setAttribute("data-dsh-relative", "");
       button.appendChild(time);
     }
     if (damaged && typeof session.error === "string") {
@@ -128,6 +134,30 @@ export function pendingCount(session) {
 }
 
 let refreshing = null;
+
+/** The positive badges of a views payload, as the list rows carry them. */
+function viewBadges(views) {
+  const out = {};
+  if (views === null || typeof views !== "object") return out;
+  for (const [name, view] of Object.entries(views)) {
+    const badge = view !== null && typeof view === "object" ? view.badge : undefined;
+    if (Number.isInteger(badge) && badge > 0) out[name] = badge;
+  }
+  return out;
+}
+
+/** Whether a Session's newly committed views payload (`{views, name}`) changed what its list
+ * row shows (its name or a badge): then the list is fetched again. */
+export function rowIsStale(sessionId, payload) {
+  const row = state.sessions?.find((s) => s.id === sessionId);
+  if (!row || payload === null || typeof payload !== "object") return false;
+  if ((row.name ?? null) !== (payload.name ?? null)) return true;
+  return !jsonEqual(sortedEntries(row.badges ?? {}), sortedEntries(viewBadges(payload.views)));
+}
+
+function sortedEntries(object) {
+  return Object.entries(object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
 
 export async function refreshSessions() {
   if (refreshing) return refreshing;

@@ -6,7 +6,7 @@ import { api, authHeaders, sessionPath } from "./api.js";
 import { els } from "./dom.js";
 import { acceptViews, loadViews, renderPanels } from "./panels.js";
 import { onWindowChange, renderChrome, renderDraft, renderStatus, setNotice } from "./render.js";
-import { refreshSessions, renderSessions } from "./session-list.js";
+import { refreshSessions, renderSessions, rowIsStale } from "./session-list.js";
 import { SessionWindow } from "./session-window.js";
 import { connectEvents } from "./sse.js";
 import { state } from "./state.js";
@@ -124,6 +124,7 @@ function handleFrame(current, frame) {
   if (!message || typeof message !== "object") return;
   if (frame.event === "views") {
     acceptViews(current, message);
+    if (rowIsStale(current.id, message)) refreshSessions();
     return;
   }
   if (frame.event === "stream") {
