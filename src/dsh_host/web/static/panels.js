@@ -6,7 +6,7 @@
 // the Session's views again (for when the event stream cannot push them).
 
 import { api, sessionPath } from "./api.js";
-import { el, els } from "./dom.js";
+import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
 import { describeError } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
 import { registry } from "./nodes.js";
@@ -66,9 +66,13 @@ export function renderPanels() {
       sections.push(section);
     }
   }
+  // A panel that grows (above the transcript on a phone) must not push the latest message out
+  // of view: a transcript read to the bottom stays at the bottom.
+  const atBottom = isNearBottom(els.scroll);
   els.panels.replaceChildren(...sections);
   els.panels.hidden = sections.length === 0;
   els.conversation.classList.toggle("has-panels", sections.length > 0);
+  if (atBottom) scrollToBottom(els.scroll);
   if (key !== null) {
     const again = [...els.panels.querySelectorAll("[data-focus-key]")].find(
       (node) => node.getAttribute("data-focus-key") === key,
