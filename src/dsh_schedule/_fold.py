@@ -53,6 +53,7 @@ __all__ = [
     "earliest",
     "fold",
     "log_error",
+    "owned_changes",
     "violation",
 ]
 
@@ -149,26 +150,41 @@ def check_seed_length(seed_length: int, length: int) -> None:
         )
 
 
+def owned_changes(
+    events: Sequence[Event], seed_length: int, active: dict[str, Record], seen: set[str]
+) -> Iterator[tuple[Event, ScheduleChange | None]]:
+    """Walk ``events[seed_length:]`` by the transition rules, keeping ``active`` and ``seen``.
+
+    Yields each owned event with its decoded ``schedule/change`` (``None`` for other events)
+    *before* the change is applied, so a caller reads the state it applies to. Raises
+    :class:`ScheduleLogError` like :func:`fold`.
+    """
+    check_seed_length(seed_length, len(events))
+    for index in range(seed_length, len(events)):
+        event = events[index]
+        if event.type != SCHEDULE_CHANGE:
+            yield event, None
+            continue
+        change = decode_change(event.data, seq=event.seq)
+        problem = violation(change, active, seen)
+        if problem is not None:
+            raise log_error(event.seq, problem)
+        yield event, change
+        if isinstance(change, Create):
+            seen.add(change.record.id)
+        apply_change(change, active)
+
+
 def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
     """Fold ``events[seed_length:]`` from scratch (the reference algorithm).
 
     Raises :class:`ScheduleLogError` for an invalid ``seed_length``, an owned ``schedule/change``
     payload that does not decode, or an invalid transition.
     """
-    check_seed_length(seed_length, len(events))
     active: dict[str, Record] = {}
     seen: set[str] = set()
-    for index in range(seed_length, len(events)):
-        event = events[index]
-        if event.type != SCHEDULE_CHANGE:
-            continue
-        change = decode_change(event.data, seq=event.seq)
-        problem = violation(change, active, seen)
-        if problem is not None:
-            raise log_error(event.seq, problem)
-        if isinstance(change, Create):
-            seen.add(change.record.id)
-        apply_change(change, active)
+    for _ in owned_changes(events, seed_length, active, seen):
+        pass
     return FoldResult(
         active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
     )

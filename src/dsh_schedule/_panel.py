@@ -2,9 +2,9 @@
 
 Derived from the committed log the host passes to ``dsh_session_views`` (never by appending):
 the active reminders by next occurrence, and the latest deliveries with their lateness. It walks
-the owned suffix with the fold's own transition rules, so it agrees with :func:`~._fold.fold` on
-what is active; a corrupt stream raises :class:`~._codec.ScheduleLogError` (the host logs it and
-shows no panel).
+the owned suffix with the fold's own walk (:func:`~._fold.owned_changes`), so it agrees with
+:func:`~._fold.fold` on what is active; a corrupt stream raises
+:class:`~._codec.ScheduleLogError` (the host logs it and shows no panel).
 
 A delivery more than a minute late names a reason: ``"busy"`` when a turn was open at the due
 instant (the reminder waited for the Agent), else ``"offline"`` (the host was not running or the
@@ -16,15 +16,8 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from ._codec import Create, Dispatch, EveryRecord, Record, decode_change, format_instant
-from ._fold import (
-    SCHEDULE_CHANGE,
-    apply_change,
-    check_seed_length,
-    dispatched,
-    log_error,
-    violation,
-)
+from ._codec import Dispatch, EveryRecord, Record, format_instant
+from ._fold import dispatched, owned_changes
 from ._instants import parse_instant
 
 __all__ = ["LATE_AFTER_MS", "RECENT_LIMIT", "VIEW_NAME", "reminders_view"]
@@ -56,29 +49,17 @@ def _busy_at(turns: Sequence[tuple[int, int | None]], instant_ms: int) -> bool:
 
 def reminders_view(events: Sequence[Event], seed_length: int) -> dict[str, JSONValue]:
     """The view of ``events`` (a committed log): ``{"badge", "active", "recent"}``."""
-    check_seed_length(seed_length, len(events))
     active: dict[str, Record] = {}
-    seen: set[str] = set()
     turns: list[tuple[int, int | None]] = []
     deliveries: list[tuple[Record, str, Event]] = []
-    for index in range(seed_length, len(events)):
-        event = events[index]
+    for event, change in owned_changes(events, seed_length, active, set()):
         if event.type == "turn/start":
             turns.append((event.time, None))
         elif event.type == "turn/end" and turns and turns[-1][1] is None:
             turns[-1] = (turns[-1][0], event.time)
-        if event.type != SCHEDULE_CHANGE:
-            continue
-        change = decode_change(event.data, seq=event.seq)
-        problem = violation(change, active, seen)
-        if problem is not None:
-            raise log_error(event.seq, problem)
-        if isinstance(change, Create):
-            seen.add(change.record.id)
         elif isinstance(change, Dispatch):
             record = active[change.id]
             deliveries.append((record, dispatched(record, change)[0], event))
-        apply_change(change, active)
     recent: list[JSONValue] = []
     for record, occurrence_at, event in reversed(deliveries[-RECENT_LIMIT:]):
         due_ms = parse_instant(occurrence_at)
