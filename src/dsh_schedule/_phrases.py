@@ -271,14 +271,16 @@ def _create(
     example: str,
     arguments: Callable[[re.Match[str]], JSONValue] | None = None,
     timed: Callable[[re.Match[str], TimeContext], JSONValue] | None = None,
+    reply: Callable[[re.Match[str], JSONValue], str] = _describe_create,
 ) -> hookspecs.ScriptedPhrase:
-    """A phrase that creates a reminder and words the tool's answer."""
+    """A phrase that creates a reminder and words the tool's answer (in English unless
+    ``reply`` words it otherwise)."""
     return hookspecs.ScriptedPhrase(
         pattern=pattern,
         tool="schedule_create",
         arguments=arguments,
         timed_arguments=timed,
-        reply=_describe_create,
+        reply=reply,
         example=example,
     )
 
@@ -293,20 +295,8 @@ PHRASES: Final = (
     _create(_TOMORROW, "remind me tomorrow at 9am to call mom", timed=_tomorrow_arguments),
     _create(_EVERY, "every 30 minutes remind me to drink water", _every_arguments),
     _create(_REMIND_EVERY, "remind me every 2 hours to stand up", _every_arguments),
-    hookspecs.ScriptedPhrase(
-        pattern=_ZH_REMIND,
-        tool="schedule_create",
-        arguments=_zh_create_arguments,
-        reply=_describe_create_zh,
-        example="提醒我10分钟后伸展一下",
-    ),
-    hookspecs.ScriptedPhrase(
-        pattern=_ZH_LATER,
-        tool="schedule_create",
-        arguments=_zh_create_arguments,
-        reply=_describe_create_zh,
-        example="30秒后提醒我喝水",
-    ),
+    _create(_ZH_REMIND, "提醒我10分钟后伸展一下", _zh_create_arguments, reply=_describe_create_zh),
+    _create(_ZH_LATER, "30秒后提醒我喝水", _zh_create_arguments, reply=_describe_create_zh),
     hookspecs.ScriptedPhrase(
         pattern=_LIST, tool="schedule_list", reply=_describe_list, example="list reminders"
     ),

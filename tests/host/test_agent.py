@@ -15,16 +15,6 @@ from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.schedule.harness import spin
 
-from .models import GatedModel
-
-
-@pytest.fixture
-async def gated_host(clock):
-    model = GatedModel()
-    async with Host(backend=MemoryBackend(), clock=clock, model=model) as host:
-        host.test_model = model  # type: ignore[attr-defined]
-        yield host
-
 
 def types(agent):
     return [e.type for e in agent.session.events]

@@ -21,8 +21,6 @@ from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 from tests.schedule.harness import spin
 
-from .models import GatedModel
-
 USER = {"kind": "user"}
 
 
@@ -33,14 +31,6 @@ def counter_tool(calls: list[Any]) -> Tool:
 
     schema = {"type": "object", "properties": {"by": {"type": "integer"}}}
     return Tool(name="count", description="counts", parameters=schema, handler=handler)
-
-
-@pytest.fixture
-async def gated_host(clock):
-    model = GatedModel()
-    async with Host(backend=MemoryBackend(), clock=clock, model=model) as host:
-        host.test_model = model  # type: ignore[attr-defined]
-        yield host
 
 
 def kinds(agent) -> list[tuple[str, Any]]:

@@ -118,8 +118,8 @@ def create_app(
         body_timeout=body_timeout,
     )
     api = Api(settings)
-    views = SessionViews(settings)
-    user_tools = UserTools(settings)
+    views = SessionViews(api)
+    user_tools = UserTools(api)
     assets = Assets(host.plugins)
     session = "/api/sessions/{id}"
     routes = [

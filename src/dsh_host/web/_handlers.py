@@ -67,7 +67,7 @@ class Api:
     async def sessions(self, request: Request) -> Response:
         query(request, _NO_QUERY)
         if request.method == "POST":
-            fields(await self._body(request, required=False), ())
+            fields(await self.read_body(request, required=False), ())
             with storage_operation("create"):
                 agent = await self.host.create_session()
             session = agent.session
@@ -81,7 +81,7 @@ class Api:
     async def fork(self, request: Request) -> Response:
         sid = session_id(request)
         query(request, _NO_QUERY)
-        body = await self._body(request, required=False)
+        body = await self.read_body(request, required=False)
         fields(body, ("boundary",))
         boundary = body.get("boundary")
         if "boundary" in body and type(boundary) is not int:
@@ -105,14 +105,14 @@ class Api:
     async def resume(self, request: Request) -> Response:
         sid = session_id(request)
         query(request, _NO_QUERY)
-        fields(await self._body(request, required=False), ())
-        agent = await self._resume(sid)
+        fields(await self.read_body(request, required=False), ())
+        agent = await self.resume_live(sid)
         return json_response({"id": agent.session.id, "live": True})
 
     async def messages(self, request: Request) -> Response:
         sid = session_id(request)
         query(request, _NO_QUERY)
-        body = await self._body(request, required=True)
+        body = await self.read_body(request, required=True)
         fields(body, ("text", "timeZone"))
         if "text" not in body:
             raise ApiError("missing_field", "text is required")
@@ -121,7 +121,7 @@ class Api:
             raise ApiError("invalid_field", "text must be a non-blank string")
         # Checked before the Session is touched: a refused zone resumes nothing.
         zone = _time_zone(body["timeZone"]) if "timeZone" in body else None
-        agent = await self._resume(sid)
+        agent = await self.resume_live(sid)
         try:
             agent.send(text, time_zone=zone)
         except AgentDisposedError:
@@ -131,12 +131,12 @@ class Api:
     async def flush(self, request: Request) -> Response:
         sid = session_id(request)
         query(request, _NO_QUERY)
-        fields(await self._body(request, required=False), ())
+        fields(await self.read_body(request, required=False), ())
         session = self.host.sessions.get(sid)
         if session is None:
             # A cold Session is its stored log: everything it has is durable already, and
             # flushing must not activate it.
-            stored = await self._stored(sid)
+            stored = await self.stored_session(sid)
             return json_response({"durable": True, "throughSeq": len(stored.events)})
         through_seq = len(session.events)  # what this flush covers (captured at entry)
         try:
@@ -158,7 +158,7 @@ class Api:
         # A live Session proves its stored prefix itself (a failed inspection only costs views).
         stored = None
         if self.host.sessions.get(sid) is None:
-            stored = await self._stored(sid, "history")
+            stored = await self.stored_session(sid, "history")
         page = await history_page(self.host, sid, before_seq, max_messages, stored=stored)
         assert page is not None  # live, or read from storage above
         return json_response(page)
@@ -188,12 +188,12 @@ class Api:
         )
 
     # -- helpers --------------------------------------------------------------------------------
-    async def _body(self, request: Request, *, required: bool) -> dict[str, object]:
+    async def read_body(self, request: Request, *, required: bool) -> dict[str, object]:
         return await read_json(
             request, limit=self.s.max_body, timeout=self.s.body_timeout, required=required
         )
 
-    async def _resume(self, sid: str) -> LiveAgent:
+    async def resume_live(self, sid: str) -> LiveAgent:
         try:
             with storage_operation("resume"):
                 return await self.host.resume_session(sid)
@@ -209,7 +209,7 @@ class Api:
             if leases is not None and await leases.live_elsewhere(sid):
                 raise SessionLiveElsewhereError(f"session {sid} is live on another host")
 
-    async def _stored(self, sid: str, operation: str = "inspect") -> StoredSession:
+    async def stored_session(self, sid: str, operation: str = "inspect") -> StoredSession:
         """The stored Session; 404 when storage has none, 503 when storage fails."""
         with storage_operation(operation):
             stored = await self.host.inspect(sid)
@@ -228,7 +228,7 @@ class Api:
             seed_length = live.header.seed_length or 0
         else:
             await self._not_live_elsewhere(sid)
-            stored = await self._stored(sid)
+            stored = await self.stored_session(sid)
             events = stored.events
             end = len(events)
             view_limit = end  # every stored event is committed

@@ -267,8 +267,11 @@ class Sidecar:
         )
         #: Per live Session object: late views were sent for seqs below this.
         self._presented: weakref.WeakKeyDictionary[LiveSession, int] = weakref.WeakKeyDictionary()
-        #: Per live Session object: the plugin views last pushed (as JSON text).
-        self._views_sent: weakref.WeakKeyDictionary[LiveSession, str] = weakref.WeakKeyDictionary()
+        #: Per live Session object: the committed length the plugin views were last derived
+        #: from, and those views (with the name) as JSON text.
+        self._views_sent: weakref.WeakKeyDictionary[LiveSession, tuple[int, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._subscribers: dict[str, set[Subscription]] = {}
         self._closed = False
         self._unsubscribe = [
@@ -375,15 +378,19 @@ class Sidecar:
         self, session: LiveSession, committed: Sequence[Event], seed_length: int
     ) -> None:
         """Send the views (and name) of the newly committed prefix when they differ from the
-        last sent."""
+        last sent. A flush that committed nothing new derives nothing (the plugins walk the
+        whole prefix, so this is the one place their cost is paid per change, not per flush)."""
         listeners = [s for s in self._subscribers.get(session.id, ()) if s.views]
         if not listeners:
             return
+        last = self._views_sent.get(session)
+        if last is not None and last[0] == len(committed):
+            return
         payload = views_payload(self._plugins, committed, seed_length, session)
         text = _json.dumps([payload["views"], payload["name"]])
-        if self._views_sent.get(session) == text:
+        self._views_sent[session] = (len(committed), text)
+        if last is not None and last[1] == text:
             return
-        self._views_sent[session] = text
         frame = ViewsFrame(encode_views_frame(payload))
         for subscription in listeners:
             subscription.push(frame)

@@ -20,7 +20,7 @@ from dsh_hookspecs import AgentDisposedError, EventRejectedError, SessionNotLive
 
 from .._tools import resolve, validate_arguments
 from ._errors import ApiError, json_response, storage_operation
-from ._handlers import Api, Settings
+from ._handlers import Api
 from ._requests import brief, fields, query, session_id
 
 _NO_QUERY = frozenset[str]()
@@ -29,21 +29,21 @@ _NO_QUERY = frozenset[str]()
 class UserTools:
     """The route handler; one instance per app."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.s = settings
-        self.host = settings.host
-        self.api = Api(settings)
+    def __init__(self, api: Api) -> None:
+        """``api``: the app's Session handlers, whose body reading and resume these share."""
+        self.api = api
+        self.host = api.host
 
     async def run(self, request: Request) -> Response:
         sid = session_id(request)
         name: str = request.path_params["name"]
         query(request, _NO_QUERY)
-        body = await self.api._body(request, required=False)  # noqa: SLF001 - same package
+        body = await self.api.read_body(request, required=False)
         fields(body, ("arguments",))
         arguments = body.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ApiError("invalid_field", "arguments must be an object")
-        agent = await self.api._resume(sid)  # noqa: SLF001
+        agent = await self.api.resume_live(sid)
         tool = resolve(name, agent.tools, self.host.tools)
         if tool is None:
             raise ApiError("tool_not_found", f"this session has no tool {brief(name)}")

@@ -17,7 +17,7 @@ from dsh_hookspecs import Event, EventRejectedError, SessionNotLiveError
 from .._names import RENAME, clean_name
 from .._session import LiveSession
 from ._errors import ApiError, json_response, storage_operation
-from ._handlers import Api, Settings
+from ._handlers import Api
 from ._requests import fields, query, session_id
 from ._viewdata import views_payload
 
@@ -27,10 +27,10 @@ _NO_QUERY = frozenset[str]()
 class SessionViews:
     """The route handlers; one instance per app."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.s = settings
-        self.host = settings.host
-        self.api = Api(settings)
+    def __init__(self, api: Api) -> None:
+        """``api``: the app's Session handlers, whose body reading and resume these share."""
+        self.api = api
+        self.host = api.host
 
     async def views(self, request: Request) -> Response:
         sid = session_id(request)
@@ -41,7 +41,7 @@ class SessionViews:
     async def rename(self, request: Request) -> Response:
         sid = session_id(request)
         query(request, _NO_QUERY)
-        body = await self.api._body(request, required=True)  # noqa: SLF001 - same package
+        body = await self.api.read_body(request, required=True)
         fields(body, ("name",))
         if "name" not in body:
             raise ApiError("missing_field", "name is required")
@@ -50,7 +50,7 @@ class SessionViews:
         except ValueError as exc:
             raise ApiError("invalid_field", str(exc)) from None
         # Checked before the Session is touched: a refused name resumes nothing.
-        agent = await self.api._resume(sid)  # noqa: SLF001
+        agent = await self.api.resume_live(sid)
         session = agent.session
         try:
             session.append(RENAME, {"name": name})
@@ -68,5 +68,5 @@ class SessionViews:
             events = live.events
             durable = min(self.host.persistence.durable_length(live), len(events))
             return events[:durable], live.header.seed_length or 0, live
-        stored = await self.api._stored(sid, "views")  # noqa: SLF001
+        stored = await self.api.stored_session(sid, "views")
         return stored.events, stored.header.seed_length or 0, None

@@ -79,26 +79,25 @@ export function renderPanel(ctx, cancels) {
   const body = doc.createElement("div");
   body.className = "schedule-panel";
 
-  body.appendChild(textElement(doc, "h3", s("panel.active"), "schedule-panel-heading"));
-  if (active.length === 0) {
-    body.appendChild(textElement(doc, "p", s("panel.none"), "schedule-panel-empty"));
-  } else {
-    const list = doc.createElement("ul");
-    list.className = "schedule-panel-list";
-    for (const item of active) list.appendChild(activeRow(ctx, cancels, item));
-    body.appendChild(list);
-  }
-
-  body.appendChild(textElement(doc, "h3", s("panel.recent"), "schedule-panel-heading"));
-  if (recent.length === 0) {
-    body.appendChild(textElement(doc, "p", s("panel.noneRecent"), "schedule-panel-empty"));
-  } else {
-    const list = doc.createElement("ul");
-    list.className = "schedule-panel-list schedule-panel-recent";
-    for (const item of recent) list.appendChild(recentRow(ctx, item));
-    body.appendChild(list);
-  }
+  const pending = active.map((item) => activeRow(ctx, cancels, item));
+  appendList(doc, body, [s("panel.active"), s("panel.none")], "schedule-panel-list", pending);
+  const delivered = recent.map((item) => recentRow(ctx, item));
+  const recentClass = "schedule-panel-list schedule-panel-recent";
+  appendList(doc, body, [s("panel.recent"), s("panel.noneRecent")], recentClass, delivered);
   return body;
+}
+
+/** A heading, then the rows as a list, or the empty text when there are none. */
+function appendList(doc, body, [heading, emptyText], className, rows) {
+  body.appendChild(textElement(doc, "h3", heading, "schedule-panel-heading"));
+  if (rows.length === 0) {
+    body.appendChild(textElement(doc, "p", emptyText, "schedule-panel-empty"));
+    return;
+  }
+  const list = doc.createElement("ul");
+  list.className = className;
+  for (const row of rows) list.appendChild(row);
+  body.appendChild(list);
 }
 
 function cancelKey(ctx, scheduleId) {
