@@ -13,7 +13,7 @@ Agent's schedule FIFO (shared with the tools from preflight through barrier)::
   the earliest target of any kind. A decision that cannot be made (a clock outside years
   0001-9999 while an every record is due) is logged and dispatches nothing; it does not fault.
 * A busy Agent (a turn or another maintenance task) leaves the record active and waits for
-  ``when_idle()``.
+  ``when_idle()``; when its Session stopped being live meanwhile, the owner waits for nothing.
 * A rejected preflight or barrier flush is retried: a back-off of 1 s doubling up to one
   segment, cut short by any later acknowledged flush of the Session (``dsh_session_flushed``),
   the Agent reaching idle or a management call. A stall is logged once
@@ -199,7 +199,8 @@ class ScheduleOwner(Transactions):
         try:
             dispatched = await self.agent.run_maintenance(self._due_task)
         except AgentBusyError:
-            self._wait_for_idle()
+            if not self._gone():  # a Session no longer live releases without work
+                self._wait_for_idle()
             return
         except AgentDisposedError:
             return

@@ -13,7 +13,7 @@ from typing import Final
 
 from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
-from ._codec import MAX_AFTER_SECONDS, MIN_EVERY_SECONDS
+from ._codec import MIN_EVERY_SECONDS
 from ._every import MAX_SAFE_INTEGER
 from ._runtime import ScheduleOwner
 from ._transactions import Refused, Selector, Uncertain
@@ -147,10 +147,14 @@ DELETE_PARAMETERS: Final = {
 
 def _selector_problem(selector: Selector) -> dict[str, JSONValue] | None:
     """The answer to an integer selector that is refused before the queue (``at`` is checked
-    only inside it, at the creation sample)."""
+    only inside it, at the creation sample).
+
+    Only the shape is checked here: a positive safe integer of seconds whose target is not
+    representable (``after_seconds`` of 9,007,199,254,740,991) passes, and is answered
+    ``time_out_of_range`` in the queue after the preflight flush, as is ``every_seconds``."""
     name, value = selector
     if name == "after_seconds":
-        if type(value) is not int or not 0 < value <= MAX_AFTER_SECONDS:
+        if type(value) is not int or not 0 < value <= MAX_SAFE_INTEGER:
             return error("invalid_rule")
     elif name == "every_seconds":
         if type(value) is not int or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:

@@ -485,6 +485,32 @@ async def test_no_work_when_liveness_changes_during_the_claim(h):
     assert h.dispatches(agent) == []
 
 
+async def test_a_claim_refused_after_the_session_went_cold_waits_for_nothing(h):
+    # The contract: a claim that fails once the Agent's Session is no longer live releases
+    # without work; it does not wait for the Agent's next idle.
+    agent = await h.agent()
+    await create(h, agent, 5)
+    idle_waits = []
+
+    async def counted_when_idle():
+        idle_waits.append(True)
+
+    async def busy(task):
+        from dsh_hookspecs import AgentBusyError
+
+        h.host.sessions.detach(agent.session)
+        raise AgentBusyError("pretend a turn owns the agent")
+
+    agent.when_idle = counted_when_idle
+    agent.run_maintenance = busy
+    owner = h.owner(agent)
+    await advance(h, agent, 5)
+    await wait_until(lambda: owner._run is None or owner._run.done())
+    assert idle_waits == []
+    assert owner._idling is None
+    assert h.dispatches(agent) == []
+
+
 async def test_no_rearm_after_dispose_during_the_barrier(h):
     agent = await h.agent()
     await create(h, agent, 5)

@@ -75,7 +75,7 @@ async def test_one_set_of_tool_objects_serves_every_agent(h):
         ({"prompt": "x", "after_seconds": -3}, "invalid_rule"),
         ({"prompt": "x", "after_seconds": 1.5}, "invalid_rule"),
         ({"prompt": "x", "after_seconds": 2.0}, "invalid_rule"),
-        ({"prompt": "x", "after_seconds": MAX_AFTER_SECONDS + 1}, "invalid_rule"),
+        ({"prompt": "x", "after_seconds": 2**53}, "invalid_rule"),
         # No selector: the schema requires only the prompt since three selectors exist (the
         # registry answered invalid_arguments while after_seconds was the only one).
         ({"prompt": "x"}, "invalid_selector"),
@@ -190,6 +190,25 @@ async def test_range_error_only_after_the_preflight(h):
     assert flushes == 1
     ok = await h.call(agent, "schedule_create", {"prompt": "p", "after_seconds": 1})
     assert ok["scheduledAt"] == "9999-12-31T23:59:59.999Z"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"prompt": "p", "after_seconds": MAX_AFTER_SECONDS + 1},
+        {"prompt": "p", "after_seconds": 2**53 - 1},
+        {"prompt": "p", "every_seconds": MAX_AFTER_SECONDS + 1},
+        {"prompt": "p", "every_seconds": 2**53 - 1},
+    ],
+)
+async def test_a_safe_integer_with_an_unrepresentable_target_is_out_of_range(h, arguments):
+    # A positive safe integer is a valid rule: only its target cannot be written, which the
+    # contract answers in the queue, after the preflight flush, and nothing is appended.
+    agent = await h.agent()
+    value, flushes = await h.flushes(agent, "schedule_create", arguments)
+    assert value == {"code": "time_out_of_range", "message": MESSAGES["time_out_of_range"]}
+    assert flushes == 1
+    assert h.changes(agent) == []
 
 
 class FailingClock:
