@@ -188,6 +188,12 @@ class ModelSettings:
     timeout_seconds: float = 60.0
     #: The most characters of transcript sent per request; the oldest whole exchanges go first.
     context_chars: int = 200_000
+    #: The longest one model step may take, its request, retries and whole streamed reply
+    #: together (seconds); past it the turn ends with a plain error and keeps nothing of the step.
+    step_timeout_seconds: float = 120.0
+    #: The most characters of one reply's text kept and said (the rest is cut, with a note), and
+    #: of one tool call's arguments (a call past it is not run); the stream stops there.
+    max_reply_chars: int = 200_000
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
 

@@ -1,4 +1,5 @@
-"""The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh reindex``, ``dsh --help``."""
+"""The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh reindex``, ``dsh token``,
+``dsh --help``."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import secrets
 import signal
 import sys
 from collections.abc import Sequence
@@ -37,6 +39,7 @@ from .persistence import (
     redacted,
 )
 from .web import WebServer, is_loopback
+from .web._guard import token_problem
 
 log = structlog.get_logger(__name__)
 
@@ -47,6 +50,8 @@ NO_OVERLAY = (
     "no overlay: no plugins are loaded; reminders are unavailable "
     f"(try --overlay {EXAMPLE_OVERLAY})"
 )
+#: How every refusal of a token ends: where a good one comes from.
+HOW_TO_MAKE_ONE = "make one with: dsh token"
 
 
 def _backend(
@@ -65,6 +70,9 @@ def _backend(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "token":
+        print(new_token())
+        return 0
     if args.command == "serve":
         _logging.configure(level=args.log_level)
         return _run(_serve(args))
@@ -180,8 +188,14 @@ def _utc(epoch_ms: int) -> str:
         return f"{epoch_ms} ms"
 
 
+def new_token() -> str:
+    """``dsh token``: a fresh random token, 43 URL-safe characters (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
 def _token(args: argparse.Namespace) -> str | None:
-    """The bearer token from ``--token``, ``--token-file`` or ``DSH_TOKEN`` (at most one)."""
+    """The bearer token from ``--token``, ``--token-file`` or ``DSH_TOKEN`` (at most one), or
+    :class:`ValueError` saying why it cannot guard ``--host`` (:func:`token_problem`)."""
     given = [
         name
         for name, value in (
@@ -200,12 +214,17 @@ def _token(args: argparse.Namespace) -> str | None:
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"cannot read --token-file {args.token_file}: {exc}") from None
         if not token:
-            raise ValueError(f"--token-file {args.token_file} holds no token")
-        return token
-    value: str | None = args.token if args.token is not None else os.environ.get("DSH_TOKEN")
-    if value == "":
-        raise ValueError(f"{given[0]} must not be empty")
-    return value
+            raise ValueError(f"--token-file {args.token_file} holds no token; {HOW_TO_MAKE_ONE}")
+        what = f"the token in --token-file {args.token_file}"
+    elif args.token is not None:
+        token, what = args.token, "--token"
+    elif (environ := os.environ.get("DSH_TOKEN")) is not None:
+        token, what = environ, "DSH_TOKEN"
+    else:
+        return None
+    if (problem := token_problem(token, args.host, what=what)) is not None:
+        raise ValueError(f"{problem}; {HOW_TO_MAKE_ONE}")
+    return token
 
 
 def model_settings(args: argparse.Namespace) -> ModelSettings:
@@ -216,6 +235,8 @@ def model_settings(args: argparse.Namespace) -> ModelSettings:
         max_steps=args.model_max_steps,
         timeout_seconds=args.model_timeout,
         context_chars=args.model_context_chars,
+        step_timeout_seconds=args.model_step_timeout,
+        max_reply_chars=args.model_max_reply_chars,
         environ=dict(os.environ),
     )
 
@@ -236,7 +257,8 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.token is None and not is_loopback(args.host):
         print(
             f"dsh: refusing to listen on {args.host} without --token: anyone who can reach it "
-            "could drive every Session. Pass --token TOKEN, or use --host 127.0.0.1.",
+            f"could drive every Session. Pass --token TOKEN ({HOW_TO_MAKE_ONE}), or use --host "
+            "127.0.0.1.",
             file=sys.stderr,
         )
         return 2

@@ -77,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
     sessions.add_argument(
         "--json", action="store_true", help="print one JSON object per line (default: text)"
     )
+    commands.add_parser(
+        "token",
+        help="print a new random token for dsh serve's --token, --token-file or DSH_TOKEN",
+        description="Print a new random token (43 URL-safe characters) on one line.",
+        formatter_class=_Formatter,
+    )
     reindex = commands.add_parser(
         "reindex",
         help="rebuild the durable wake index from the stored logs",
@@ -163,15 +169,34 @@ def _serve(serve: argparse.ArgumentParser) -> None:
         f"exchanges are left out first (default: {_MODEL_DEFAULTS.context_chars})",
     )
     serve.add_argument(
+        "--model-step-timeout",
+        type=positive_float,
+        default=_MODEL_DEFAULTS.step_timeout_seconds,
+        metavar="SECONDS",
+        help="the longest one model step may take: its request, retries and whole streamed "
+        f"reply together (default: {_MODEL_DEFAULTS.step_timeout_seconds:g})",
+    )
+    serve.add_argument(
+        "--model-max-reply-chars",
+        type=positive_int,
+        default=_MODEL_DEFAULTS.max_reply_chars,
+        metavar="N",
+        help="the most characters of one model reply kept (the rest is cut, with a note) and "
+        "of one tool call's arguments (a longer call is not run) "
+        f"(default: {_MODEL_DEFAULTS.max_reply_chars})",
+    )
+    serve.add_argument(
         "--token",
-        help="bearer token required on /api (required off loopback); visible in the process "
-        "list: prefer --token-file or the DSH_TOKEN environment variable (default: none, "
-        "or DSH_TOKEN)",
+        help="bearer token required on /api (required off loopback, then at least 16 characters; "
+        "never empty or with spaces around it; make one with: dsh token); visible in the "
+        "process list: prefer --token-file or the DSH_TOKEN environment variable (default: "
+        "none, or DSH_TOKEN)",
     )
     serve.add_argument(
         "--token-file",
         metavar="PATH",
-        help="read the bearer token from the first line of PATH (default: none)",
+        help="read the bearer token from the first line of PATH, without the spaces and line "
+        "end around it (default: none)",
     )
     serve.add_argument(
         "--accept-data-loss",

@@ -16,6 +16,9 @@ from .fake_openai import ECHO, FakeOpenAI
 
 #: The key the tests put in the environment; it must never leave the HTTP request header.
 SECRET = "sk-test-Zq81-DO-NOT-LEAK-4c2b"
+#: A 50-character key for the redaction tests (issue 23): each run of 8 of its characters is
+#: found nowhere else in what the tests look through.
+KEY = "sk-live-7Hq2Vx9LmZ4pRt8KcW3nYb6DjF1sGa5UeX0oNi2MkQ"
 
 MakeHost = Callable[..., Awaitable[Host]]
 
@@ -33,14 +36,18 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
     """``await make_host(overlay=..., **settings)``: a started host on ``fake`` with the ``echo``
-    tool, closed at the end of the test."""
+    tool, closed at the end of the test; ``settings`` are :class:`ModelSettings` fields (the
+    key in ``environ`` is :data:`SECRET` unless given)."""
     hosts: list[Host] = []
 
     async def make(overlay: Overlay | None = None, **settings: Any) -> Host:
-        options: dict[str, Any] = {"model_name": "fake", "timeout_seconds": 5.0, **settings}
-        model_settings = ModelSettings(
-            base_url=fake.url, environ={"DSH_MODEL_API_KEY": SECRET}, **options
-        )
+        options: dict[str, Any] = {
+            "model_name": "fake",
+            "timeout_seconds": 5.0,
+            "environ": {"DSH_MODEL_API_KEY": SECRET},
+            **settings,
+        }
+        model_settings = ModelSettings(base_url=fake.url, **options)
         host = Host(
             backend=MemoryBackend(), model="openai", model_settings=model_settings, overlay=overlay
         )
@@ -68,6 +75,11 @@ async def ask(host: Host, agent: Any, message: str, *, timeout: float = 10.0) ->
 
     await wait_until(ended, timeout=timeout)
     return list(agent.session.events[before:])
+
+
+def fragments(text: str) -> list[str]:
+    """The runs of 8 characters of :data:`KEY` that ``text`` holds."""
+    return [KEY[at : at + 8] for at in range(len(KEY) - 7) if KEY[at : at + 8] in text]
 
 
 def of(events: list[Event], kind: str) -> list[Any]:

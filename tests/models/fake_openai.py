@@ -2,7 +2,8 @@
 
 Each ``POST /v1/chat/completions`` takes the next :class:`Reply` of the queue: a streamed answer
 (text pieces and/or tool-call pieces, as Server-Sent Events), an HTTP error with headers, a
-stall (nothing sent for a while), or a stream cut mid-way (the connection drops). Every request
+stall (nothing sent for a while), a reply that drips its pieces slowly, a stream cut mid-way (the
+connection drops) or one that ends with an error event. Every request
 is recorded: its body, its headers and its arrival (``time.monotonic()``). uvicorn serves it on
 127.0.0.1:0 in a background thread.
 """
@@ -46,6 +47,10 @@ class Reply:
     hold_at: int = 0
     #: Drop the connection after this many chunks (``None``: finish normally).
     cut_after: int | None = None
+    #: Seconds to wait before each chunk after the first (a server dripping its reply).
+    drip: float = 0.0
+    #: Sent as an ``{"error": ...}`` event after the chunks, in place of the finish.
+    stream_error: dict[str, Any] | None = None
 
 
 def text(*pieces: str) -> Reply:
@@ -154,9 +159,14 @@ class FakeOpenAI:
                 raise CutStreamError
             if reply.hold and reply.hold_at == number:
                 await self._hold(reply.hold)
+            if reply.drip and number:
+                await self._hold(reply.drip)
             yield _chunk(delta, None)
         if reply.cut_after is not None:
             raise CutStreamError
+        if reply.stream_error is not None:
+            yield f"data: {json.dumps({'error': reply.stream_error})}\n\n".encode()
+            return
         yield _chunk({}, reply.finish)
         yield b"data: [DONE]\n\n"
 
