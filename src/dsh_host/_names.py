@@ -2,8 +2,13 @@
 
 A rename is an event (``session/rename`` with ``{"name"}``) so it survives restarts and a fork
 inherits it with the seed. Without one, the first ``user/message`` the user typed (one without
-a ``source``: not a plugin's follow-up) names the Session, its whitespace collapsed and cut to
-:data:`AUTO_NAME_CHARS` characters plus an ellipsis.
+a ``source``: not a plugin's follow-up) names the Session, cut to :data:`AUTO_NAME_CHARS`
+characters plus an ellipsis.
+
+Every name is shown through one rule, :func:`shown_name`, wherever it comes from: a typed rename
+(:func:`clean_name`), a first message, and a rename read back from a log written before the rule
+existed. It keeps a list entry from reading differently from what it holds: no terminal escapes,
+no right-to-left overrides, no invisible characters.
 """
 
 from __future__ import annotations
@@ -15,38 +20,68 @@ from typing import Final
 
 from dsh_hookspecs import Event
 
-__all__ = ["AUTO_NAME_CHARS", "MAX_NAME_CHARS", "RENAME", "clean_name", "session_name"]
+__all__ = [
+    "AUTO_NAME_CHARS",
+    "MAX_NAME_CHARS",
+    "RENAME",
+    "clean_name",
+    "session_name",
+    "shown_name",
+]
 
 #: The event type of a rename.
 RENAME: Final = "session/rename"
-#: A name is at most this many characters after trimming.
+#: A name is at most this many characters once shown (:func:`shown_name`).
 MAX_NAME_CHARS: Final = 120
 #: A name taken from the first message is cut to this many characters.
 AUTO_NAME_CHARS: Final = 60
+#: ZERO WIDTH JOINER: the one format character kept, since emoji sequences need it.
+_ZWJ: Final = "\u200d"
 _SPACE: Final = re.compile(r"\s+")
 
 
+def _shown_char(char: str) -> str:
+    category = unicodedata.category(char)
+    if category in ("Cc", "Cs"):
+        return " " if char.isspace() else ""
+    if category == "Cf" and char != _ZWJ:
+        return ""
+    return char
+
+
+def shown_name(text: str) -> str:
+    """``text`` as a name is shown; ``""`` when nothing visible is left.
+
+    Control characters (category Cc: ESC, BEL, NUL, ...) and lone surrogates are dropped, except
+    whitespace-like ones (tab, newline, NEL, ...), which become a space. Format characters
+    (category Cf) are dropped: bidi embeddings, overrides, isolates and marks (U+202A..U+202E,
+    U+2066..U+2069, U+200E, U+200F, U+061C), zero-width spaces (U+200B, U+2060, U+FEFF), soft
+    hyphens; only U+200D ZERO WIDTH JOINER is kept, which emoji sequences need. Then every run
+    of whitespace becomes one space, and the ends are trimmed.
+    """
+    return _SPACE.sub(" ", "".join(map(_shown_char, text))).strip()
+
+
 def clean_name(value: object) -> str:
-    """The trimmed name, or :class:`ValueError` with a message a user can act on."""
+    """A typed name as it is stored and shown (:func:`shown_name`), or :class:`ValueError` with
+    a message a user can act on when nothing is left of it or it is too long."""
     if not isinstance(value, str):
         raise ValueError("name must be a string")  # noqa: TRY004 - the API answers 422
-    name = value.strip()
+    name = shown_name(value)
     if not name:
         raise ValueError("name must not be blank")
     if len(name) > MAX_NAME_CHARS:
         raise ValueError(f"name must be at most {MAX_NAME_CHARS} characters")
-    if any(unicodedata.category(char) in ("Cc", "Cs") for char in name):
-        raise ValueError("name must not contain control characters")
     return name
 
 
 def _auto_name(text: str) -> str | None:
-    collapsed = _SPACE.sub(" ", text).strip()
-    if not collapsed:
+    shown = shown_name(text)
+    if not shown:
         return None
-    if len(collapsed) <= AUTO_NAME_CHARS:
-        return collapsed
-    return collapsed[:AUTO_NAME_CHARS].rstrip() + "…"
+    if len(shown) <= AUTO_NAME_CHARS:
+        return shown
+    return shown[:AUTO_NAME_CHARS].rstrip() + "…"
 
 
 def session_name(events: Sequence[Event]) -> str | None:
@@ -54,8 +89,8 @@ def session_name(events: Sequence[Event]) -> str | None:
     for event in reversed(events):
         if event.type == RENAME and isinstance(event.data, dict):
             name = event.data.get("name")
-            if isinstance(name, str) and name:
-                return name
+            if isinstance(name, str) and (shown := shown_name(name)):
+                return shown
     for event in events:
         data = event.data
         if event.type != "user/message" or not isinstance(data, dict) or "source" in data:

@@ -121,6 +121,7 @@ def test_serve_refuses_a_public_address_without_a_token(tmp_path):
     result = run_dsh(["serve", "--data", str(data), "--host", "0.0.0.0", "--port", "0"])
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0 without --token" in result.stderr
+    assert "make one with: dsh token" in result.stderr
     assert result.stdout == ""
     assert not data.exists()  # refused before storage was touched
     result = run_dsh(["serve", "--data", str(data), "--port", "70000"])
@@ -138,7 +139,7 @@ def test_serve_with_a_token_requires_it_on_the_api(tmp_path):
             "--port",
             "0",
             "--token",
-            "t0k",
+            "t0k-of-16-chars!",
         ]
     )
     try:
@@ -146,7 +147,9 @@ def test_serve_with_a_token_requires_it_on_the_api(tmp_path):
         port = url.rsplit(":", 1)[1]
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             assert client.get("/api/sessions").status_code == 401
-            authorized = client.get("/api/sessions", headers={"Authorization": "Bearer t0k"})
+            authorized = client.get(
+                "/api/sessions", headers={"Authorization": "Bearer t0k-of-16-chars!"}
+            )
             assert authorized.json() == {"sessions": []}
             assert client.get("/").status_code == 200
         server.proc.send_signal(signal.SIGINT)  # Ctrl+C: the same orderly stop as SIGTERM
@@ -162,7 +165,7 @@ def test_serve_takes_the_token_from_a_file_or_the_environment(tmp_path):
     token_file.write_text("s3cret-from-file\n", encoding="utf-8")
     for args, env, token in (
         (["--token-file", str(token_file)], None, "s3cret-from-file"),
-        ([], {"DSH_TOKEN": "s3cret-from-env"}, "s3cret-from-env"),
+        ([], {"DSH_TOKEN": "s3cret-from-env!"}, "s3cret-from-env!"),
     ):
         server = DshProcess(
             ["serve", "--data", str(tmp_path / "d"), "--host", "0.0.0.0", "--port", "0", *args],
@@ -186,7 +189,7 @@ def test_serve_refuses_a_bad_token_source_in_one_line(tmp_path, monkeypatch):
     empty.write_text("\n", encoding="utf-8")
     cases = [
         (["--token", "a", "--token-file", str(empty)], "give the token one way only"),
-        (["--token-file", str(empty)], "holds no token"),
+        (["--token-file", str(empty)], "holds no token; make one with: dsh token"),
         (["--token-file", str(tmp_path / "missing")], "cannot read --token-file"),
     ]
     for args, fragment in cases:
@@ -200,6 +203,116 @@ def test_serve_refuses_a_bad_token_source_in_one_line(tmp_path, monkeypatch):
     assert result.returncode == 2
     assert "not --token and DSH_TOKEN" in result.stderr
     assert not (tmp_path / "d").exists()
+
+
+# -- tokens that protect (issue 23 item 5) ------------------------------------------------------
+
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def _dsh(args: Sequence[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``run_dsh`` with ``env`` instead of this process's ``DSH_TOKEN`` (if any)."""
+    environ = {k: v for k, v in os.environ.items() if k != "DSH_TOKEN"}
+    return subprocess.run(
+        [*DSH, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**environ, **env},
+    )
+
+
+def test_dsh_token_prints_a_fresh_url_safe_token_and_is_listed_in_help():
+    listed = run_dsh(["--help"]).stdout
+    assert re.search(r"^\s+token\s+print a new random token", listed, re.MULTILINE)
+    made = [run_dsh(["token"]) for _ in range(3)]
+    for result in made:
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+        assert result.stdout.endswith("\n")
+        assert _TOKEN_SHAPE.fullmatch(result.stdout[:-1]), result.stdout
+    assert len({result.stdout for result in made}) == 3
+
+
+@pytest.mark.parametrize(
+    ("host", "args", "env", "said"),
+    [
+        ("127.0.0.1", ["--token", ""], {}, "--token is empty"),
+        ("127.0.0.1", ["--token", " "], {}, "--token has spaces around it"),
+        ("127.0.0.1", ["--token", "a-good-long-token\n"], {}, "--token has spaces around it"),
+        ("127.0.0.1", [], {"DSH_TOKEN": ""}, "DSH_TOKEN is empty"),
+        ("127.0.0.1", [], {"DSH_TOKEN": " a-good-long-token "}, "DSH_TOKEN has spaces around"),
+        ("0.0.0.0", ["--token", "\ta-good-long-token"], {}, "--token has spaces around it"),
+        (
+            "0.0.0.0",
+            ["--token", "1"],
+            {},
+            (
+                "--token must be at least 16 characters with no surrounding spaces to listen "
+                "on 0.0.0.0 (it has 1)"
+            ),
+        ),
+        ("::", [], {"DSH_TOKEN": "x" * 15}, "DSH_TOKEN must be at least 16 characters"),
+        ("127.0.0.1", ["--token", "mot-de-passe-été"], {}, "--token may hold only visible ASCII"),
+        ("0.0.0.0", ["--token-file", "short"], {}, "the token in --token-file"),
+        ("0.0.0.0", ["--token-file", "blank"], {}, "holds no token"),
+    ],
+)
+def test_serve_refuses_a_token_nobody_could_sign_in_with_or_easy_to_guess(
+    tmp_path, host, args, env, said
+):
+    # Fails before issue 23 item 5: all but the empty ones started (an empty --token-file or
+    # DSH_TOKEN was refused without saying how to make a good one).
+    (tmp_path / "short").write_text("  fifteen-chars!  \n", encoding="utf-8")
+    (tmp_path / "blank").write_text(" \t \n", encoding="utf-8")
+    args = [str(tmp_path / a) if a in ("short", "blank") else a for a in args]
+    data = tmp_path / "data"
+    result = _dsh(["serve", "--data", str(data), "--host", host, "--port", "0", *args], env)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("dsh: ")
+    assert said in lines[0]
+    assert lines[0].endswith("; make one with: dsh token")
+    assert not data.exists()  # refused before storage was touched
+
+
+@pytest.mark.parametrize(
+    ("host", "source"),
+    [
+        ("127.0.0.1", "short"),  # any token that is not blank guards a loopback server
+        ("0.0.0.0", "exactly-16"),
+        ("0.0.0.0", "made"),  # what `dsh token` prints
+        ("0.0.0.0", "file"),  # --token-file: its first line without the spaces around it
+    ],
+)
+def test_serve_accepts_a_token_that_protects(tmp_path, host, source):
+    token = {
+        "short": "1",
+        "exactly-16": "sixteen-chars-ok",
+        "made": run_dsh(["token"]).stdout.strip(),
+        "file": "from-a-file-16ch",
+    }[source]
+    assert source == "short" or len(token) >= 16
+    args = ["--token", token]
+    if source == "file":
+        (tmp_path / "token").write_text(f"  {token} \r\nsecond line\n", encoding="utf-8")
+        args = ["--token-file", str(tmp_path / "token")]
+    server = DshProcess(
+        ["serve", "--data", str(tmp_path / "d"), "--host", host, "--port", "0", *args]
+    )
+    try:
+        port = server.wait_for_line(LISTENING).group(1).rsplit(":", 1)[1]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            assert client.get("/api/sessions").status_code == 401
+            ok = client.get("/api/sessions", headers={"Authorization": f"Bearer {token}"})
+            assert ok.status_code == 200
+        assert server.terminate(timeout=5) == 0
+    finally:
+        server.close()
 
 
 # -- storage start-up refusals (issue 9 items 5 and 6) ------------------------------------------

@@ -1,5 +1,6 @@
 """What a person calls a Session (issue 13 item 5): its last rename, else its first typed
-message, trimmed; a name a user types is refused, plainly, when it could not be shown."""
+message, trimmed; a name a user types is refused, plainly, when nothing of it could be shown.
+Every name is shown through one rule (issue 23 item 4): the table in tests/names.py."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import Event
-from dsh_host._names import AUTO_NAME_CHARS, MAX_NAME_CHARS, RENAME, clean_name, session_name
+from dsh_host._names import (
+    AUTO_NAME_CHARS,
+    MAX_NAME_CHARS,
+    RENAME,
+    clean_name,
+    session_name,
+    shown_name,
+)
+from tests.names import SHOWN_NAMES
 
 
 def log(*items: tuple[str, Any]) -> list[Event]:
@@ -65,6 +74,8 @@ def test_malformed_messages_are_passed_over() -> None:
 def test_a_typed_name_is_trimmed() -> None:
     assert clean_name("  Deploy checks \n") == "Deploy checks"
     assert clean_name("提醒" * (MAX_NAME_CHARS // 2)) == "提醒" * (MAX_NAME_CHARS // 2)
+    # The length is the shown name's: invisible characters do not count.
+    assert clean_name("x\u200b" * MAX_NAME_CHARS) == "x" * MAX_NAME_CHARS
 
 
 @pytest.mark.parametrize(
@@ -74,11 +85,40 @@ def test_a_typed_name_is_trimmed() -> None:
         (12, "name must be a string"),
         ("   ", "name must not be blank"),
         ("x" * (MAX_NAME_CHARS + 1), f"name must be at most {MAX_NAME_CHARS} characters"),
-        ("tab\tinside", "name must not contain control characters"),
-        ("bell\x07", "name must not contain control characters"),
-        ("half \ud800 pair", "name must not contain control characters"),
+        ("\u200b\x07\t\u202e", "name must not be blank"),
+        ("x\u200b" * (MAX_NAME_CHARS + 1), f"name must be at most {MAX_NAME_CHARS} characters"),
     ],
 )
 def test_a_name_that_could_not_be_shown_is_refused_plainly(value: object, message: str) -> None:
     with pytest.raises(ValueError, match=f"^{message}$"):
         clean_name(value)
+
+
+_IDS = [case[0] for case in SHOWN_NAMES]
+
+
+@pytest.mark.parametrize(("typed", "shown"), [case[1:] for case in SHOWN_NAMES], ids=_IDS)
+def test_a_first_message_and_a_logged_rename_are_shown_by_one_rule(
+    typed: str, shown: str | None
+) -> None:
+    # Fails before issue 23 item 4: control, bidi and invisible characters were shown as typed.
+    assert shown_name(typed) == (shown or "")
+    assert session_name(log(("user/message", {"text": typed}))) == shown
+    # A rename read back from a log written before the rule: shown by it too; one with nothing
+    # visible left is passed over like an empty one.
+    assert session_name(log(("user/message", {"text": "first"}), (RENAME, {"name": typed}))) == (
+        shown or "first"
+    )
+    if shown is None:
+        with pytest.raises(ValueError, match=r"^name must not be blank$"):
+            clean_name(typed)
+    else:
+        assert clean_name(typed) == shown
+
+
+def test_the_first_message_is_cleaned_before_it_is_cut() -> None:
+    # Invisible characters take no room: the 60 characters are all shown ones.
+    text = "\u200b" * 100 + "\x1b" * 10 + "y" * AUTO_NAME_CHARS
+    assert session_name(log(("user/message", {"text": text}))) == "y" * AUTO_NAME_CHARS
+    name = session_name(log(("user/message", {"text": "\u202e" + "z" * 100})))
+    assert name == "z" * AUTO_NAME_CHARS + "…"

@@ -72,16 +72,17 @@ function json(status, body) {
 }
 
 /**
- * Install the fake browser and import app.js at `/?session=<initial>`.
+ * Install the fake browser and import app.js at `/?session=<initial>`, or at `address` (a path
+ * with its query and hash, e.g. `/?token=T&session=s1#top`) when given.
  *
- * `route({method, path, query, body})` answers API calls: return a value (sent as JSON 200),
+ * `route({method, path, query, body, headers})` answers API calls: return a value (sent as JSON 200),
  * a promise of one, or a Response. Event streams are answered here and exposed as
  * `streams` (per session id: `{send(message, id?), sendStream(payload), end()}` with the newest
  * connection last).
  */
-export async function bootApp({ initial, route }) {
+export async function bootApp({ initial, route, address }) {
   const document = makeDocument();
-  const location = new URL(`http://dsh.test/${initial ? `?session=${initial}` : ""}`);
+  const location = new URL(address ?? `/${initial ? `?session=${initial}` : ""}`, "http://dsh.test");
   const storage = new Map();
   const intervals = [];
   const calls = [];
@@ -120,6 +121,7 @@ export async function bootApp({ initial, route }) {
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       body: init.body === undefined ? undefined : JSON.parse(init.body),
+      headers: init.headers ?? {},
     };
     calls.push(call);
     const events = /^\/api\/sessions\/([^/]+)\/events$/.exec(url.pathname);
@@ -173,6 +175,9 @@ export async function bootApp({ initial, route }) {
     document,
     $,
     calls,
+    /** The address bar: the page's URL now, and the tab's sessionStorage. */
+    location,
+    storage,
     streams,
     /** Run the periodic session-list refresh now. */
     tick: () => {

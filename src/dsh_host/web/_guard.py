@@ -5,7 +5,12 @@ compared in constant time. Without one the server listens on loopback only, and 
 attacks remain, both refused here: another site's page posting to it (cross-site request
 forgery: refused by ``Origin``) and another site's name resolving to 127.0.0.1 (DNS rebinding:
 refused by ``Host``). The page, ``/static`` and ``/plugins`` need no token: module scripts cannot
-send headers, and the page reads its token from ``?token=``.
+send headers, and the page reads its token from ``?token=`` (then keeps it for the tab and takes
+it out of the address bar).
+
+:func:`token_problem` is the rule a token must meet before a server starts with it: not empty, no
+whitespace around it (an incoming token is compared trimmed, so nobody could ever sign in), and
+off loopback at least :data:`MIN_REMOTE_TOKEN_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -42,6 +47,32 @@ RESPONSE_HEADERS: Final[Mapping[str, str]] = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
+
+
+#: The fewest characters of a token that guards a server other machines can reach.
+MIN_REMOTE_TOKEN_CHARS: Final = 16
+
+
+def token_problem(
+    token: str, bind_host: str | None = None, *, what: str = "the token"
+) -> str | None:
+    """Why ``token`` cannot guard a server bound to ``bind_host``, in plain words naming it
+    ``what``; ``None`` when it can. ``bind_host=None``: judge only what holds on any bind."""
+    if not token:
+        return f"{what} is empty"
+    if token != token.strip():
+        return f"{what} has spaces around it, so nobody could sign in with it"
+    if not all("!" <= char <= "~" for char in token):
+        return (
+            f"{what} may hold only visible ASCII characters (letters, digits, punctuation), "
+            "the only ones a browser can send in a header"
+        )
+    if bind_host is not None and not is_loopback(bind_host) and len(token) < MIN_REMOTE_TOKEN_CHARS:
+        return (
+            f"{what} must be at least {MIN_REMOTE_TOKEN_CHARS} characters with no surrounding "
+            f"spaces to listen on {bind_host} (it has {len(token)})"
+        )
+    return None
 
 
 def _is_api(path: str) -> bool:

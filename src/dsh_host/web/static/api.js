@@ -5,15 +5,28 @@ import { prettyJson } from "./registry.js";
 
 const TOKEN_KEY = "dsh.token";
 
+/** Take `token` out of the address bar and this history entry, keeping every other query
+ * parameter (`session=`) and the hash: the token stays out of screenshots, shared links and
+ * the browser's history. */
+function forgetTokenInUrl() {
+  const url = new URL(window.location.href);
+  url.searchParams.delete("token");
+  window.history.replaceState(window.history.state ?? null, "", url);
+}
+
+/** The page's token: `?token=` (then kept for the tab in sessionStorage and taken out of the
+ * URL), else the one this tab kept, so a reload of the cleaned URL still signs in. */
 function readToken() {
   const fromUrl = new URLSearchParams(window.location.search).get("token");
   try {
     if (fromUrl) {
       window.sessionStorage.setItem(TOKEN_KEY, fromUrl);
+      forgetTokenInUrl();
       return fromUrl;
     }
     return window.sessionStorage.getItem(TOKEN_KEY);
   } catch {
+    // No storage for this tab: the URL is the only place the token is kept, so it stays there.
     return fromUrl;
   }
 }
