@@ -5,7 +5,7 @@ phase through :meth:`LiveAgent.run_maintenance`; waking input is parked) and ``r
 driver is running turns from the inbox). Each inbox message becomes exactly one turn::
 
     turn/start {messageId} -> user/message {text, source?} -> tool/call, tool/result,
-    assistant/message ... -> turn/end {outcome, error?}
+    assistant/message ... -> turn/end {outcome: "ok" | "error" | "cancelled", error?}
 
 A follow-up is recorded as ``agent/followup`` the moment it is queued; the ``messageId`` in
 ``turn/start`` marks it consumed, so a resumed Agent re-queues exactly the follow-ups whose turn
@@ -20,6 +20,14 @@ the host clock), or at once when any other flush of the Session succeeds. A cras
 first proof loses the follow-up together with its cause, which is then delivered again, once;
 a crash after the second one leaves a durable ``turn/start``, so the follow-up is never re-run.
 
+Stopping a turn: :meth:`LiveAgent.cancel_turn` (the browser's Stop) cancels the model turn that
+is running; it ends ``turn/end {"outcome": "cancelled"}`` and nothing the model was still
+writing is kept (streamed text is ephemeral). A tool call in progress is not interrupted: the
+stop takes effect once its ``tool/result`` is recorded, so every ``tool/call`` keeps its result,
+and the model takes no further step. The driver then goes straight on with the inbox. The
+adapter runs in a task of its own, so a stop is told apart from the driver itself being
+cancelled at disposal, which ends the turn ``{"outcome": "error", "error": "turn cancelled"}``.
+
 Interrupted turns: a resumed log whose last turn has a durable ``turn/start`` but no ``turn/end``
 (the process died mid-turn) is closed before new input runs: each ``tool/call`` of that turn
 without a ``tool/result`` is answered ``{"code": "interrupted", ...}``, then ``turn/end
@@ -32,8 +40,8 @@ import asyncio
 import inspect
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from typing import Any, TypeVar
 
 import structlog
 
@@ -69,6 +77,27 @@ from ._turn import ModelAdapter, Turn
 log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
+
+#: The ``turn/end`` of a turn the user stopped (:meth:`LiveAgent.cancel_turn`).
+CANCELLED_OUTCOME: dict[str, JSONValue] = {"outcome": "cancelled"}
+
+
+class _RunningTurn:
+    """The model turn the driver runs now: the task running the adapter, the tool calls it has
+    in flight and whether the user asked to stop it."""
+
+    __slots__ = ("stop_requested", "task", "tools")
+
+    def __init__(self, task: asyncio.Task[bool]) -> None:
+        self.task = task
+        self.tools = 0
+        self.stop_requested = False
+
+    def tool_done(self) -> None:
+        """One tool call has finished: a stop that waited for the calls in flight acts now."""
+        self.tools -= 1
+        if self.stop_requested and self.tools == 0:
+            self.task.cancel()
 
 
 class LiveAgent:
@@ -109,6 +138,8 @@ class LiveAgent:
         #: The log length that must be durable before any next turn starts (an interrupted
         #: turn's closure), on top of each message's own ``durable_through``.
         self._floor = 0
+        #: The model turn running now (``None`` outside one).
+        self._turn: _RunningTurn | None = None
 
     def __repr__(self) -> str:
         return f"<LiveAgent {self._id} session={self._session.id} phase={self._phase}>"
@@ -206,22 +237,56 @@ class LiveAgent:
         self._enqueue(message)
         return message.message_id
 
-    def run_user_tool(
-        self, name: str, arguments: JSONValue
-    ) -> Awaitable[tuple[str, JSONValue, bool]]:
+    def run_user_tool(self, name: str, arguments: JSONValue) -> QueuedUserTool:
         """Queue the tool ``name`` as the user's own action, in turn with the inbox (after the
         messages queued before this call, before those queued after it): ``tool/call`` (with
         ``"source": {"kind": "user"}``) and ``tool/result``, outside any turn and without the
         model. Awaiting it gives the call id, the tool's value and whether a flush then said
-        the call is durable.
+        the call is durable; its ``call_id`` is known at once (for :meth:`withdraw_user_tool`).
 
         Raises :class:`AgentDisposedError` when the Agent is disposed before the call finished
-        (the caller going away does not withdraw it: it still runs)."""
+        (the caller going away does not withdraw it: it still runs, unless the caller takes it
+        back with :meth:`withdraw_user_tool` before it started)."""
         self._check_live()
         action = UserToolCall(name, arguments, asyncio.get_running_loop().create_future())
         message = InboxMessage(message_id=_new_id(), text="", action=action)
         self._enqueue(message)
-        return _outcome(message.message_id, action)
+        return QueuedUserTool(message.message_id, action)
+
+    def withdraw_user_tool(self, call_id: str) -> bool:
+        """Take the user's tool call ``call_id`` (the message id it was queued with) back out of
+        the inbox before it started, because its caller stopped waiting: nothing of it is
+        logged, it never runs, and awaiting it raises :class:`asyncio.CancelledError`.
+        ``False`` when it is not queued (it started, finished or never was): nothing changes."""
+        for message in self._inbox:
+            if message.message_id == call_id and message.action is not None:
+                self._inbox.remove(message)
+                message.action.outcome.cancel()
+                log.info("agent.user_tool_withdrawn", agent_id=self._id, call_id=call_id)
+                return True
+        return False
+
+    def cancel_turn(self) -> bool:
+        """Stop the model turn that is running (the user's Stop); ``False`` when none is (idle,
+        maintenance, a user action, or a turn already finishing): nothing changes then.
+
+        The turn ends ``turn/end {"outcome": "cancelled"}``; a tool call in progress finishes
+        and its ``tool/result`` is recorded first. Asking again while the stop is pending
+        changes nothing and answers ``True``."""
+        turn = self._turn
+        if turn is None or turn.task.done():
+            return False
+        if not turn.stop_requested:
+            turn.stop_requested = True
+            log.info("agent.turn_cancel_requested", agent_id=self._id, tool_calls=turn.tools)
+            if turn.tools == 0:
+                turn.task.cancel()
+        return True
+
+    @property
+    def turn_stop_requested(self) -> bool:
+        """The user asked to stop the running turn: it says and streams nothing more."""
+        return self._turn is not None and self._turn.stop_requested
 
     def restore_inbox(self) -> None:
         """After a resume: close an interrupted turn, then re-queue the follow-ups of this
@@ -276,6 +341,8 @@ class LiveAgent:
                 head = self._inbox[0]
                 if not await self._gate.until(max(head.durable_through, self._floor)):
                     break  # the Session was detached: nothing more runs on it
+                if not self._inbox or self._inbox[0] is not head:
+                    continue  # withdrawn meanwhile: the new head waits for its own proof
                 message = self._inbox.popleft()
                 if message.action is None:
                     await self._run_turn(message)
@@ -304,22 +371,41 @@ class LiveAgent:
         except Exception:
             log.exception("agent.turn_start_failed", agent_id=self._id)
             return
+        # The adapter runs in a task of its own: cancel_turn cancels that task, while disposal
+        # cancels the driver (and, through the await, that task too).
+        task = asyncio.get_running_loop().create_task(self._call_model(message), name="agent.turn")
+        turn = self._turn = _RunningTurn(task)
         outcome: dict[str, JSONValue] = {"outcome": "ok"}
         try:
-            # A follow-up's model call waits until its turn/start is durable too: a crash before
-            # that re-runs the turn after restart, and the model must not have seen it already.
-            if message.durable_through and not await self._gate.until(len(session.events)):
+            if not await task:
                 return  # the Session was detached: it takes no more appends
-            time = TimeContext(now_ms=self._store.clock.now_ms(), time_zone=message.time_zone)
-            await self._model.run_turn(Turn(self, message, time))
         except asyncio.CancelledError:
-            self._end_turn({"outcome": "error", "error": "turn cancelled"})
-            raise
+            if _cancelling():  # the driver itself is stopped (disposal)
+                self._end_turn({"outcome": "error", "error": "turn cancelled"})
+                raise
+            outcome = {"outcome": "error", "error": "turn cancelled"}  # unless the user's stop
         except Exception as exc:
-            log.warning("agent.turn_failed", agent_id=self._id, error=str(exc))
-            outcome = {"outcome": "error", "error": str(exc) or type(exc).__name__}
+            if not turn.stop_requested:
+                log.warning("agent.turn_failed", agent_id=self._id, error=str(exc))
+                outcome = {"outcome": "error", "error": str(exc) or type(exc).__name__}
+        finally:
+            self._turn = None
+        if turn.stop_requested:
+            log.info("agent.turn_cancelled", agent_id=self._id, session_id=session.id)
+            outcome = dict(CANCELLED_OUTCOME)
         self._end_turn(outcome)
         await self._checkpoint()
+
+    async def _call_model(self, message: InboxMessage) -> bool:
+        """Run the model on ``message``'s turn; ``False`` when the Session was detached first."""
+        session = self._session
+        # A follow-up's model call waits until its turn/start is durable too: a crash before
+        # that re-runs the turn after restart, and the model must not have seen it already.
+        if message.durable_through and not await self._gate.until(len(session.events)):
+            return False
+        time = TimeContext(now_ms=self._store.clock.now_ms(), time_zone=message.time_zone)
+        await self._model.run_turn(Turn(self, message, time))
+        return True
 
     async def _run_user_tool(self, call_id: str, action: UserToolCall) -> None:
         outcome = action.outcome
@@ -384,6 +470,23 @@ class LiveAgent:
         )
 
     # -- tools ----------------------------------------------------------------------------------
+    async def turn_tool(
+        self, name: str, arguments: JSONValue, *, call_id: str | None = None
+    ) -> JSONValue:
+        """A tool call of the running turn's model (:meth:`Turn.call_tool`). A stop requested
+        while it runs waits for it: once its ``tool/result`` is recorded the turn is cancelled.
+        After a stop, a new call is refused with :class:`asyncio.CancelledError`."""
+        turn = self._turn
+        if turn is None:
+            return await self.execute_tool(name, arguments, call_id=call_id)
+        if turn.stop_requested:
+            raise asyncio.CancelledError("the turn was stopped")
+        turn.tools += 1
+        try:
+            return await self.execute_tool(name, arguments, call_id=call_id)
+        finally:
+            turn.tool_done()
+
     async def execute_tool(
         self,
         name: str,
@@ -468,9 +571,29 @@ class LiveAgent:
         self._on_disposed(self)
 
 
+class QueuedUserTool:
+    """A user's tool call queued by :meth:`LiveAgent.run_user_tool`: awaiting it gives
+    ``(call_id, value, durable)``; ``call_id`` names it at once (to withdraw it)."""
+
+    __slots__ = ("_action", "call_id")
+
+    def __init__(self, call_id: str, action: UserToolCall) -> None:
+        self.call_id = call_id
+        self._action = action
+
+    def __await__(self) -> Generator[Any, None, tuple[str, JSONValue, bool]]:
+        return _outcome(self.call_id, self._action).__await__()
+
+
 async def _outcome(call_id: str, action: UserToolCall) -> tuple[str, JSONValue, bool]:
     value, durable = await asyncio.shield(action.outcome)
     return call_id, value, durable
+
+
+def _cancelling() -> bool:
+    """Whether the current task itself is being cancelled (not only something it awaited)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _new_id() -> str:

@@ -11,6 +11,10 @@ context budget, and the Agent's tools as functions.
 * a tool call the user ran from the page (``"source": {"kind": "user"}``, outside any turn) and
   its result -> one ``user`` message ``[USER ACTION] ...`` naming the tool, its arguments and
   its result (the model did not make that call, so it is not one of its ``tool_calls``);
+* ``turn/end`` with outcome ``cancelled`` (the user pressed Stop) -> one ``user`` message
+  :data:`STOPPED_NOTE` (``[USER ACTION] ...``), so the model knows that reply was cut short on
+  purpose; other outcomes (``ok``, and ``error``: a failure the model need not hear of) are
+  skipped;
 * every other event type is not the model's business and is skipped.
 
 The budget counts the characters of the serialized messages: the oldest whole exchanges (an
@@ -27,7 +31,13 @@ from dsh_hookspecs import Event, JSONValue, Tool
 
 from . import _json
 
-__all__ = ["SYSTEM_PROMPT", "chat_messages", "function_tools", "transcript_messages"]
+__all__ = [
+    "STOPPED_NOTE",
+    "SYSTEM_PROMPT",
+    "chat_messages",
+    "function_tools",
+    "transcript_messages",
+]
 
 #: The system message's first line; the turn's time context follows it.
 SYSTEM_PROMPT = (
@@ -37,6 +47,12 @@ SYSTEM_PROMPT = (
     "marker in capitals was written by this host, not typed by the user: do what a plugin's "
     "message asks; [USER ACTION] tells you what the user did on the page themselves (it needs "
     "no answer of its own)."
+)
+
+#: What the model is told of a turn the user stopped (``turn/end {"outcome": "cancelled"}``).
+STOPPED_NOTE = (
+    "[USER ACTION] On the page, the user stopped the reply to the message above before it "
+    "finished; anything not shown above was not kept."
 )
 
 Message = dict[str, Any]
@@ -110,6 +126,9 @@ def transcript_messages(events: Sequence[Event]) -> list[Message]:
                 }
             )
         elif event.type == "turn/start":
+            calling = None
+        elif event.type == "turn/end" and data.get("outcome") == "cancelled":
+            messages.append({"role": "user", "content": STOPPED_NOTE})
             calling = None
     return messages
 

@@ -4,6 +4,10 @@ The adapter reads the message, the time context, the transcript and the Agent's 
 only through the turn: tool calls run through the Agent's pipeline, :meth:`Turn.say` appends a
 durable ``assistant/message``, :meth:`Turn.stream` sends ephemeral text to the Session's
 viewers (never logged).
+
+Once the user has stopped the turn (:meth:`LiveAgent.cancel_turn`), it says and streams nothing
+more and a new tool call raises :class:`asyncio.CancelledError`, even for an adapter that
+catches the cancellation.
 """
 
 from __future__ import annotations
@@ -61,13 +65,14 @@ class Turn:
     async def call_tool(
         self, name: str, arguments: JSONValue, *, call_id: str | None = None
     ) -> JSONValue:
-        return await self.agent.execute_tool(name, arguments, call_id=call_id)
+        return await self.agent.turn_tool(name, arguments, call_id=call_id)
 
     def say(self, text: str) -> None:
-        self.agent.session.append("assistant/message", {"text": text})
+        if not self.agent.turn_stop_requested:
+            self.agent.session.append("assistant/message", {"text": text})
 
     def stream(self, text: str) -> None:
-        if text:
+        if text and not self.agent.turn_stop_requested:
             self.agent.stream_text(self.message.message_id, text)
 
     def scripted_phrases(self) -> Sequence[ScriptedPhrase]:

@@ -4,6 +4,8 @@ A real ``dsh serve`` runs the test plugin's ``gated-stream`` model adapter (a pl
 offered through ``dsh_model_adapters`` and chosen with ``--model gated-stream``): it streams a
 first piece, then waits for the test before streaming the rest and saying the whole text. The
 browser runs in the Asia/Shanghai zone, and the adapter records the zone its turn was told.
+The person can also press Stop while the answer streams (issue 23 item 2): the turn ends
+``cancelled`` and nothing of it is kept.
 """
 
 from __future__ import annotations
@@ -165,5 +167,40 @@ def test_a_reload_mid_stream_shows_the_finished_message_when_it_lands(
     expect(p.locator(DRAFT)).to_have_count(0)
     assert wait_for(lambda: assistant_messages(streaming_server, sid)) == [FULL]
     assert p.get_by_text(FULL).count() == 1
+    assert shanghai_page.errors == []
+    assert shanghai_page.csp_violations() == []
+
+
+def test_stop_ends_a_streaming_turn_with_no_message_kept(
+    streaming_server: Server, shanghai_page: Page, control: Path
+):
+    """Issue 23 item 2: the person presses Stop while the model streams; the turn ends
+    ``cancelled``, shown as one quiet "Stopped" line, and nothing the model wrote is kept."""
+    p = shanghai_page.page
+    sid = open_new_session(shanghai_page, streaming_server)
+    stop = p.get_by_role("button", name="Stop", exact=True)
+    expect(stop).to_be_hidden()
+    send(shanghai_page, "tell me something slowly")
+    expect(p.locator(DRAFT)).to_contain_text(FIRST)
+    started_turn(control, 1)  # the model is holding the turn, mid-stream
+
+    expect(stop).to_be_visible()
+    expect(stop).to_be_enabled()
+    stop.click()
+
+    stopped = p.locator("[data-testid=transcript] [data-kind=turn-cancelled]")
+    expect(stopped).to_have_count(1)
+    expect(stopped).to_have_text("Stopped")
+    expect(stop).to_be_hidden()
+    expect(p.locator(DRAFT)).to_have_count(0)
+    expect(p.locator(ASSISTANT)).to_have_count(0)
+    expect(p.get_by_test_id("transcript")).not_to_contain_text(FIRST)
+    ends = [
+        e["event"]["data"]
+        for e in history(streaming_server, sid)
+        if e["event"]["type"] == "turn/end"
+    ]
+    assert ends == [{"outcome": "cancelled"}]
+    assert assistant_messages(streaming_server, sid) == []
     assert shanghai_page.errors == []
     assert shanghai_page.csp_violations() == []

@@ -167,6 +167,11 @@ describe("nodes", () => {
     assert.equal(nodeFor({ event: events.turnStart }), null);
   });
 
+  test("a turn the user stopped is its own quiet node, not an error", () => {
+    const stopped = { seq: 4, type: "turn/end", time: 0, data: { outcome: "cancelled" } };
+    assert.deepEqual(nodeFor({ event: stopped }), { kind: "turn-cancelled", seq: 4 });
+  });
+
   test("malformed transcript data produces no node", () => {
     assert.equal(nodeFor({ event: { seq: 0, type: "user/message", time: 0, data: {} } }), null);
     assert.equal(nodeFor({ event: { seq: 0, type: "assistant/message", time: 0, data: 5 } }), null);

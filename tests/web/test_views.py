@@ -207,7 +207,7 @@ async def test_a_rename_is_an_event_that_survives_and_bad_names_change_nothing(
             ({"name": "   "}, "invalid_field"),
             ({"name": 5}, "invalid_field"),
             ({"name": "x" * 121}, "invalid_field"),
-            ({"name": "a\u0007b"}, "invalid_field"),
+            ({"name": "\u200b\u0007\u202e"}, "invalid_field"),  # nothing visible left
             ({"name": "ok", "extra": 1}, "unknown_field"),
         ):
             refused = await client.post(f"/api/sessions/{sid}/name", json=body)
@@ -221,6 +221,10 @@ async def test_a_rename_is_an_event_that_survives_and_bad_names_change_nothing(
         assert live is not None
         assert live.events[-1].type == "session/rename"
         assert live.events[-1].data == {"name": "Deploy watch"}
+        length = len(live.events)
+        again = await client.post(f"/api/sessions/{sid}/name", json={"name": "Deploy watch"})
+        assert again.json() == {"id": sid, "name": "Deploy watch", "durable": True}
+        assert len(live.events) == length  # a retried rename (after a 503, say) adds nothing
         child = (await client.post(f"/api/sessions/{sid}/fork", json={})).json()["id"]
         rows = {r["id"]: r for r in (await client.get("/api/sessions")).json()["sessions"]}
         assert rows[sid]["name"] == "Deploy watch"

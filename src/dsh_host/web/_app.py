@@ -1,6 +1,6 @@
 """The Starlette application: routes, error answers and the guard, assembled by :func:`create_app`.
 
-Routes (DESIGN section 4)::
+Routes::
 
     GET  /                               the browser page (index.html + renderer config)
     GET  /static/<file>                  the browser client
@@ -11,6 +11,7 @@ Routes (DESIGN section 4)::
     GET  /api/sessions/{id}/history      one history page   GET  /api/sessions/{id}/events  SSE
     GET  /api/sessions/{id}/views        plugin views       POST /api/sessions/{id}/name    rename
     POST /api/sessions/{id}/tools/{name} run an Agent tool as the user's action
+    POST /api/sessions/{id}/turn/cancel  stop the running model turn (the Stop button)
 
 Where each part lives: request parsing in :mod:`._requests`, the API handlers in
 :mod:`._handlers`, the page and assets in :mod:`._assets`, every error answer in :mod:`._errors`,
@@ -21,6 +22,7 @@ data in :mod:`._sidecar`, plugin views and names in :mod:`._views`, user tool ca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 
 import structlog
@@ -33,8 +35,8 @@ from starlette.routing import Route
 
 from .._host import Host
 from ._assets import Assets
-from ._errors import ApiError, WebConfigError, error_response
-from ._guard import RESPONSE_HEADERS, Guard
+from ._errors import DEFAULT_STORAGE_WAIT, ApiError, StorageWait, WebConfigError, error_response
+from ._guard import RESPONSE_HEADERS, Guard, token_problem
 from ._handlers import Api, Settings
 from ._requests import MAX_BODY_BYTES
 from ._sidecar import Sidecar
@@ -78,13 +80,24 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 
 def check_options(
-    *, token: str | None, keepalive: float, send_timeout: float, body_timeout: float
+    *,
+    token: str | None,
+    keepalive: float,
+    send_timeout: float,
+    body_timeout: float,
+    storage_wait: float = DEFAULT_STORAGE_WAIT,
 ) -> None:
     """Refuse options no app can run with (:class:`WebConfigError`, a :class:`ValueError`)."""
-    if token == "":
-        raise WebConfigError("the token must be a non-empty string")
+    problem = None if token is None else token_problem(token)
+    if problem is not None:
+        raise WebConfigError(
+            f"the token must be a non-empty string of visible ASCII with no spaces around it "
+            f"({problem})"
+        )
     if not keepalive > 0 or not send_timeout > 0 or not body_timeout > 0:
         raise WebConfigError("keepalive, send_timeout and body_timeout must be positive")
+    if not (storage_wait > 0 and math.isfinite(storage_wait)):
+        raise WebConfigError("storage_wait must be positive and finite")
 
 
 def create_app(
@@ -96,17 +109,23 @@ def create_app(
     send_timeout: float = 30.0,
     max_body: int = MAX_BODY_BYTES,
     body_timeout: float = 10.0,
+    storage_wait: float = DEFAULT_STORAGE_WAIT,
 ) -> Starlette:
     """The ASGI app for ``host``. ``sidecar`` is owned by the caller (close it on shutdown).
 
     ``keepalive``: seconds of stream silence before a ``: keep-alive`` comment. ``send_timeout``:
     seconds a stream write may wait for a client that stopped reading before the stream is
     abandoned. ``body_timeout``: seconds a request body may take to arrive (then 408 and the
-    connection closes). The app's ``state.web`` has ``closing`` (set it to refuse new API
-    requests).
+    connection closes). ``storage_wait``: seconds a request waits for storage, all its storage
+    calls together (then 503 ``storage_unavailable`` with ``Retry-After``). The app's
+    ``state.web`` has ``closing`` (set it to refuse new API requests).
     """
     check_options(
-        token=token, keepalive=keepalive, send_timeout=send_timeout, body_timeout=body_timeout
+        token=token,
+        keepalive=keepalive,
+        send_timeout=send_timeout,
+        body_timeout=body_timeout,
+        storage_wait=storage_wait,
     )
     settings = Settings(
         host=host,
@@ -116,6 +135,7 @@ def create_app(
         send_timeout=send_timeout,
         max_body=max_body,
         body_timeout=body_timeout,
+        storage=StorageWait(storage_wait),
     )
     api = Api(settings)
     views = SessionViews(api)
@@ -131,6 +151,7 @@ def create_app(
         Route(f"{session}/resume", api.resume, methods=["POST"]),
         Route(f"{session}/messages", api.messages, methods=["POST"]),
         Route(f"{session}/flush", api.flush, methods=["POST"]),
+        Route(f"{session}/turn/cancel", api.cancel_turn, methods=["POST"]),
         Route(f"{session}/history", api.history, methods=["GET"]),
         Route(f"{session}/events", api.events, methods=["GET"]),
         Route(f"{session}/views", views.views, methods=["GET"]),

@@ -46,18 +46,28 @@ HTTP   code                        when
 422    ``invalid_last_event_id``   a ``Last-Event-ID`` header that is not a non-negative integer
 422    ``invalid_arguments``       a user action's ``arguments`` that the tool's JSON schema
                                    refuses (the message names the first violation)
-503    ``storage_unavailable``     reading or writing storage failed (the request may be retried)
+503    ``storage_unavailable``     reading or writing storage failed, or storage did not answer
+                                   within the app's storage wait (5 s by default); ``Retry-After``
+                                   says when to retry. A write whose wait ran out may still
+                                   complete, and its message says so
 503    ``session_unavailable``     the Session's Agent was closing while the request ran
 503    ``shutting_down``           the server is stopping
 500    ``internal_error``          a bug in the host (logged with its traceback)
 =====  ==========================  ==============================================================
+
+Storage that stops answering (a PostgreSQL server that is stopped keeps its connections open and
+answers neither a connection nor a query): :class:`StorageWait` bounds every request's wait for
+storage. Past it the request answers 503 ``storage_unavailable`` at once, while the operation goes
+on by itself (cancelling it would wait for the server too) and what it ends with is logged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import structlog
 from starlette.responses import Response
@@ -68,6 +78,13 @@ from .. import _json
 from ..persistence import SessionLiveElsewhereError, StorageError
 
 log = structlog.get_logger(__name__)
+
+_T = TypeVar("_T")
+
+#: Seconds a request waits for storage by default (``dsh serve`` runs with it).
+DEFAULT_STORAGE_WAIT: Final = 5.0
+#: What a request whose storage wait ran out adds when retrying it is simply safe.
+RETRY_LATER: Final = "retry later"
 
 #: Every code this module may answer with, and its HTTP status.
 ERROR_CODES: Final[Mapping[str, int]] = {
@@ -138,12 +155,13 @@ STORAGE_FAILURES: Final = (StorageError, OSError)
 
 
 @contextmanager
-def storage_operation(operation: str) -> Iterator[None]:
+def storage_operation(operation: str, *, retry_after: str | None = None) -> Iterator[None]:
     """Answer a storage failure inside the block with 503 ``storage_unavailable``, and a
     Session another live host holds (or took over meanwhile) with 409 ``session_live_elsewhere``.
 
     ``operation`` (``"create"``, ``"list"``, ...) is logged and named in the message, so a client
-    and an operator both see which call storage refused. Anything else passes through.
+    and an operator both see which call storage refused. ``retry_after``: the 503's
+    ``Retry-After`` (seconds). Anything else passes through.
     """
     try:
         yield
@@ -159,5 +177,81 @@ def storage_operation(operation: str) -> Iterator[None]:
             "web.storage_failed", operation=operation, error=str(exc), error_type=type(exc).__name__
         )
         raise ApiError(
-            "storage_unavailable", f"storage is unavailable ({operation}); retry later"
+            "storage_unavailable",
+            f"storage is unavailable ({operation}); retry later",
+            headers=None if retry_after is None else {"Retry-After": retry_after},
         ) from None
+
+
+class StorageWait:
+    """How long a request waits for storage (one per app): :meth:`run` answers 503
+    ``storage_unavailable`` with ``Retry-After`` once ``seconds`` have passed.
+
+    The operation itself is not cancelled: it goes on in a task of its own (a write may still
+    commit, a resume may still open its Session), is counted in :attr:`pending` until it ends,
+    and what it ends with is logged (``web.storage_late_done`` / ``web.storage_late_failed``).
+    """
+
+    def __init__(self, seconds: float = DEFAULT_STORAGE_WAIT) -> None:
+        self.seconds = seconds
+        #: The ``Retry-After`` of every 503 ``storage_unavailable`` (whole seconds, at least 1).
+        self.retry_after = str(max(1, math.ceil(seconds)))
+        self._late: set[asyncio.Future[Any]] = set()
+
+    @property
+    def pending(self) -> int:
+        """Operations whose request stopped waiting and that have not ended yet."""
+        return len(self._late)
+
+    def deadline(self) -> float:
+        """When a request starting now stops waiting (event loop time): share it between the
+        storage calls of one request, so that together they wait at most ``seconds``."""
+        return asyncio.get_running_loop().time() + self.seconds
+
+    async def run(
+        self,
+        operation: str,
+        call: Awaitable[_T],
+        *,
+        deadline: float | None = None,
+        late: str | Callable[[], str] = RETRY_LATER,
+    ) -> _T:
+        """``await call`` for at most until ``deadline`` (default: ``seconds`` from now).
+
+        Its storage failures are answered as :func:`storage_operation` answers them. Past the
+        deadline: 503 ``storage_unavailable`` saying storage did not answer in time, then
+        ``late`` (or what ``late()`` returns, called at that moment): what became of the request,
+        in plain words. A write must not claim that nothing happened.
+        """
+        loop = asyncio.get_running_loop()
+        end = self.deadline() if deadline is None else deadline
+        with storage_operation(operation, retry_after=self.retry_after):
+            future = asyncio.ensure_future(call)
+            try:
+                done, _ = await asyncio.wait({future}, timeout=max(0.0, end - loop.time()))
+                if done:
+                    return future.result()
+            finally:
+                if not future.done():  # timed out, or this request was cancelled meanwhile
+                    self._abandon(operation, future)
+        consequence = late if isinstance(late, str) else late()
+        log.warning("web.storage_timeout", operation=operation, seconds=self.seconds)
+        raise ApiError(
+            "storage_unavailable",
+            f"storage did not answer within {self.seconds:g} s ({operation}); {consequence}",
+            headers={"Retry-After": self.retry_after},
+        )
+
+    def _abandon(self, operation: str, future: asyncio.Future[Any]) -> None:
+        self._late.add(future)
+
+        def settled(done: asyncio.Future[Any]) -> None:
+            self._late.discard(done)
+            if done.cancelled():
+                log.info("web.storage_late_cancelled", operation=operation)
+            elif (exc := done.exception()) is not None:
+                log.warning("web.storage_late_failed", operation=operation, error=repr(exc))
+            else:
+                log.info("web.storage_late_done", operation=operation)
+
+        future.add_done_callback(settled)

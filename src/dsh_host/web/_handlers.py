@@ -1,16 +1,21 @@
-"""The JSON API's handlers: Sessions, messages, flushes, history pages and event streams.
+"""The JSON API's handlers: Sessions, messages, flushes, stopping a turn, history pages and event
+streams.
 
 Each handler parses its request first (:mod:`._requests`; a refused request changes no Session),
 then does one host operation. A storage failure anywhere in one is answered by
-:func:`~._errors.storage_operation` with 503 ``storage_unavailable`` naming the operation. The
-stream itself lives in :mod:`._stream`, its data in :mod:`._sidecar`, pages in :mod:`._history`.
+:func:`~._errors.storage_operation` with 503 ``storage_unavailable`` naming the operation, and
+every wait for storage is bounded by the app's :class:`~._errors.StorageWait` (one deadline per
+request, shared by its storage calls): past it the request answers 503 ``storage_unavailable``
+at once, saying what became of it. The stream itself lives in :mod:`._stream`, its data in
+:mod:`._sidecar`, pages in :mod:`._history`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -29,7 +34,7 @@ from .._agent import LiveAgent
 from .._host import Host
 from .._session import ForkBoundaryError
 from ..persistence import SessionLiveElsewhereError, StoredSession
-from ._errors import ApiError, json_response, storage_operation
+from ._errors import RETRY_LATER, ApiError, StorageWait, json_response
 from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
 from ._requests import fields, last_event_id, query, read_json, session_id, uint
 from ._sidecar import Sidecar
@@ -38,6 +43,12 @@ from ._viewdata import RowSummaries
 
 _NO_QUERY = frozenset[str]()
 _INVALID_ZONE = "timeZone must be UTC or a valid IANA Area/Location name."
+#: What a request whose storage wait ran out says became of it (see :class:`StorageWait`).
+_CREATE_LATE = "the session may still be created: look at the session list before creating another"
+_FORK_LATE = "the fork may still be created: look at the session list before forking again"
+_RESUME_LATE = "the session may still open; retry later"
+_MESSAGE_LATE = "the message was not sent; send it again later"
+_FLUSH_LATE = "the flush goes on and may still complete; flush again later to learn the outcome"
 
 
 @dataclass(slots=True)
@@ -52,6 +63,8 @@ class Settings:
     max_body: int
     body_timeout: float = 10.0
     closing: bool = False
+    #: How long a request waits for storage.
+    storage: StorageWait = field(default_factory=StorageWait)
 
 
 class Api:
@@ -60,6 +73,7 @@ class Api:
     def __init__(self, settings: Settings) -> None:
         self.s = settings
         self.host = settings.host
+        self.storage = settings.storage
         #: The list rows' names and badges (one cache per app).
         self.summaries = RowSummaries(settings.host)
 
@@ -68,15 +82,18 @@ class Api:
         query(request, _NO_QUERY)
         if request.method == "POST":
             fields(await self.read_body(request, required=False), ())
-            with storage_operation("create"):
-                agent = await self.host.create_session()
+            agent = await self.storage.run("create", self.host.create_session(), late=_CREATE_LATE)
             session = agent.session
             return json_response({"id": session.id, "header": session.header.to_json()}, 201)
-        lengths: dict[str, int] = {}
-        with storage_operation("list"):
-            rows = await self.host.list_sessions(lengths=lengths)
-        await self.summaries.annotate(rows, lengths)
+        rows = await self.storage.run("list", self._listing())
         return json_response({"sessions": list[JSONValue](rows)})
+
+    async def _listing(self) -> list[dict[str, Any]]:
+        """The list rows, with their names and badges (read from storage on a cache miss)."""
+        lengths: dict[str, int] = {}
+        rows = await self.host.list_sessions(lengths=lengths)
+        await self.summaries.annotate(rows, lengths)
+        return rows
 
     async def fork(self, request: Request) -> Response:
         sid = session_id(request)
@@ -89,8 +106,9 @@ class Api:
         assert boundary is None or isinstance(boundary, int)
         try:
             # A cold parent is checked against its stored log first and stays cold if refused.
-            with storage_operation("fork"):
-                agent = await self.host.fork_session(sid, boundary)
+            agent = await self.storage.run(
+                "fork", self.host.fork_session(sid, boundary), late=_FORK_LATE
+            )
         except KeyError:
             raise ApiError("session_not_found", "no such session") from None
         except ForkBoundaryError as exc:
@@ -106,7 +124,7 @@ class Api:
         sid = session_id(request)
         query(request, _NO_QUERY)
         fields(await self.read_body(request, required=False), ())
-        agent = await self.resume_live(sid)
+        agent = await self.resume_live(sid, late=_RESUME_LATE)
         return json_response({"id": agent.session.id, "live": True})
 
     async def messages(self, request: Request) -> Response:
@@ -121,7 +139,7 @@ class Api:
             raise ApiError("invalid_field", "text must be a non-blank string")
         # Checked before the Session is touched: a refused zone resumes nothing.
         zone = _time_zone(body["timeZone"]) if "timeZone" in body else None
-        agent = await self.resume_live(sid)
+        agent = await self.resume_live(sid, late=_MESSAGE_LATE)
         try:
             agent.send(text, time_zone=zone)
         except AgentDisposedError:
@@ -140,11 +158,28 @@ class Api:
             return json_response({"durable": True, "throughSeq": len(stored.events)})
         through_seq = len(session.events)  # what this flush covers (captured at entry)
         try:
-            with storage_operation("flush"):
-                durable = await self.host.sessions.flush(session)
+            durable = await self.storage.run(
+                "flush", self.host.sessions.flush(session), late=_FLUSH_LATE
+            )
         except SessionNotLiveError:
             raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         return json_response({"durable": durable, "throughSeq": through_seq})
+
+    async def cancel_turn(self, request: Request) -> Response:
+        """Stop the Session's running model turn (the browser's Stop): ``{"cancelled": bool}``.
+
+        Never resumes a cold Session: a cold Session runs no turn, so it answers ``false``
+        (404 when there is no such Session, 409 when another live host holds it)."""
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        fields(await self.read_body(request, required=False), ())
+        agent = self.host.agents.for_session(sid)
+        if agent is None:
+            deadline = self.storage.deadline()  # one storage wait for both reads
+            await self._not_live_elsewhere(sid, "cancel", deadline=deadline)
+            await self.stored_session(sid, deadline=deadline)
+            return json_response({"cancelled": False})
+        return json_response({"cancelled": agent.cancel_turn()})
 
     async def history(self, request: Request) -> Response:
         sid = session_id(request)
@@ -155,11 +190,17 @@ class Api:
             max_messages = DEFAULT_MAX_MESSAGES
         elif not 1 <= max_messages <= MAX_MAX_MESSAGES:
             raise ApiError("invalid_query", f"maxMessages must be in [1, {MAX_MAX_MESSAGES}]")
-        # A live Session proves its stored prefix itself (a failed inspection only costs views).
+        # A live Session proves its stored prefix itself (a failed inspection only costs views;
+        # one that does not answer in time is answered 503 like any other storage wait).
+        deadline = self.storage.deadline()
         stored = None
         if self.host.sessions.get(sid) is None:
-            stored = await self.stored_session(sid, "history")
-        page = await history_page(self.host, sid, before_seq, max_messages, stored=stored)
+            stored = await self.stored_session(sid, "history", deadline=deadline)
+        page = await self.storage.run(
+            "history",
+            history_page(self.host, sid, before_seq, max_messages, stored=stored),
+            deadline=deadline,
+        )
         assert page is not None  # live, or read from storage above
         return json_response(page)
 
@@ -193,26 +234,39 @@ class Api:
             request, limit=self.s.max_body, timeout=self.s.body_timeout, required=required
         )
 
-    async def resume_live(self, sid: str) -> LiveAgent:
+    async def resume_live(
+        self, sid: str, *, deadline: float | None = None, late: str = RETRY_LATER
+    ) -> LiveAgent:
+        """The Session's live root Agent (resumed when cold). ``late``: what the 503 says when
+        storage does not answer by ``deadline`` (by default the storage wait from now)."""
         try:
-            with storage_operation("resume"):
-                return await self.host.resume_session(sid)
+            return await self.storage.run(
+                "resume", self.host.resume_session(sid), deadline=deadline, late=late
+            )
         except KeyError:
             raise ApiError("session_not_found", "no such session") from None
         except EventRejectedError as exc:
             raise ApiError("event_rejected", str(exc)) from None
 
-    async def _not_live_elsewhere(self, sid: str) -> None:
-        """409 for the stream of a Session another live host holds (it streams there)."""
-        leases = self.host.leases
-        with storage_operation("stream"):
-            if leases is not None and await leases.live_elsewhere(sid):
-                raise SessionLiveElsewhereError(f"session {sid} is live on another host")
+    async def _not_live_elsewhere(
+        self, sid: str, operation: str = "stream", *, deadline: float | None = None
+    ) -> None:
+        """409 for a cold Session another live host holds (it streams and runs turns there)."""
+        if self.host.leases is not None:
+            await self.storage.run(operation, self._refuse_elsewhere(sid), deadline=deadline)
 
-    async def stored_session(self, sid: str, operation: str = "inspect") -> StoredSession:
-        """The stored Session; 404 when storage has none, 503 when storage fails."""
-        with storage_operation(operation):
-            stored = await self.host.inspect(sid)
+    async def _refuse_elsewhere(self, sid: str) -> None:
+        leases = self.host.leases
+        assert leases is not None
+        if await leases.live_elsewhere(sid):
+            raise SessionLiveElsewhereError(f"session {sid} is live on another host")
+
+    async def stored_session(
+        self, sid: str, operation: str = "inspect", *, deadline: float | None = None
+    ) -> StoredSession:
+        """The stored Session; 404 when storage has none, 503 when storage fails or does not
+        answer by ``deadline`` (by default the storage wait from now)."""
+        stored = await self.storage.run(operation, self.host.inspect(sid), deadline=deadline)
         if stored is None:
             raise ApiError("session_not_found", "no such session")
         return stored
@@ -227,8 +281,9 @@ class Api:
             view_limit = self.host.persistence.durable_length(live)  # what is committed
             seed_length = live.header.seed_length or 0
         else:
-            await self._not_live_elsewhere(sid)
-            stored = await self.stored_session(sid)
+            deadline = self.storage.deadline()
+            await self._not_live_elsewhere(sid, deadline=deadline)
+            stored = await self.stored_session(sid, deadline=deadline)
             events = stored.events
             end = len(events)
             view_limit = end  # every stored event is committed

@@ -28,7 +28,7 @@ from dsh_hookspecs import TaskSlot
 
 from .._host import Host
 from ._app import check_options, create_app
-from ._errors import WebConfigError
+from ._errors import DEFAULT_STORAGE_WAIT, WebConfigError
 from ._guard import is_loopback
 from ._protocol import Protocol
 from ._sidecar import DEFAULT_QUEUE_SIZE, Sidecar
@@ -65,7 +65,9 @@ class WebServer:
 
     ``await start()`` binds (``port=0`` picks a free port) and returns the URL;
     ``await stop()`` ends every stream, closes the listener and waits for in-flight requests.
-    Binding anything but a loopback address requires ``token``.
+    Binding anything but a loopback address requires ``token``. ``storage_wait``: seconds a
+    request waits for storage before it answers 503 ``storage_unavailable`` (``dsh serve`` runs
+    with the default, 5 s).
     """
 
     def __init__(
@@ -79,9 +81,14 @@ class WebServer:
         send_timeout: float = 30.0,
         queue_size: int = DEFAULT_QUEUE_SIZE,
         body_timeout: float = 10.0,
+        storage_wait: float = DEFAULT_STORAGE_WAIT,
     ) -> None:
         check_options(
-            token=token, keepalive=keepalive, send_timeout=send_timeout, body_timeout=body_timeout
+            token=token,
+            keepalive=keepalive,
+            send_timeout=send_timeout,
+            body_timeout=body_timeout,
+            storage_wait=storage_wait,
         )
         if token is None and not is_loopback(bind_host):
             raise WebConfigError(
@@ -103,6 +110,7 @@ class WebServer:
             keepalive=keepalive,
             send_timeout=send_timeout,
             body_timeout=body_timeout,
+            storage_wait=storage_wait,
         )
         self.url: str | None = None
         self.sidecar: Sidecar | None = None
@@ -117,6 +125,13 @@ class WebServer:
         """How many client connections are open now (0 before start and after stop)."""
         server = self._server
         return 0 if server is None else len(server.server_state.connections)
+
+    @property
+    def storage_pending(self) -> int:
+        """Storage operations whose request stopped waiting (its storage wait ran out) and that
+        have not ended yet (0 before start)."""
+        app = self._app
+        return 0 if app is None else app.state.web.storage.pending
 
     async def start(self) -> str:
         """Bind and serve; returns ``http://HOST:PORT``. Raises :class:`OSError` on bind errors."""

@@ -9,6 +9,12 @@ with ``"source": {"kind": "user"}`` and ``tool/result``, and is flushed. The ans
 ``{"callId", "name", "value", "durable"}``: ``value`` is what the tool returned (a tool's own
 refusal, such as ``{"code": "not_found"}`` for a reminder that already fired, is a value, not
 an HTTP error, exactly as the model would see it).
+
+Storage that does not answer (the request's storage wait, :class:`~._errors.StorageWait`, runs
+out while the call waits its turn or its flush): a call that has not started yet is withdrawn
+from the inbox (nothing of it is logged, it never runs) and answered 503 ``storage_unavailable``
+saying it was not run; one that started is answered 503 saying its outcome is not known yet and
+will show in the Session.
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ from starlette.responses import Response
 
 from dsh_hookspecs import AgentDisposedError, EventRejectedError, SessionNotLiveError
 
+from .._agent import LiveAgent
 from .._tools import resolve, validate_arguments
-from ._errors import ApiError, json_response, storage_operation
+from ._errors import ApiError, json_response
 from ._handlers import Api
 from ._requests import brief, fields, query, session_id
 
 _NO_QUERY = frozenset[str]()
+_NOT_RUN = "the action was not run; retry later"
+_STARTED = "the action has started and its outcome is not known yet; it will show in the session"
 
 
 class UserTools:
@@ -43,7 +52,8 @@ class UserTools:
         arguments = body.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ApiError("invalid_field", "arguments must be an object")
-        agent = await self.api.resume_live(sid)
+        deadline = self.api.storage.deadline()  # one storage wait for the resume and the call
+        agent = await self.api.resume_live(sid, deadline=deadline, late=_NOT_RUN)
         tool = resolve(name, agent.tools, self.host.tools)
         if tool is None:
             raise ApiError("tool_not_found", f"this session has no tool {brief(name)}")
@@ -51,10 +61,17 @@ class UserTools:
         if problem is not None:
             raise ApiError("invalid_arguments", problem)
         try:
-            with storage_operation("tool"):
-                call_id, value, durable = await agent.run_user_tool(name, arguments)
+            queued = agent.run_user_tool(name, arguments)
+            call_id, value, durable = await self.api.storage.run(
+                "tool", queued, deadline=deadline, late=lambda: _withdrawn(agent, queued.call_id)
+            )
         except EventRejectedError as exc:
             raise ApiError("event_rejected", str(exc)) from None
         except (AgentDisposedError, SessionNotLiveError):
             raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         return json_response({"callId": call_id, "name": name, "value": value, "durable": durable})
+
+
+def _withdrawn(agent: LiveAgent, call_id: str) -> str:
+    """What became of a call whose storage wait ran out: withdrawn, or already under way."""
+    return _NOT_RUN if agent.withdraw_user_tool(call_id) else _STARTED

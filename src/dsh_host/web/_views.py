@@ -2,7 +2,9 @@
 
 Views are derived from the committed prefix only (a live Session's durable events, or a cold
 Session's stored log) and reading them never activates a cold Session. A rename is the
-``session/rename`` event: it resumes a cold Session, is appended and flushed.
+``session/rename`` event: it resumes a cold Session, is appended and flushed. The name is stored
+as it will be shown (:func:`~dsh_host._names.clean_name`: control, bidi and invisible characters
+dropped, whitespace collapsed); one with nothing visible left, or too long, is refused.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from starlette.responses import Response
 
 from dsh_hookspecs import Event, EventRejectedError, SessionNotLiveError
 
-from .._names import RENAME, clean_name
+from .._names import RENAME, clean_name, session_name
 from .._session import LiveSession
-from ._errors import ApiError, json_response, storage_operation
+from ._errors import ApiError, json_response
 from ._handlers import Api
 from ._requests import fields, query, session_id
 from ._viewdata import views_payload
@@ -50,12 +52,18 @@ class SessionViews:
         except ValueError as exc:
             raise ApiError("invalid_field", str(exc)) from None
         # Checked before the Session is touched: a refused name resumes nothing.
-        agent = await self.api.resume_live(sid)
+        deadline = self.api.storage.deadline()  # one storage wait for the resume and the flush
+        agent = await self.api.resume_live(sid, deadline=deadline)
         session = agent.session
         try:
-            session.append(RENAME, {"name": name})
-            with storage_operation("rename"):
-                durable = await self.host.sessions.flush(session)
+            if session_name(session.events) != name:  # a retried rename adds no second copy
+                session.append(RENAME, {"name": name})
+            durable = await self.api.storage.run(
+                "rename",
+                self.host.sessions.flush(session),
+                deadline=deadline,
+                late="the new name is kept and may still be saved; it shows once it is",
+            )
         except EventRejectedError as exc:
             raise ApiError("event_rejected", str(exc)) from None
         except SessionNotLiveError:

@@ -16,6 +16,7 @@ import {
   renderDraft,
   renderStatus,
   renderTranscript,
+  runningTurn,
   setNotice,
 } from "./render.js";
 import { onSessionSelect, refreshSessions, renderSessions } from "./session-list.js";
@@ -140,6 +141,17 @@ async function flushCurrent() {
   });
 }
 
+/** Stop the turn the open Session runs (the host answers false when it had already ended). */
+async function stopCurrent() {
+  const current = state.current;
+  const turn = runningTurn(current);
+  if (!current || turn === null) return;
+  const result = await api("POST", sessionPath(current.id, "/turn/cancel"));
+  // Its turn/end ("Stopped") comes on the stream; until then the same turn is not offered again.
+  if (result?.cancelled === true) current.stopping = turn;
+  renderStatus();
+}
+
 function sendMessage() {
   const text = els.composer.value;
   if (text.trim() === "") return;
@@ -191,6 +203,7 @@ function wireEvents() {
   els.resume.addEventListener("click", () => runAction("resume", resumeCurrent));
   els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
   els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
+  els.stop.addEventListener("click", () => runAction("stop", stopCurrent));
   els.loadOlder.addEventListener("click", () => state.current?.win.loadOlder());
   // loadOlder itself ignores calls while a page loads or when there is no more history.
   els.scroll.addEventListener("scroll", () => {

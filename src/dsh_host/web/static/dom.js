@@ -31,6 +31,7 @@ export const els = {
   form: $("composer-form"),
   composer: $("composer"),
   send: $("send"),
+  stop: $("stop"),
   langButtons: [...document.querySelectorAll("button[data-locale]")],
 };
 

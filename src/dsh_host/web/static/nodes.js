@@ -177,6 +177,10 @@ export function renderNode(node, lookup) {
         ),
       );
       break;
+    case "turn-cancelled":
+      // The user's own Stop: one quiet line, not an error.
+      wrapper.appendChild(el("div", "turn-cancelled-text", t("node.turnCancelled")));
+      break;
     case "presented-event":
       wrapper.setAttribute("data-event-type", String(node.eventType));
       wrapper.appendChild(

@@ -1,7 +1,7 @@
 // dsh browser client: rendering. The transcript DOM (one element per node, kept in step with
-// the Session window), each node's markup, the toolbar and placeholder chrome, the status line
-// and the page's static text. Every string that comes from a Session reaches the DOM through
-// textContent / createTextNode only.
+// the Session window), each node's markup, the toolbar and placeholder chrome, the composer's
+// Stop (shown while a turn runs), the status line and the page's static text. Every string that
+// comes from a Session reaches the DOM through textContent / createTextNode only.
 
 import { errorMessage } from "./api.js";
 import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
@@ -167,6 +167,7 @@ export function renderDraft(current) {
   const shown = els.drafts.children[0] ?? null;
   if (draft === null) {
     if (shown !== null) els.drafts.replaceChildren();
+    renderStop();
     return;
   }
   keepingScroll("append", () => {
@@ -182,18 +183,51 @@ export function renderDraft(current) {
     label.appendChild(el("span", "writing", t("node.writing")));
     bubble.replaceChildren(label, el("div", "text", draft.text));
   });
+  renderStop();
+}
+
+// ------------------------------------------------------------------ the running turn
+
+/** The seq of the window's turn/start that has no turn/end yet, or null. */
+function openTurn(win) {
+  for (let i = win.events.length - 1; i >= 0; i -= 1) {
+    const event = win.events[i];
+    if (event.type === "turn/end") return null;
+    if (event.type === "turn/start") return event.seq;
+  }
+  return null;
+}
+
+/**
+ * What names the turn the open Session is running (its open turn/start, else the message it
+ * is streaming), or null when none runs. A Stop the host accepted is remembered by this key
+ * (`current.stopping`), so it is not offered twice for the same turn.
+ */
+export function runningTurn(current) {
+  if (!current) return null;
+  const seq = openTurn(current.win);
+  if (seq !== null) return `turn:${seq}`;
+  const draft = current.draft.current;
+  return draft === null ? null : `message:${draft.messageId}`;
+}
+
+function isStopping(current) {
+  const turn = runningTurn(current);
+  return turn !== null && current.stopping === turn;
+}
+
+/** The composer's Stop: shown while a turn runs, gone at its turn/end. */
+export function renderStop() {
+  const current = state.current;
+  const running = runningTurn(current) !== null;
+  if (!running && els.stop.hidden === false && document.activeElement === els.stop) {
+    els.composer.focus(); // the button goes: keep the keyboard in the composer
+  }
+  els.stop.hidden = !running;
+  els.stop.disabled = !running || state.busy.has("stop") || isStopping(current);
 }
 
 // ------------------------------------------------------------------ chrome
-
-function isWorking(win) {
-  for (let i = win.events.length - 1; i >= 0; i -= 1) {
-    const type = win.events[i].type;
-    if (type === "turn/end") return false;
-    if (type === "turn/start") return true;
-  }
-  return false;
-}
 
 export function renderChrome() {
   const current = state.current;
@@ -211,6 +245,7 @@ export function renderChrome() {
   els.rename.hidden = !hasSession || !els.renameForm.hidden;
   els.composer.disabled = false;
   els.send.disabled = busy("send");
+  renderStop();
   els.sessionId.textContent = hasSession ? current.id : "";
   els.sessionName.textContent = hasSession ? sessionLabel(info ?? { id: current.id }, t) : "";
   els.rename.disabled = !hasSession || busy("rename");
@@ -259,8 +294,8 @@ export function renderStatus() {
       parts.push(t("status.streamFailed", { message: errorMessage(current.streamError) }));
       tone = "error";
     }
-    if (current.win.openState === "open" && isWorking(current.win)) {
-      parts.push(t("status.working"));
+    if (current.win.openState === "open" && openTurn(current.win) !== null) {
+      parts.push(t(isStopping(current) ? "status.stopping" : "status.working"));
     }
   }
   if (state.notice) {

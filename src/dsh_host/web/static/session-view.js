@@ -45,6 +45,7 @@ export function selectSession(id, { updateUrl = true } = {}) {
     conn: null,
     draft: new StreamingDraft(),
     views: null,
+    stopping: null, // the running turn a Stop was accepted for (see render.js runningTurn)
   };
   state.current = current;
   state.notice = null;

@@ -6,7 +6,7 @@ export const state = {
   sessionsError: null,
   current: null,
   notice: null, // {key, params, tone}
-  busy: new Set(), // actions in flight ("create", "resume", "fork", "flush", "send")
+  busy: new Set(), // actions in flight ("create", "resume", "fork", "flush", "send", "stop")
 };
 
 export function currentSessionInfo() {

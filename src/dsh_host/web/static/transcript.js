@@ -6,6 +6,7 @@
 //   {kind: "tool-call", seq, callId, name, arguments}
 //   {kind: "tool-result", seq, callId, name, value, isError}
 //   {kind: "turn-error", seq, error}
+//   {kind: "turn-cancelled", seq}      (a turn the user stopped: `turn/end` outcome "cancelled")
 //   {kind: "seed-end", seq}             (where a copied log ends: a fork's divider, if at seedLength)
 //   {kind: "presented-event", seq, time, eventType, view}   (upstream PresentedEventNode)
 // Any event whose sidecar is a presented-event view (`{for: "event", view}`) becomes a
@@ -73,6 +74,7 @@ export function nodeFor(entry) {
     case "session/end-seed":
       return { kind: "seed-end", seq };
     case "turn/end":
+      if (data.outcome === "cancelled") return { kind: "turn-cancelled", seq };
       if (data.outcome !== "error") return null;
       return { kind: "turn-error", seq, error: data.error ?? null };
     default:
