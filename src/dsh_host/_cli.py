@@ -38,8 +38,7 @@ from .persistence import (
     list_sessions_read_only,
     redacted,
 )
-from .web import WebServer, is_loopback
-from .web._guard import token_problem
+from .web import WebServer, is_loopback, token_problem
 
 log = structlog.get_logger(__name__)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ._app import MAX_BODY_BYTES, create_app
 from ._errors import ERROR_CODES, WebConfigError
-from ._guard import is_loopback
+from ._guard import is_loopback, token_problem
 from ._history import history_page, page_range
 from ._server import WebServer
 from ._sidecar import Frame, Sidecar, StreamFrame, Subscription, SubscriptionClosedError
@@ -31,4 +31,5 @@ __all__ = [
     "history_page",
     "is_loopback",
     "page_range",
+    "token_problem",
 ]
