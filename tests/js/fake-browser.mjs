@@ -3,7 +3,7 @@
 // answers the host's JSON API and keeps event streams open for the test to feed.
 //
 // Use one bootApp() per test file: app.js is a page script that boots once, and the modules it
-// imports (state.js, dom.js, ...) hold the page's state for the life of the process (node
+// imports (dom.js, i18n.js, ...) hold the page's state for the life of the process (node
 // --test runs each file in a process of its own).
 
 import { readFileSync } from "node:fs";

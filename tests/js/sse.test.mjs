@@ -232,6 +232,64 @@ describe("connectEvents", () => {
     await handle.done;
   });
 
+  test("resumeId picks the Last-Event-ID each request sends; the largest id seen stays", async () => {
+    const net = fakeFetch();
+    const opens = [];
+    const asked = [];
+    let answer = (id) => id;
+    const handle = connectEvents({
+      url: "/e",
+      fetchImpl: net.impl,
+      sleep: () => {},
+      resumeId: (id) => {
+        asked.push(id);
+        return answer(id);
+      },
+      onOpen: (info) => opens.push(info),
+    });
+    await settle();
+    assert.equal("Last-Event-ID" in net.calls[0].init.headers, false);
+    net.ok(net.calls[0]);
+    await settle();
+    net.calls[0].body.push(frame(8) + frame(9));
+    await settle();
+    // An earlier point: the server replays from there; the largest id seen does not move.
+    answer = () => 3;
+    net.calls[0].body.end();
+    await settle();
+    assert.equal(net.calls[1].init.headers["Last-Event-ID"], "3");
+    net.ok(net.calls[1]);
+    await settle();
+    assert.deepEqual(opens.at(-1), { reconnect: true, lastEventId: "3", status: 200 });
+    assert.equal(handle.lastEventId, "9");
+    // None at all; then a throwing resumeId falls back to the largest id.
+    answer = () => null;
+    net.calls[1].body.end();
+    await settle();
+    assert.equal("Last-Event-ID" in net.calls[2].init.headers, false);
+    net.ok(net.calls[2]);
+    await settle();
+    assert.equal(opens.at(-1).lastEventId, null);
+    answer = () => {
+      throw new Error("boom");
+    };
+    const logged = [];
+    const original = console.error;
+    console.error = (...args) => logged.push(args);
+    try {
+      net.calls[2].body.end();
+      await settle();
+    } finally {
+      console.error = original;
+    }
+    assert.equal(net.calls[3].init.headers["Last-Event-ID"], "9");
+    assert.equal(logged.length, 1);
+    assert.deepEqual(asked, [null, "9", "9", "9"]);
+    handle.close();
+    net.ok(net.calls[3]);
+    await handle.done;
+  });
+
   test("a stale stream never delivers after close()", async () => {
     const net = fakeFetch();
     const frames = [];

@@ -1,7 +1,6 @@
-// dsh browser client: the HTTP API (bearer token, JSON, error answers) and one-line error text.
-
-import { errorLine } from "./errors.js";
-import { prettyJson } from "./registry.js";
+// dsh browser client, network layer: the HTTP API (the tab's bearer token, JSON bodies, error
+// answers as ApiError). It owns the token; nothing here renders. Only app.js imports it and
+// hands what it needs to the others.
 
 const TOKEN_KEY = "dsh.token";
 
@@ -77,18 +76,3 @@ export async function api(method, path, body) {
 export const sessionPath = (id, suffix = "") =>
   `/api/sessions/${encodeURIComponent(id)}${suffix}`;
 
-/**
- * One line for any failure: coded errors (API errors, a turn's or a tool's error value) and
- * network failures in plain words with the raw code after them, other Errors and `{message}`
- * values by their message, strings as they are, anything else as JSON.
- */
-export function errorMessage(error) {
-  if (typeof error === "string") return error;
-  if (error && typeof error === "object" && (typeof error.code === "string" || error.name === "TypeError")) {
-    return errorLine(error);
-  }
-  if (error && typeof error === "object" && typeof error.message === "string") {
-    return error.message;
-  }
-  return prettyJson(error);
-}

@@ -1,43 +1,127 @@
-// dsh browser client: wires the HTTP API, the event stream, the Session window, the
-// transcript nodes and the renderer registry to the page: the user's actions and the boot.
-// The parts live in api.js (HTTP), dom.js (elements), state.js (page state), render.js
-// (transcript, chrome, status), session-list.js and session-view.js (the open Session).
+// dsh browser client, app layer: the composition root. It makes the page's parts, hands each
+// what it uses, and boots: the renderer registry plugins fill (registry.js), the Session list
+// (session-list.js), the open Session (session-view.js), the renderers (render.js with nodes.js,
+// panels.js, chrome.js) and the user's actions. Only this module imports the network layer
+// (api.js, sse.js); rendering modules import neither.
+//
+// One owner per piece of state: api.js the token; SessionList the listed rows; SessionView the
+// open Session (its window, stream, draft, views); this module the status notice and the
+// actions in flight; chrome.js the theme, the drawer and the unread count.
 
-import { api, errorMessage, sessionPath } from "./api.js";
+import { api, authHeaders, sessionPath } from "./api.js";
 import { applyTheme, noticeArrivals, refreshTimes, setDrawer, wireChrome } from "./chrome.js";
 import { els } from "./dom.js";
+import { errorMessage } from "./errors.js";
 import { onLocaleChange, setLocale, t } from "./i18n.js";
 import { renderPanels } from "./panels.js";
-import {
-  applyStaticText,
-  onLiveArrivals,
-  registry,
-  renderChrome,
-  renderDraft,
-  renderStatus,
-  renderTranscript,
-  runningTurn,
-  setNotice,
-} from "./render.js";
-import { onSessionSelect, refreshSessions, renderSessions } from "./session-list.js";
-import { selectSession } from "./session-view.js";
-import { currentSessionInfo, state } from "./state.js";
+import { RendererRegistry } from "./registry.js";
+import { applyStaticText, renderChrome, renderDraft, renderStatus, renderStop } from "./render.js";
+import { SessionList } from "./session-list.js";
+import { SessionView } from "./session-view.js";
+import { connectEvents } from "./sse.js";
 import { browserTimeZone, sendWithZone } from "./streaming.js";
 
 const SESSIONS_REFRESH_MS = 15000;
+
+/** The renderers plugins register (see loadRenderers). */
+const registry = new RendererRegistry({ document });
+
+/** The status notice: `{key, params, tone}`, or null. */
+const notice = {
+  current: null,
+  set(key, params, tone = "info") {
+    this.current = key ? { key, params, tone } : null;
+    page.status();
+  },
+};
+
+/** The actions in flight ("create", "resume", "fork", "flush", "rename", "send", "stop"). */
+const busy = new Set();
+
+/** The page's renderers, each given what it shows by the state's owners. */
+const page = {
+  chrome() {
+    const open = view.current;
+    const info = open ? sessions.find(open.id) : null;
+    renderChrome({
+      session: open && {
+        id: open.id,
+        label: sessions.label(open.id),
+        cold: info !== null && !info.live,
+        win: open.win,
+      },
+      busy: (action) => busy.has(action),
+    });
+    page.stop();
+  },
+  stop() {
+    const open = view.current;
+    renderStop({
+      running: open !== null && open.runningTurn() !== null,
+      stopping: busy.has("stop") || (open !== null && open.isStopping()),
+    });
+  },
+  status() {
+    const open = view.current;
+    renderStatus({
+      stream: open && { state: open.streamState, error: open.streamError },
+      turn: open?.turnState() ?? null,
+      notice: notice.current,
+    });
+  },
+  draft() {
+    renderDraft(view.current?.draft.current ?? null);
+    page.stop();
+  },
+  panels() {
+    const open = view.current;
+    renderPanels({
+      registry,
+      session: open && {
+        id: open.id,
+        views: open.views,
+        runTool: (name, args) => view.runTool(open, name, args),
+        refreshViews: () => view.loadViews(open),
+      },
+      rerender: page.panels,
+    });
+  },
+  sessions() {
+    sessions.render();
+  },
+};
+
+const sessions = new SessionList({
+  load: () => api("GET", "/api/sessions"),
+  currentId: () => view.current?.id ?? null,
+  onSelect: (id) => {
+    view.select(id);
+    setDrawer(false);
+  },
+  onChange: () => page.chrome(),
+});
+
+const view = new SessionView({
+  http: { api, sessionPath, authHeaders },
+  connect: connectEvents,
+  registry,
+  sessions,
+  notice,
+  page,
+  onArrivals: noticeArrivals,
+});
 
 function rerenderAll() {
   applyStaticText();
   applyTheme();
   renderExamples();
-  renderSessions();
-  renderPanels();
-  if (state.current && state.current.win.events.length > 0) {
-    renderTranscript(state.current.win, "relocalize");
-  }
-  renderDraft(state.current);
-  renderChrome();
-  renderStatus();
+  page.sessions();
+  page.panels();
+  const open = view.current;
+  if (open && open.win.events.length > 0) open.transcript.rebuild("relocalize");
+  page.draft();
+  page.chrome();
+  page.status();
   refreshTimes();
 }
 
@@ -59,53 +143,53 @@ function renderExamples() {
 // ------------------------------------------------------------------ actions
 
 /**
- * Run one user action at a time per name: renderChrome keeps its button disabled (through any
+ * Run one user action at a time per name: the chrome keeps its button disabled (through any
  * re-render meanwhile) until it settles, and a failure becomes the status notice.
  */
 async function runAction(name, action) {
-  if (state.busy.has(name)) return;
-  state.busy.add(name);
-  renderChrome();
+  if (busy.has(name)) return;
+  busy.add(name);
+  page.chrome();
   try {
     await action();
   } catch (error) {
-    setNotice("status.error", { message: errorMessage(error) }, "error");
+    notice.set("status.error", { message: errorMessage(error) }, "error");
   } finally {
-    state.busy.delete(name);
-    renderChrome();
+    busy.delete(name);
+    page.chrome();
   }
 }
 
 async function createSession() {
   const created = await api("POST", "/api/sessions", {});
-  await refreshSessions();
-  selectSession(created.id);
-  setNotice("status.created", { id: created.id });
+  await sessions.refresh();
+  view.select(created.id);
+  notice.set("status.created", { id: created.id });
   els.composer.focus();
 }
 
 async function forkCurrent() {
-  const current = state.current;
+  const current = view.current;
   if (!current) return;
   const child = await api("POST", sessionPath(current.id, "/fork"), {});
-  await refreshSessions();
-  selectSession(child.id);
-  setNotice("status.forked", { id: child.id });
+  await sessions.refresh();
+  view.select(child.id);
+  notice.set("status.forked", { id: child.id });
 }
 
 async function resumeCurrent() {
-  const current = state.current;
+  const current = view.current;
   if (!current) return;
   await api("POST", sessionPath(current.id, "/resume"));
-  await refreshSessions();
-  if (state.current !== current) return;
+  await sessions.refresh();
+  if (view.current !== current) return;
   if (!current.conn.connected) current.conn.reconnectNow();
-  setNotice("status.resumed", { id: current.id });
-  renderChrome();
+  notice.set("status.resumed", { id: current.id });
+  page.chrome();
 }
 
 function startRename() {
-  if (!state.current) return;
+  if (!view.current) return;
   els.renameInput.value = els.sessionName.textContent;
   els.renameForm.hidden = false;
   els.sessionName.hidden = true;
@@ -121,69 +205,65 @@ function endRename() {
 }
 
 async function renameCurrent() {
-  const current = state.current;
+  const current = view.current;
   const name = els.renameInput.value.trim();
   if (!current || name === "") return;
   await api("POST", sessionPath(current.id, "/name"), { name });
   endRename();
-  await refreshSessions();
-  setNotice("status.renamed");
+  await sessions.refresh();
+  notice.set("status.renamed");
   els.rename.focus();
 }
 
 async function flushCurrent() {
-  const current = state.current;
+  const current = view.current;
   if (!current) return;
   const result = await api("POST", sessionPath(current.id, "/flush"));
-  if (state.current !== current) return;
-  setNotice(result?.durable ? "status.flushed" : "status.flushNotDurable", {
+  if (view.current !== current) return;
+  notice.set(result?.durable ? "status.flushed" : "status.flushNotDurable", {
     seq: result?.throughSeq,
   });
 }
 
 /** Stop the turn the open Session runs (the host answers false when it had already ended). */
 async function stopCurrent() {
-  const current = state.current;
-  const turn = runningTurn(current);
-  if (!current || turn === null) return;
+  const current = view.current;
+  const turn = current?.runningTurn() ?? null;
+  if (turn === null) return;
   const result = await api("POST", sessionPath(current.id, "/turn/cancel"));
   // Its turn/end ("Stopped") comes on the stream; until then the same turn is not offered again.
   if (result?.cancelled === true) current.stopping = turn;
-  renderStatus();
+  page.status();
 }
 
 function sendMessage() {
   const text = els.composer.value;
   if (text.trim() === "") return;
-  const current = state.current;
+  const current = view.current;
   // Read before the POST: sending resumes a cold Session (and the selection may change).
-  const wasCold = current !== null && currentSessionInfo()?.live === false;
+  const wasCold = current !== null && sessions.find(current.id)?.live === false;
   runAction("send", async () => {
     let target = current;
     if (target === null) {
       // Typing with no Session open starts one, as in any chat app.
       const created = await api("POST", "/api/sessions", {});
-      await refreshSessions();
-      selectSession(created.id);
-      target = state.current;
+      await sessions.refresh();
+      view.select(created.id);
+      target = view.current;
     }
     // The browser's zone, for this message's turn only ("tomorrow at 9" means here).
     const post = (body) => api("POST", sessionPath(target.id, "/messages"), body);
     await sendWithZone(post, text, browserTimeZone());
-    if (state.current === target) {
+    if (view.current === target) {
       els.composer.value = "";
-      setNotice(null);
+      notice.set(null);
       if (!target.conn.connected) target.conn.reconnectNow();
     }
-    if (wasCold) await refreshSessions();
+    if (wasCold) await sessions.refresh();
   });
 }
 
 function wireEvents() {
-  onSessionSelect((id) => {
-    selectSession(id);
-    setDrawer(false);
-  });
   els.rename.addEventListener("click", startRename);
   els.renameCancel.addEventListener("click", () => {
     endRename();
@@ -204,10 +284,10 @@ function wireEvents() {
   els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
   els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
   els.stop.addEventListener("click", () => runAction("stop", stopCurrent));
-  els.loadOlder.addEventListener("click", () => state.current?.win.loadOlder());
+  els.loadOlder.addEventListener("click", () => view.current?.win.loadOlder());
   // loadOlder itself ignores calls while a page loads or when there is no more history.
   els.scroll.addEventListener("scroll", () => {
-    if (els.scroll.scrollTop < 24) state.current?.win.loadOlder();
+    if (els.scroll.scrollTop < 24) view.current?.win.loadOlder();
   });
   els.form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -270,17 +350,16 @@ async function boot() {
   renderExamples();
   wireChrome();
   wireEvents();
-  onLiveArrivals(noticeArrivals);
   await loadRenderers(readConfig());
-  registry.onPanelsChange(renderPanels);
-  renderPanels();
-  renderChrome();
-  renderStatus();
-  await refreshSessions();
+  registry.onPanelsChange(page.panels);
+  page.panels();
+  page.chrome();
+  page.status();
+  await sessions.refresh();
   const initial = new URLSearchParams(window.location.search).get("session");
-  if (initial) selectSession(initial, { updateUrl: false });
+  if (initial) view.select(initial, { updateUrl: false });
   window.setInterval(() => {
-    if (document.visibilityState !== "hidden") refreshSessions();
+    if (document.visibilityState !== "hidden") sessions.refresh();
   }, SESSIONS_REFRESH_MS);
 }
 

@@ -1,7 +1,9 @@
 // Errors in plain words: the closed API and tool codes map to sentences in English and Chinese;
-// the raw code stays beside them (for copying into a bug report). Pure module.
+// the raw code stays beside them (for copying into a bug report); `errorMessage` is the one line
+// any failure is shown as. Pure module.
 
 import { getLocale, normalizeLocale } from "./i18n.js";
+import { prettyJson } from "./json.js";
 
 const SENTENCES = Object.freeze({
   en: Object.freeze({
@@ -129,4 +131,20 @@ export function describeError(value, locale = getLocale()) {
 export function errorLine(value, locale = getLocale()) {
   const { text, code } = describeError(value, locale);
   return code === null ? text : `${text} (${code})`;
+}
+
+/**
+ * One line for any failure: coded errors (API errors, a turn's or a tool's error value) and
+ * network failures in plain words with the raw code after them, other Errors and `{message}`
+ * values by their message, strings as they are, anything else as JSON.
+ */
+export function errorMessage(error) {
+  if (typeof error === "string") return error;
+  if (error && typeof error === "object" && (typeof error.code === "string" || error.name === "TypeError")) {
+    return errorLine(error);
+  }
+  if (error && typeof error === "object" && typeof error.message === "string") {
+    return error.message;
+  }
+  return prettyJson(error);
 }

@@ -1,17 +1,14 @@
 // dsh browser client: the markup of one transcript node. Messages are bubbles; a plugin's
 // follow-up is a collapsed system line; a tool call and its result are one summary row whose
 // JSON opens on demand; a fork's seed ends with a divider. Every string that comes from a
-// Session reaches the DOM through textContent only.
+// Session reaches the DOM through textContent only. What a node needs to know beyond itself
+// (the renderer registry, a result's call, a fork's parent) comes in its `ctx`.
 
-import { errorMessage } from "./api.js";
 import { el } from "./dom.js";
-import { describeError } from "./errors.js";
+import { describeError, errorMessage } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
-import { prettyJson, RendererRegistry } from "./registry.js";
+import { prettyJson } from "./json.js";
 import { createTime } from "./time.js";
-
-/** The renderers plugins register (see the app's boot). */
-export const registry = new RendererRegistry({ document });
 
 /** The time formatter for the page's locale (the browser's zone). */
 export function pageTime() {
@@ -30,7 +27,7 @@ function isUserSourced(source) {
 }
 
 /** The one-line text of a tool row: the plugin's summary, else "NAME · done / failed: CODE". */
-export function toolSummaryText({ name, args, value, isError, pending, source }) {
+function toolSummaryText(registry, { name, args, value, isError, pending, source }) {
   const locale = getLocale();
   const input = {
     name,
@@ -57,7 +54,7 @@ export function toolSummaryText({ name, args, value, isError, pending, source })
  * A tool row: `call` (a tool-call node, or null when its page is not loaded) and `result` (a
  * tool-result node, or null while the call runs).
  */
-function renderToolRow(wrapper, call, result) {
+function renderToolRow(wrapper, call, result, registry) {
   const name = String(result?.name ?? call?.name ?? "");
   const isError = result?.isError === true;
   if (isError) wrapper.classList.add("is-error");
@@ -71,7 +68,7 @@ function renderToolRow(wrapper, call, result) {
     el(
       "span",
       "tool-text",
-      toolSummaryText({
+      toolSummaryText(registry, {
         name,
         args: call?.arguments,
         value: result?.value,
@@ -88,7 +85,7 @@ function renderToolRow(wrapper, call, result) {
   wrapper.appendChild(details);
 }
 
-function renderFollowup(wrapper, node) {
+function renderFollowup(wrapper, node, registry) {
   const locale = getLocale();
   const plugin = String(node.source.plugin);
   const text =
@@ -116,11 +113,13 @@ export function isFollowup(node) {
 }
 
 /**
- * The element for `node`. `lookup.callFor(callId)` finds a result's call node,
- * `lookup.isForkBoundary(seq)` says whether a seed ends there because this Session is a fork,
- * and `lookup.parentName()` names the Session it came from.
+ * The element for `node`. `ctx.registry` holds the plugins' renderers and summaries,
+ * `ctx.callFor(callId)` finds a result's call node, `ctx.isForkBoundary(seq)` says whether a
+ * seed ends there because this Session is a fork, and `ctx.parentName()` names the Session it
+ * came from.
  */
-export function renderNode(node, lookup) {
+export function renderNode(node, ctx) {
+  const { registry } = ctx;
   const wrapper = el("div", `node node-${node.kind}`);
   wrapper.setAttribute("data-seq", String(node.seq));
   wrapper.setAttribute("data-kind", node.kind);
@@ -129,7 +128,7 @@ export function renderNode(node, lookup) {
       if (isFollowup(node)) {
         wrapper.className = "node node-followup";
         wrapper.setAttribute("data-kind", "followup");
-        renderFollowup(wrapper, node);
+        renderFollowup(wrapper, node, registry);
         break;
       }
       wrapper.appendChild(el("div", "node-label", t("node.user")));
@@ -142,21 +141,21 @@ export function renderNode(node, lookup) {
       break;
     case "tool-call":
       wrapper.classList.add("node-tool");
-      renderToolRow(wrapper, node, null);
+      renderToolRow(wrapper, node, null, registry);
       break;
     case "tool-result":
       wrapper.classList.add("node-tool");
-      renderToolRow(wrapper, lookup.callFor(node.callId), node);
+      renderToolRow(wrapper, ctx.callFor(node.callId), node, registry);
       break;
     case "seed-end": {
       // Every resume ends its copied log too: only a fork's boundary gets the divider.
-      if (!lookup.isForkBoundary(node.seq)) {
+      if (!ctx.isForkBoundary(node.seq)) {
         wrapper.hidden = true;
         break;
       }
       wrapper.classList.add("fork-divider");
       wrapper.setAttribute("role", "separator");
-      const name = lookup.parentName();
+      const name = ctx.parentName();
       wrapper.appendChild(
         el(
           "span",

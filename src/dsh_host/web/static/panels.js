@@ -3,23 +3,13 @@
 // `<section role="region">` with its heading, rebuilt on every views update and locale switch;
 // focus inside survives the rebuild through `data-focus-key`. A panel runs an Agent tool as the
 // user's action through `runTool`; `rerender` rebuilds the panels and `refreshViews` fetches
-// the Session's views again (for when the event stream cannot push them).
+// the Session's views again (for when the event stream cannot push them): the app passes those
+// in, so this module only renders.
 
-import { api, sessionPath } from "./api.js";
 import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
 import { describeError } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
-import { registry } from "./nodes.js";
-import { state } from "./state.js";
 import { createTime } from "./time.js";
-
-/** POST the tool as the user's action; resolves with the tool's value (errors are values). */
-export async function runTool(sessionId, name, args) {
-  const answer = await api("POST", sessionPath(sessionId, `/tools/${encodeURIComponent(name)}`), {
-    arguments: args ?? {},
-  });
-  return answer?.value;
-}
 
 function focusKey() {
   const active = document.activeElement;
@@ -27,9 +17,13 @@ function focusKey() {
   return active.closest("[data-focus-key]")?.getAttribute("data-focus-key") ?? null;
 }
 
-export function renderPanels() {
-  const current = state.current;
-  const views = current?.views?.views ?? null;
+/**
+ * Render the panels of `registry` for the open Session: `session` is `{id, views, runTool(name,
+ * args), refreshViews()}` (`views`: the latest `{views, throughSeq}` payload or null), or null
+ * when none is open; `rerender()` renders them again.
+ */
+export function renderPanels({ registry, session, rerender }) {
+  const views = session?.views?.views ?? null;
   const key = focusKey();
   const sections = [];
   if (views !== null && typeof views === "object") {
@@ -48,15 +42,15 @@ export function renderPanels() {
       try {
         const body = panel.render({
           view: views[viewName],
-          sessionId: current.id,
+          sessionId: session.id,
           locale,
           t: translate,
           time: createTime({ locale }),
           document,
           errorText: (error) => describeError(error, locale).text,
-          runTool: (name, args) => runTool(current.id, name, args),
-          rerender: renderPanels,
-          refreshViews: () => loadViews(current),
+          runTool: session.runTool,
+          rerender,
+          refreshViews: session.refreshViews,
         });
         if (body) section.appendChild(body);
       } catch (error) {
@@ -79,23 +73,4 @@ export function renderPanels() {
     );
     (again?.matches("button, input, a") ? again : again?.querySelector("button"))?.focus();
   }
-}
-
-/** Load the open Session's views (the first time, and when the stream cannot push them). */
-export async function loadViews(current) {
-  try {
-    const payload = await api("GET", sessionPath(current.id, "/views"));
-    acceptViews(current, payload);
-  } catch (error) {
-    console.warn("dsh: could not load the session views", error);
-  }
-}
-
-/** Take a views payload `{views, throughSeq}` unless an equal or newer one is already shown. */
-export function acceptViews(current, payload) {
-  if (!payload || typeof payload !== "object" || typeof payload.views !== "object") return;
-  const seen = current.views?.throughSeq ?? -1;
-  if (typeof payload.throughSeq === "number" && payload.throughSeq < seen) return;
-  current.views = payload;
-  if (state.current === current) renderPanels();
 }

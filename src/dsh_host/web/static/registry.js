@@ -1,18 +1,12 @@
-// Event-type keyed renderers for presented-event nodes, with a JSON fallback.
-// The DOM is reached only through the injected `document` (or the browser's global one at
-// render time), so Node can exercise the registry with a small stand-in.
+// The renderer registry plugins fill (see the app's boot): event-type keyed renderers for
+// presented-event nodes (with a JSON fallback), tool and follow-up summaries, Session-view
+// panels and locale namespaces. The DOM is reached only through the injected `document` (or the
+// browser's global one at render time), so Node can exercise the registry with a small stand-in.
 
 import { getLocale, normalizeLocale, registerMessages, t } from "./i18n.js";
+import { prettyJson } from "./json.js";
 
-/** Pretty JSON for display; never throws. */
-export function prettyJson(value) {
-  try {
-    const text = JSON.stringify(value === undefined ? null : value, null, 2);
-    return text === undefined ? String(value) : text;
-  } catch {
-    return String(value);
-  }
-}
+export { prettyJson };
 
 function isDomNode(value) {
   return value !== null && typeof value === "object" && typeof value.nodeType === "number";
@@ -45,9 +39,15 @@ export class RendererRegistry {
     this._panelListeners = new Set();
   }
 
-  /** Add `fn` under `key` in `map` (a second registration throws); returns the unregister. */
-  _keyed(map, kind, key, value) {
-    if (typeof key !== "string" || key === "") throw new TypeError(`${kind} must be a non-empty string`);
+  /**
+   * The one way anything is registered: `value` under `key` in `map` (a second registration of
+   * the key throws; `keyName` names the key in that error). Returns the unregister, which
+   * removes only this registration (a stale one leaves a newer registration alone).
+   */
+  _keyed(map, kind, key, value, keyName = kind) {
+    if (typeof key !== "string" || key === "") {
+      throw new TypeError(`${keyName} must be a non-empty string`);
+    }
     if (map.has(key)) throw new Error(`a ${kind} ${key} is already registered`);
     map.set(key, value);
     return () => {
@@ -136,18 +136,9 @@ export class RendererRegistry {
    * Returns the unregister function; registering a type twice throws.
    */
   register(eventType, render) {
-    if (typeof eventType !== "string" || eventType === "") {
-      throw new TypeError("eventType must be a non-empty string");
-    }
     if (typeof render !== "function") throw new TypeError("render must be a function");
-    if (this._renderers.has(eventType)) {
-      throw new Error(`a renderer for ${eventType} is already registered`);
-    }
-    const registration = { render };
-    this._renderers.set(eventType, registration);
-    return () => {
-      if (this._renderers.get(eventType) === registration) this._renderers.delete(eventType);
-    };
+    // Wrapped: the same function registered again after an unregister is a new registration.
+    return this._keyed(this._renderers, "renderer for", eventType, { render }, "eventType");
   }
 
   /** A plugin's locale namespace (see i18n.registerMessages); returns the unregister function. */

@@ -1,44 +1,15 @@
-// dsh browser client: rendering. The transcript DOM (one element per node, kept in step with
-// the Session window), each node's markup, the toolbar and placeholder chrome, the composer's
-// Stop (shown while a turn runs), the status line and the page's static text. Every string that
-// comes from a Session reaches the DOM through textContent / createTextNode only.
+// dsh browser client, rendering: the open Session's transcript (`TranscriptView`: one element per
+// node, kept in step with that Session's window), the message in progress, the composer's Stop
+// (shown while a turn runs), the toolbar and placeholder chrome, the status line and the page's
+// static text. Each function receives what it shows: none reads or changes page state, none
+// talks to the network (node markup is nodes.js). Every string that comes from a Session reaches
+// the DOM through textContent / createTextNode only.
 
-import { errorMessage } from "./api.js";
 import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
+import { errorMessage } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
-import { registry, renderNode as nodeElement } from "./nodes.js";
-import { currentSessionInfo, sessionLabel, state } from "./state.js";
+import { renderNode } from "./nodes.js";
 import { nodeFor, nodesFor } from "./transcript.js";
-
-export { registry };
-
-/** Where a node's element finds its context: a result's call, a fork's parent. */
-const lookup = {
-  callFor(callId) {
-    const win = state.current?.win;
-    if (!win || callId === undefined) return null;
-    for (let i = win.events.length - 1; i >= 0; i -= 1) {
-      const event = win.events[i];
-      if (event.type === "tool/call" && event.data?.callId === callId) {
-        return nodeFor({ event, view: win.views[i] });
-      }
-    }
-    return null;
-  },
-  isForkBoundary(seq) {
-    const info = currentSessionInfo();
-    return typeof info?.parentSession === "string" && info.seedLength === seq;
-  },
-  parentName() {
-    const parent = currentSessionInfo()?.parentSession;
-    if (typeof parent !== "string") return null;
-    return sessionLabel(state.sessions?.find((s) => s.id === parent) ?? { id: parent }, t);
-  },
-};
-
-function renderNode(node) {
-  return nodeElement(node, lookup);
-}
 
 /** A call row is hidden once its result's row (which shows both) is on screen. */
 function hideAnsweredCalls() {
@@ -51,54 +22,90 @@ function hideAnsweredCalls() {
   }
 }
 
-export function setNotice(key, params, tone = "info") {
-  state.notice = key ? { key, params, tone } : null;
-  renderStatus();
-}
-
 // ------------------------------------------------------------------ transcript
 
-// The transcript DOM mirrors the window: one element per node, in seq order (`data-seq`).
-// Appends, older pages and late views touch only their own nodes; a reset rebuilds.
-export function onWindowChange(current, change) {
-  const win = current.win;
-  switch (change.type) {
-    case "state":
-      break;
-    case "append":
-      const nodes = nodesFor(change.entries);
-      const elements = nodes.map(renderNode);
-      keepingScroll("append", () => {
-        for (const element of elements) els.transcript.appendChild(element);
-      });
-      onArrivals(elements);
-      break;
-    case "prepend": {
-      const entries = [];
-      for (let i = 0; i < change.count; i += 1) {
-        entries.push({ event: win.events[i], view: win.views[i] });
-      }
-      const added = nodesFor(entries).map(renderNode);
-      keepingScroll("prepend", () => els.transcript.prepend(...added));
-      break;
-    }
-    case "view": {
-      const node = nodeFor({ event: win.events[change.index], view: win.views[change.index] });
-      const element = node === null ? null : renderNode(node);
-      keepingScroll("view", () => replaceNode(change.seq, element));
-      if (node !== null) {
-        onArrivals([element]);
-      }
-      break;
-    }
-    default:
-      // A reset. While a resync reloads, keep showing what we had instead of flashing an
-      // empty page.
-      if (!(win.openState === "loading" && win.events.length === 0)) renderTranscript(win, "reset");
+/**
+ * The transcript DOM of one open Session: it mirrors `win` (its SessionWindow), one element per
+ * node in seq order (`data-seq`). Appends, older pages and late views touch only their own
+ * nodes; a reset rebuilds. `registry` renders plugins' nodes; `lineage()` is `{seedLength,
+ * parentName}` when the Session is a fork (else null), read at render time; `onArrivals(elements)`
+ * hears about elements that arrived live (history loads do not count).
+ */
+export class TranscriptView {
+  constructor({ win, registry, lineage, onArrivals }) {
+    this.win = win;
+    const view = this;
+    this._ctx = {
+      registry,
+      callFor(callId) {
+        const { events, views } = view.win;
+        if (callId === undefined) return null;
+        for (let i = events.length - 1; i >= 0; i -= 1) {
+          const event = events[i];
+          if (event.type === "tool/call" && event.data?.callId === callId) {
+            return nodeFor({ event, view: views[i] });
+          }
+        }
+        return null;
+      },
+      isForkBoundary(seq) {
+        return lineage()?.seedLength === seq;
+      },
+      parentName() {
+        return lineage()?.parentName ?? null;
+      },
+    };
+    this._onArrivals = onArrivals;
   }
-  hideAnsweredCalls();
-  renderChrome();
-  renderStatus();
+
+  _element(node) {
+    return renderNode(node, this._ctx);
+  }
+
+  /** Apply one SessionWindow change (`append`, `prepend`, `view`, `state` or a reset). */
+  change(change) {
+    const win = this.win;
+    switch (change.type) {
+      case "state":
+        break;
+      case "append": {
+        const elements = nodesFor(change.entries).map((node) => this._element(node));
+        keepingScroll("append", () => {
+          for (const element of elements) els.transcript.appendChild(element);
+        });
+        this._onArrivals(elements);
+        break;
+      }
+      case "prepend": {
+        const entries = [];
+        for (let i = 0; i < change.count; i += 1) {
+          entries.push({ event: win.events[i], view: win.views[i] });
+        }
+        const added = nodesFor(entries).map((node) => this._element(node));
+        keepingScroll("prepend", () => els.transcript.prepend(...added));
+        break;
+      }
+      case "view": {
+        const node = nodeFor({ event: win.events[change.index], view: win.views[change.index] });
+        const element = node === null ? null : this._element(node);
+        keepingScroll("view", () => replaceNode(change.seq, element));
+        if (element !== null) this._onArrivals([element]);
+        break;
+      }
+      default:
+        // A reset. While a resync reloads, keep showing what we had instead of flashing an
+        // empty page.
+        if (!(win.openState === "loading" && win.events.length === 0)) this.rebuild("reset");
+    }
+    hideAnsweredCalls();
+  }
+
+  /** Render the whole window again (`mode`: "reset" goes to the bottom, see keepingScroll). */
+  rebuild(mode) {
+    const elements = nodesFor(this.win.entries).map((node) => this._element(node));
+    keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
+    hideAnsweredCalls();
+  }
 }
 
 /**
@@ -138,36 +145,17 @@ function replaceNode(seq, element) {
   }
 }
 
-export function renderTranscript(win, mode) {
-  const elements = nodesFor(win.entries).map(renderNode);
-  keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
-  hideAnsweredCalls();
-}
-
-let arrivalListener = () => {};
-
-/** Who hears about elements that arrived live (the notifier); history loads do not count. */
-export function onLiveArrivals(listener) {
-  arrivalListener = listener;
-}
-
-function onArrivals(elements) {
-  arrivalListener(elements);
-}
-
 // ------------------------------------------------------------------ the message in progress
 
 /**
- * The assistant message a turn is streaming, as one bubble after the transcript (outside it, so
- * transcript rebuilds never touch it): `aria-busy` while it grows, text only, gone when the
- * durable message (or the turn's end) arrives.
+ * The assistant message a turn is streaming (`draft`: `{messageId, text}`, or null), as one
+ * bubble after the transcript (outside it, so transcript rebuilds never touch it): `aria-busy`
+ * while it grows, text only, gone when the durable message (or the turn's end) arrives.
  */
-export function renderDraft(current) {
-  const draft = current?.draft.current ?? null;
+export function renderDraft(draft) {
   const shown = els.drafts.children[0] ?? null;
   if (draft === null) {
     if (shown !== null) els.drafts.replaceChildren();
-    renderStop();
     return;
   }
   keepingScroll("append", () => {
@@ -183,60 +171,29 @@ export function renderDraft(current) {
     label.appendChild(el("span", "writing", t("node.writing")));
     bubble.replaceChildren(label, el("div", "text", draft.text));
   });
-  renderStop();
 }
 
-// ------------------------------------------------------------------ the running turn
-
-/** The seq of the window's turn/start that has no turn/end yet, or null. */
-function openTurn(win) {
-  for (let i = win.events.length - 1; i >= 0; i -= 1) {
-    const event = win.events[i];
-    if (event.type === "turn/end") return null;
-    if (event.type === "turn/start") return event.seq;
-  }
-  return null;
-}
-
-/**
- * What names the turn the open Session is running (its open turn/start, else the message it
- * is streaming), or null when none runs. A Stop the host accepted is remembered by this key
- * (`current.stopping`), so it is not offered twice for the same turn.
- */
-export function runningTurn(current) {
-  if (!current) return null;
-  const seq = openTurn(current.win);
-  if (seq !== null) return `turn:${seq}`;
-  const draft = current.draft.current;
-  return draft === null ? null : `message:${draft.messageId}`;
-}
-
-function isStopping(current) {
-  const turn = runningTurn(current);
-  return turn !== null && current.stopping === turn;
-}
-
-/** The composer's Stop: shown while a turn runs, gone at its turn/end. */
-export function renderStop() {
-  const current = state.current;
-  const running = runningTurn(current) !== null;
+/** The composer's Stop: shown while a turn runs (`running`), not offered while `stopping`. */
+export function renderStop({ running, stopping }) {
   if (!running && els.stop.hidden === false && document.activeElement === els.stop) {
     els.composer.focus(); // the button goes: keep the keyboard in the composer
   }
   els.stop.hidden = !running;
-  els.stop.disabled = !running || state.busy.has("stop") || isStopping(current);
+  els.stop.disabled = !running || stopping;
 }
 
 // ------------------------------------------------------------------ chrome
 
-export function renderChrome() {
-  const current = state.current;
-  const hasSession = current !== null;
-  const info = currentSessionInfo();
-  const busy = (action) => state.busy.has(action);
+/**
+ * The toolbar, the composer's buttons and the placeholder. `session` is the open Session as
+ * `{id, label, cold, win}` (`cold`: its list row says it is not live), or null; `busy(action)`
+ * says whether that action is in flight.
+ */
+export function renderChrome({ session, busy }) {
+  const hasSession = session !== null;
   els.newSession.disabled = busy("create");
   // A cold Session does nothing until it is resumed: its due reminders are delivered then.
-  els.resume.hidden = !(hasSession && info && !info.live);
+  els.resume.hidden = !(hasSession && session.cold);
   els.resume.disabled = busy("resume");
   els.fork.disabled = !hasSession || busy("fork");
   els.flush.disabled = !hasSession || busy("flush");
@@ -245,11 +202,10 @@ export function renderChrome() {
   els.rename.hidden = !hasSession || !els.renameForm.hidden;
   els.composer.disabled = false;
   els.send.disabled = busy("send");
-  renderStop();
-  els.sessionId.textContent = hasSession ? current.id : "";
-  els.sessionName.textContent = hasSession ? sessionLabel(info ?? { id: current.id }, t) : "";
+  els.sessionId.textContent = hasSession ? session.id : "";
+  els.sessionName.textContent = hasSession ? session.label : "";
   els.rename.disabled = !hasSession || busy("rename");
-  els.sessionNote.textContent = hasSession && info && !info.live ? t("session.cold") : "";
+  els.sessionNote.textContent = hasSession && session.cold ? t("session.cold") : "";
 
   const placeholder = els.placeholder;
   placeholder.replaceChildren();
@@ -260,7 +216,7 @@ export function renderChrome() {
     els.olderNote.textContent = "";
     return;
   }
-  const win = current.win;
+  const win = session.win;
   if (win.openState === "error") {
     placeholder.appendChild(
       el("span", "error-text", t("transcript.error", { message: errorMessage(win.error) })),
@@ -283,28 +239,30 @@ export function renderChrome() {
   } else els.olderNote.textContent = "";
 }
 
-export function renderStatus() {
+/**
+ * The status line. `stream` is the open Session's event stream as `{state, error}` (state:
+ * "connecting", "open", "retrying" or "failed"), or null when none is open; `turn` is "working"
+ * or "stopping" while its turn runs, else null; `notice` is `{key, params, tone}` or null.
+ */
+export function renderStatus({ stream, turn, notice }) {
   const parts = [];
   let tone = "info";
-  const current = state.current;
-  if (current) {
-    if (current.streamState === "connecting") parts.push(t("status.connecting"));
-    if (current.streamState === "retrying") parts.push(t("status.reconnecting"));
-    if (current.streamState === "failed") {
-      parts.push(t("status.streamFailed", { message: errorMessage(current.streamError) }));
+  if (stream !== null) {
+    if (stream.state === "connecting") parts.push(t("status.connecting"));
+    if (stream.state === "retrying") parts.push(t("status.reconnecting"));
+    if (stream.state === "failed") {
+      parts.push(t("status.streamFailed", { message: errorMessage(stream.error) }));
       tone = "error";
     }
-    if (current.win.openState === "open" && openTurn(current.win) !== null) {
-      parts.push(t(isStopping(current) ? "status.stopping" : "status.working"));
-    }
+    if (turn !== null) parts.push(t(turn === "stopping" ? "status.stopping" : "status.working"));
   }
-  if (state.notice) {
-    parts.push(t(state.notice.key, state.notice.params));
-    if (state.notice.tone === "error") tone = "error";
+  if (notice) {
+    parts.push(t(notice.key, notice.params));
+    if (notice.tone === "error") tone = "error";
   }
   els.status.textContent = parts.join(" · ");
   // The event stream's state, for tests: "open" once the server has attached this page.
-  els.status.setAttribute("data-stream", current ? current.streamState : "none");
+  els.status.setAttribute("data-stream", stream !== null ? stream.state : "none");
   els.status.classList.toggle("is-error", tone === "error");
 }
 

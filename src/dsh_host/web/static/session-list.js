@@ -1,19 +1,19 @@
 // dsh browser client: the Session list (parents before their forks, live / cold / damaged
-// badges) and its refresh from the API.
+// badges, pending counts). `SessionList` owns the rows and the last listing error: it fetches
+// them through the `load` it is given and renders them; nothing else changes them.
 
-import { api, errorMessage } from "./api.js";
 import { el, els, toEpochMs } from "./dom.js";
+import { errorMessage } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
-import { renderChrome } from "./render.js";
 import { jsonEqual } from "./session-window.js";
-import { sessionLabel, state } from "./state.js";
 import { createTime } from "./time.js";
 
-let onSelect = () => {};
-
-/** What clicking a Session in the list does (the app opens that Session). */
-export function onSessionSelect(handler) {
-  onSelect = handler;
+/** What a person calls a Session: its name, else "Session" and the start of its id. */
+export function sessionLabel(session, translate) {
+  if (typeof session?.name === "string" && session.name !== "") return session.name;
+  const id = String(session?.id ?? "");
+  const short = id.length > 8 ? id.slice(0, 6) : id;
+  return translate ? translate("sessions.unnamed", { id: short }) : short;
 }
 
 /** Parents before their forks; roots newest first, forks oldest first; cycles tolerated. */
@@ -46,9 +46,9 @@ function sessionTree(sessions) {
   return out;
 }
 
-export function renderSessions() {
+function renderSessions(sessions, error, currentId, onSelect) {
   const list = els.sessionList;
-  const items = sessionTree(state.sessions ?? []);
+  const items = sessionTree(sessions ?? []);
   const rows = items.map(({ session, depth }) => {
     const li = el("li", "session-item");
     li.setAttribute("data-session-id", session.id);
@@ -57,7 +57,7 @@ export function renderSessions() {
     if (depth > 0) li.classList.add("is-fork");
     const button = el("button", "session-button");
     button.type = "button";
-    if (state.current && state.current.id === session.id) {
+    if (currentId === session.id) {
       button.setAttribute("aria-current", "true");
       li.classList.add("is-current");
     }
@@ -101,7 +101,7 @@ export function renderSessions() {
       button.appendChild(el("span", "session-damage", session.error));
     }
     if (typeof session.parentSession === "string") {
-      const parent = state.sessions?.find((s) => s.id === session.parentSession);
+      const parent = sessions?.find((s) => s.id === session.parentSession);
       const label = sessionLabel(parent ?? { id: session.parentSession }, t);
       button.appendChild(el("span", "session-lineage", t("sessions.forkOf", { id: label })));
     }
@@ -111,11 +111,9 @@ export function renderSessions() {
   });
   if (rows.length === 0) rows.push(el("li", "session-empty", t("sessions.empty")));
   list.replaceChildren(...rows);
-  if (state.sessionsError) {
+  if (error) {
     els.sessionsError.hidden = false;
-    els.sessionsError.textContent = t("sessions.loadFailed", {
-      message: errorMessage(state.sessionsError),
-    });
+    els.sessionsError.textContent = t("sessions.loadFailed", { message: errorMessage(error) });
   } else {
     els.sessionsError.hidden = true;
     els.sessionsError.textContent = "";
@@ -133,8 +131,6 @@ export function pendingCount(session) {
   return total;
 }
 
-let refreshing = null;
-
 /** The positive badges of a views payload, as the list rows carry them. */
 function viewBadges(views) {
   const out = {};
@@ -146,43 +142,74 @@ function viewBadges(views) {
   return out;
 }
 
-/** Whether a Session's newly committed views payload (`{views, name}`) changed what its list
- * row shows (its name or a badge): then the list is fetched again. */
-export function rowIsStale(sessionId, payload) {
-  const row = state.sessions?.find((s) => s.id === sessionId);
-  if (!row || payload === null || typeof payload !== "object") return false;
-  if ((row.name ?? null) !== (payload.name ?? null)) return true;
-  return !jsonEqual(sortedEntries(row.badges ?? {}), sortedEntries(viewBadges(payload.views)));
-}
-
 function sortedEntries(object) {
   return Object.entries(object).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-export async function refreshSessions() {
-  if (refreshing) return refreshing;
-  refreshing = (async () => {
-    const previous = state.sessions;
-    const previousError = state.sessionsError;
-    try {
-      const payload = await api("GET", "/api/sessions");
-      state.sessions = Array.isArray(payload?.sessions)
-        ? payload.sessions.filter((s) => s && typeof s.id === "string")
-        : [];
-      state.sessionsError = null;
-    } catch (error) {
-      state.sessionsError = error;
-    } finally {
-      refreshing = null;
-    }
-    // Periodic refreshes leave the list (and keyboard focus in it) alone when nothing changed.
-    if (
-      !jsonEqual(previous, state.sessions) ||
-      Boolean(previousError) !== Boolean(state.sessionsError)
-    ) {
-      renderSessions();
-      renderChrome();
-    }
-  })();
-  return refreshing;
+export class SessionList {
+  /**
+   * `load()` resolves with the listing (`{sessions: [...]}`); `currentId()` names the open
+   * Session (its row is marked); `onSelect(id)` runs when a row is clicked; `onChange()` after a
+   * listing that changed what the list shows.
+   */
+  constructor({ load, currentId, onSelect, onChange }) {
+    this._load = load;
+    this._currentId = currentId;
+    this._onSelect = onSelect;
+    this._onChange = onChange;
+    /** The rows of the last listing; null until the first arrives. */
+    this.rows = null;
+    /** Why the last listing failed, or null. */
+    this.error = null;
+    this._refreshing = null;
+  }
+
+  /** The row of Session `id`, or null. */
+  find(id) {
+    return this.rows?.find((s) => s.id === id) ?? null;
+  }
+
+  /** What a person calls Session `id` (its row's name when listed). */
+  label(id) {
+    return sessionLabel(this.find(id) ?? { id }, t);
+  }
+
+  render() {
+    renderSessions(this.rows, this.error, this._currentId(), this._onSelect);
+  }
+
+  /** Whether a Session's newly committed views payload (`{views, name}`) changed what its list
+   * row shows (its name or a badge): then the list is fetched again. */
+  rowIsStale(sessionId, payload) {
+    const row = this.find(sessionId);
+    if (!row || payload === null || typeof payload !== "object") return false;
+    if ((row.name ?? null) !== (payload.name ?? null)) return true;
+    return !jsonEqual(sortedEntries(row.badges ?? {}), sortedEntries(viewBadges(payload.views)));
+  }
+
+  /** Fetch the listing (one at a time: a call while one runs shares it). */
+  refresh() {
+    if (this._refreshing) return this._refreshing;
+    this._refreshing = (async () => {
+      const previous = this.rows;
+      const previousError = this.error;
+      try {
+        const payload = await this._load();
+        this.rows = Array.isArray(payload?.sessions)
+          ? payload.sessions.filter((s) => s && typeof s.id === "string")
+          : [];
+        this.error = null;
+      } catch (error) {
+        this.error = error;
+      } finally {
+        this._refreshing = null;
+      }
+      // Periodic refreshes leave the list (and keyboard focus in it) alone when nothing changed.
+      if (!jsonEqual(previous, this.rows) || Boolean(previousError) !== Boolean(this.error)) {
+        this.render();
+        this._onChange();
+      }
+    })();
+    return this._refreshing;
+  }
 }

@@ -141,8 +141,14 @@ export class SSEHttpError extends Error {
  * lastEventId, connected}`. Nothing is delivered after close() (or `signal` aborting), and a
  * superseded stream never delivers once a newer connection attempt started.
  *
- * onOpen({reconnect, lastEventId, status}) runs when a response is accepted; onFrame(frame)
- * per parsed frame; onError(error, {fatal, attempt}) on each failure (fatal ones stop).
+ * onOpen({reconnect, lastEventId, status}) runs when a response is accepted (`lastEventId`: the
+ * one this request sent, or null); onFrame(frame) per parsed frame; onError(error, {fatal,
+ * attempt}) on each failure (fatal ones stop).
+ *
+ * resumeId(lastEventId) (optional) picks the `Last-Event-ID` each request sends from the largest
+ * id seen (null before any): that id, an earlier one (the server then replays from there), or
+ * null for none. Without it (or when it throws) the largest id is sent. The largest id seen
+ * never moves back.
  */
 export function connectEvents({
   url,
@@ -153,6 +159,7 @@ export function connectEvents({
   onError,
   signal,
   fetchImpl,
+  resumeId,
   initialDelayMs = 500,
   maxDelayMs = 15000,
   sleep,
@@ -232,6 +239,18 @@ export function connectEvents({
     }
   };
 
+  // The Last-Event-ID this request sends: the caller's choice, else the largest id seen.
+  const sendId = () => {
+    if (typeof resumeId !== "function") return current;
+    try {
+      const chosen = resumeId(current);
+      return chosen === null || chosen === undefined ? null : String(chosen);
+    } catch (error) {
+      globalThis.console?.error?.("connectEvents resumeId failed", error);
+      return current;
+    }
+  };
+
   // One connection attempt; resolves "opened" (a response that delivered data, which resets
   // the backoff) | "failed" | "fatal" | "stale" (superseded or closed).
   async function attemptOnce(gen, attempt) {
@@ -248,7 +267,8 @@ export function connectEvents({
       const extra = typeof headers === "function" ? headers() : headers;
       const requestHeaders = { Accept: "text/event-stream", "Cache-Control": "no-cache" };
       for (const [key, value] of Object.entries(extra ?? {})) requestHeaders[key] = value;
-      if (current !== null) requestHeaders["Last-Event-ID"] = current;
+      const sent = sendId();
+      if (sent !== null) requestHeaders["Last-Event-ID"] = sent;
       const response = await guard(
         doFetch(url, {
           method: "GET",
@@ -273,7 +293,7 @@ export function connectEvents({
       connected = true;
       const reconnect = everOpened;
       everOpened = true;
-      safely(onOpen, { reconnect, lastEventId: current, status: response.status });
+      safely(onOpen, { reconnect, lastEventId: sent, status: response.status });
       if (!live()) {
         streamReader.cancel().catch(() => {});
         return "stale";
