@@ -20,8 +20,8 @@ run: $(STAMP)
 	$(BIN)/dsh serve --overlay examples/web-schedule/overlay.toml --data $(DATA) --model scripted --port $(PORT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check hookspecs src tests bench
-	$(BIN)/ruff format --check hookspecs src tests bench
+	$(BIN)/ruff check hookspecs src tests bench examples
+	$(BIN)/ruff format --check hookspecs src tests bench examples
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

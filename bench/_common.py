@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from dsh_host import Detached, Opened
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -274,17 +276,16 @@ async def reminder_session(host: Any, after_seconds: int, prompt: str) -> tuple[
 
 class LiveCount:
     """How many Sessions are live on a host now, and the most since :attr:`peak` was set
-    (open and detach observers: no scan of the live set)."""
+    (Opened and Detached subscriptions: no scan of the live set)."""
 
     def __init__(self, host: Any) -> None:
         self.now = len(host.sessions.live())
         self.peak = self.now
-        host.sessions.add_open_observer(self._opened)
-        host.sessions.add_detach_observer(self._detached)
+        host.sessions.subscribe(self._observe, (Opened, Detached))
 
-    def _opened(self, _session: Any, _reason: object, _length: int) -> None:
-        self.now += 1
-        self.peak = max(self.peak, self.now)
-
-    def _detached(self, _session: Any) -> None:
-        self.now -= 1
+    def _observe(self, observation: Opened | Detached) -> None:
+        if isinstance(observation, Opened):
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        else:
+            self.now -= 1

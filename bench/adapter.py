@@ -1,7 +1,7 @@
 """Adapter overhead: the ``openai`` model adapter's client-side cost per turn, beside the raw
 HTTP round trip of the same requests.
 
-A real Host (in-memory backend, real clock, logs at warning level) runs with ``--model openai``
+A real LiveHost (in-memory backend, real clock, logs at warning level) runs with ``--model openai``
 against the test suite's fake OpenAI-compatible server (``tests/models/fake_openai.py``,
 uvicorn on loopback in a thread of the same process). Each turn has one tool call: the first
 model step streams a tool call whose arguments arrive in three pieces, the adapter runs it
@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from dsh_hookspecs import ModelSettings
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 
@@ -57,7 +57,7 @@ def _script(fake: FakeOpenAI) -> None:
     )
 
 
-async def _adapter_turn(host: Host, fake: FakeOpenAI) -> list[dict[str, Any]]:
+async def _adapter_turn(host: LiveHost, fake: FakeOpenAI) -> list[dict[str, Any]]:
     """One measured turn in a fresh Session; the two request bodies it sent."""
     agent = await host.create_session()
     before = len(fake.requests)
@@ -97,7 +97,7 @@ async def measure() -> dict[str, list[float]]:
     raw: list[float] = []
     try:
         async with (
-            Host(backend=MemoryBackend(), model="openai", model_settings=settings) as host,
+            LiveHost(backend=MemoryBackend(), model="openai", model_settings=settings) as host,
             httpx.AsyncClient(
                 base_url=fake.url, headers={"Authorization": "Bearer sk-bench"}, timeout=30
             ) as client,

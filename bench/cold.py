@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event
-from dsh_host import Host
+from dsh_host import Flushed, LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 
@@ -65,7 +65,7 @@ class InvalidRunError(RuntimeError):
     """The run broke one of its own preconditions; nothing is reported."""
 
 
-async def calibrate(host: Host, live: LiveCount) -> tuple[list[str], float, float]:
+async def calibrate(host: LiveHost, live: LiveCount) -> tuple[list[str], float, float]:
     """CALIBRATION Sessions with a reminder a day away, left to idle eviction: their ids, the
     seconds one Session took to create (this machine, this host, concurrently) and the seconds
     from the last create until eviction had made them all cold."""
@@ -79,7 +79,7 @@ async def calibrate(host: Host, live: LiveCount) -> tuple[list[str], float, floa
     return [sid for sid, _, _ in made], per_create, time.perf_counter() - started
 
 
-async def populate(host: Host, acks: DispatchAcks, opens_at: float) -> list[str]:
+async def populate(host: LiveHost, acks: DispatchAcks, opens_at: float) -> list[str]:
     """SESSIONS Sessions whose reminders fall evenly in ``[opens_at, opens_at + WINDOW)``."""
     ids: list[str] = []
 
@@ -98,7 +98,7 @@ async def populate(host: Host, acks: DispatchAcks, opens_at: float) -> list[str]
 async def verify(folder: Path, delivered: list[str], background: list[str]) -> dict[str, int]:
     """From a fresh host on the same folder: how many dispatches each Session holds."""
     counts: dict[str, int] = {}
-    async with Host(backend=SQLiteBackend(folder)) as host:
+    async with LiveHost(backend=SQLiteBackend(folder)) as host:
         for sid in [*delivered, *background]:
             stored = await host.inspect(sid)
             if stored is None:
@@ -122,13 +122,13 @@ async def measure() -> dict[str, Any]:
         folder = Path(tmp) / "dsh"
         acks = DispatchAcks()
         backend = SQLiteBackend(folder)
-        async with Host(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
+        async with LiveHost(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
             host.load_plugin("schedule", {"cold_delivery": True})
             live = LiveCount(host)
             background, per_create, tail = await calibrate(host, live)
             setup_estimate = SESSIONS * per_create * SLACK + tail * SLACK
             opens_at = time.time() + setup_estimate + MARGIN
-            host.sessions.add_flushed_observer(acks)
+            host.sessions.subscribe(acks, Flushed)
             created_at = time.perf_counter()
             ids = await populate(host, acks, opens_at)
             create_seconds = time.perf_counter() - created_at

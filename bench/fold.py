@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Session, ToolCall
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
 from dsh_schedule import IncrementalFold
@@ -44,7 +44,7 @@ class FullRefold:
         return folded
 
 
-async def build(host: Host, size: int) -> Any:
+async def build(host: LiveHost, size: int) -> Any:
     agent = await host.create_session()
     for index in range(ACTIVE):
         value = await agent.execute_tool(
@@ -70,7 +70,7 @@ async def time_calls(tools: ScheduleTools, call: ToolCall, repeat: int) -> float
 
 async def measure() -> list[dict[str, Any]]:
     rows = []
-    async with Host(backend=MemoryBackend(), clock=ManualClock(), batch_delay=3600) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=ManualClock(), batch_delay=3600) as host:
         host.load_plugin("schedule")
         plugin = host.plugins.pm.get_plugin("schedule")
         for size in SIZES:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dsh_host import Host, SystemClock
+from dsh_host import Appended, LiveHost, SystemClock
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 from dsh_schedule import parse_instant
@@ -84,7 +84,7 @@ class Counts:
         return taken
 
 
-def instrument(host: Host, counts: Counts) -> None:
+def instrument(host: LiveHost, counts: Counts) -> None:
     """Count timer callbacks by kind, flushes, Session appends and storage writes."""
     clock = host.clock
     arm = clock.call_later
@@ -106,7 +106,7 @@ def instrument(host: Host, counts: Counts) -> None:
         return await flush(session)
 
     host.sessions.flush = counted_flush  # type: ignore[method-assign]
-    host.sessions.add_append_observer(lambda _s, _e: counts.bump("session_appends"))
+    host.sessions.subscribe(lambda _appended: counts.bump("session_appends"), Appended)
     append = host.backend.append
 
     async def counted_append(*args: Any, **kwargs: Any) -> None:
@@ -123,7 +123,7 @@ def instrument(host: Host, counts: Counts) -> None:
     loop.set_task_factory(task_factory)  # type: ignore[arg-type]
 
 
-async def populate(host: Host, count: int) -> list[Any]:
+async def populate(host: LiveHost, count: int) -> list[Any]:
     """``count`` root Agents, each with one reminder a day away (full tool pipeline)."""
 
     async def one(index: int) -> Any:
@@ -170,7 +170,7 @@ def timers_dropped() -> bool:
 async def wakeups() -> dict[str, Any]:
     clock = ManualClock()
     counts = Counts()
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         instrument(host, counts)
         host.load_plugin("schedule")
         await populate(host, AGENTS)
@@ -215,7 +215,7 @@ async def wakeups() -> dict[str, Any]:
 
 
 async def memory() -> dict[str, Any]:
-    async with Host(backend=MemoryBackend()) as host:
+    async with LiveHost(backend=MemoryBackend()) as host:
         host.load_plugin("schedule")
         gc.collect()
         tracemalloc.start(1)
@@ -277,7 +277,7 @@ def _short(filename: str) -> str:
 
 async def cpu() -> dict[str, Any]:
     counts = Counts()
-    async with Host(backend=MemoryBackend(), clock=RealClock()) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=RealClock()) as host:
         instrument(host, counts)
         host.load_plugin("schedule")
         started = time.perf_counter()

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsh_host import Host, LiveSession
+from dsh_host import Appended, Flushed, LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 from dsh_schedule import parse_instant
@@ -58,15 +58,16 @@ DROP = ("samples", "offsets_s")
 
 
 class DispatchAcks:
-    """A flushed observer: when a flush first covers each expected dispatch event."""
+    """A Flushed subscriber: when a flush first covers each expected dispatch event."""
 
     def __init__(self) -> None:
         self.expected: dict[tuple[str, str], int] = {}  # (session, schedule id) -> due ms
         self.acked: dict[tuple[str, str], float] = {}  # -> time.time() at the flush
         self._scanned: dict[str, int] = {}
 
-    def __call__(self, session: LiveSession, through: int) -> None:
+    def __call__(self, flushed: Flushed) -> None:
         now = time.time()
+        session, through = flushed.session, flushed.through_seq
         start = self._scanned.get(session.id, 0)
         if through <= start:
             return
@@ -87,7 +88,7 @@ class DispatchAcks:
 
 
 class TurnStarts:
-    """An append observer: when each expected reminder's turn/start entered the log (the
+    """An Appended subscriber: when each expected reminder's turn/start entered the log (the
     moment its model call may begin: a turn waits for its dispatch to be durable)."""
 
     def __init__(self, acks: DispatchAcks) -> None:
@@ -95,7 +96,8 @@ class TurnStarts:
         self.followups: dict[str, tuple[str, str]] = {}  # messageId -> (session, schedule id)
         self.started: dict[tuple[str, str], float] = {}
 
-    def __call__(self, session: LiveSession, event: Any) -> None:
+    def __call__(self, appended: Appended) -> None:
+        session, event = appended.session, appended.event
         data = event.data
         if not isinstance(data, dict):
             return
@@ -128,21 +130,21 @@ async def wait_for(predicate: Any, deadline: float) -> bool:
 
 async def ours(data: Path) -> dict[str, Any]:
     backend = SQLiteBackend(data)
-    async with Host(backend=backend) as host:
+    async with LiveHost(backend=backend) as host:
         host.load_plugin("schedule")
         agents = [await host.create_session() for _ in range(AGENTS)]
 
         warm = DispatchAcks()
-        remove = host.sessions.add_flushed_observer(warm)
+        remove = host.sessions.subscribe(warm, Flushed)
         await asyncio.gather(*(create(a, warm, "warm-up", WARMUP_AFTER) for a in agents))
         assert await wait_for(warm.done, time.time() + 30), "warm-up dispatches missing"
         await asyncio.gather(*(a.when_idle() for a in agents))
         remove()
 
         acks = DispatchAcks()
-        host.sessions.add_flushed_observer(acks)
+        host.sessions.subscribe(acks, Flushed)
         starts = TurnStarts(acks)
-        host.sessions.add_append_observer(starts)
+        host.sessions.subscribe(starts, Appended)
         loop = asyncio.get_running_loop()
         staged = loop.time() + 0.05
         created_at: list[float] = []

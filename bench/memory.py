@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 
@@ -93,7 +93,7 @@ async def check_stored(backend: SQLiteBackend, count: int) -> dict[str, int]:
 async def child(count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="dsh-bench-memory-") as tmp:
         backend = SQLiteBackend(Path(tmp) / "dsh")
-        async with Host(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
+        async with LiveHost(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
             host.load_plugin("schedule", {"cold_delivery": True})
             live = LiveCount(host)
             baseline, _ = await settled_rss()

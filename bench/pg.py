@@ -21,7 +21,7 @@ committed). ``add_job`` is synchronous, so it is measured both ways a user could
 ``asyncio.to_thread``. The APScheduler ratio uses the faster of the two.
 
 Two hosts against one: the same workload (100 Sessions x 20 creates) run by one OS process
-(one Host, one PostgresBackend) and split across two OS processes (each its own Host and
+(one LiveHost, one PostgresBackend) and split across two OS processes (each its own LiveHost and
 PostgresBackend on one shared fresh database, each owning 50 Sessions it created itself, so
 their leases never contend). Every process sets up and warms up, says it is ready, and waits
 for one "go" line the parent writes to all of them at once; each reports its count and its
@@ -55,7 +55,7 @@ from typing import Any
 
 import psycopg
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import PostgresBackend
 from dsh_host.testing import wait_until
 
@@ -80,10 +80,10 @@ READY, GO = "ready", "go"
 async def host_run(
     url: str, sessions: int, per_session: int, go: Callable[[], Awaitable[None]]
 ) -> dict[str, Any]:
-    """One Host on ``url`` creates ``sessions`` Sessions, warms up, awaits ``go``, then runs
+    """One LiveHost on ``url`` creates ``sessions`` Sessions, warms up, awaits ``go``, then runs
     ``per_session`` creates in every Session at once; its figures and monotonic start/end."""
     backend = PostgresBackend(url)
-    async with Host(backend=backend) as host:
+    async with LiveHost(backend=backend) as host:
         host.load_plugin("schedule")
         agents = [await host.create_session() for _ in range(sessions)]
         latencies: list[float] = []
@@ -119,7 +119,7 @@ async def apscheduler(url: str, mode: str) -> dict[str, Any]:
 
 
 async def child(url: str, sessions: int) -> None:
-    """A child process: one Host's run; ``ready`` then its figures as JSON lines on stdout."""
+    """A child process: one LiveHost's run; ``ready`` then its figures as JSON lines on stdout."""
 
     async def go() -> None:
         print(READY, flush=True)

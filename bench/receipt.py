@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import JSONValue
-from dsh_host import Host, LiveSession
+from dsh_host import LiveHost, LiveSession
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
 from dsh_schedule import (
@@ -75,7 +75,7 @@ def build(session: LiveSession, size: int) -> int:
     return number
 
 
-def one_receipt(host: Host, session: LiveSession, number: int) -> float:
+def one_receipt(host: LiveHost, session: LiveSession, number: int) -> float:
     """Append a create and its dispatch; the seconds that presenting the dispatch took."""
     session.append(SCHEDULE_CHANGE, create(number))
     event = session.append(SCHEDULE_CHANGE, encode_change(Dispatch(id=f"schedule-{number}")))
@@ -100,7 +100,7 @@ def one_off(session: LiveSession, repeat: int) -> float:
 
 async def measure() -> list[dict[str, Any]]:
     rows = []
-    async with Host(backend=MemoryBackend(), clock=ManualClock(), batch_delay=3600) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=ManualClock(), batch_delay=3600) as host:
         host.load_plugin("schedule")
         for sizes in ((SIZES[0],), SIZES):  # the first round only warms the interpreter up
             logs = []

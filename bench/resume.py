@@ -8,9 +8,9 @@ Every Session looks like a host-written log: plain turns, 20 ``schedule_create``
 still active a day ahead (so resuming dispatches nothing). Every follow-up has its turn, so no
 inbox is restored.
 
-Measurement: the data folder is copied once per pass; each pass opens a fresh Host on its copy
+Measurement: the data folder is copied once per pass; each pass opens a fresh LiveHost on its copy
 (SQLite WAL, ``synchronous=FULL``, real clock), resumes the 20 warm-up Sessions (not counted),
-then times resuming the 1,000 measured Sessions one after the other with ``Host.resume_session``
+then times resuming the 1,000 measured Sessions one after the other with ``LiveHost.resume_session``
 (cold -> live: load, publish the root Agent, plugins' hooks) until everything the resumes
 started has settled (every task done, every resumed Session flushed). After one uncounted
 warm-up pass per variant (200 Sessions), the measured passes alternate without / with the
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader, hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 from dsh_schedule import (
@@ -51,7 +51,7 @@ from dsh_schedule import (
     format_instant,
     reminder_framing,
 )
-from dsh_schedule._views import record_view
+from dsh_schedule._answers import record_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
@@ -105,7 +105,7 @@ class LogWriter:
         arguments: JSONValue = {"prompt": record.prompt, "after_seconds": after}
         self.add("tool/call", {"callId": call, "name": "schedule_create", "arguments": arguments})
         self.add("schedule/change", encode_change(Create(record=record)))
-        value = record_view(record, self.now)
+        value = record_answer(record, self.now)
         self.add("tool/result", {"callId": call, "name": "schedule_create", "value": value})
         self.add("assistant/message", {"text": f"Done: reminder {record.id} is set."})
         self.add("turn/end", {"outcome": "ok"})
@@ -232,7 +232,7 @@ async def resume_pass(
     folder: Path, ids: list[str], plugin: bool, *, instrumented: bool = False
 ) -> dict[str, Any]:
     backend = SQLiteBackend(folder)
-    async with Host(backend=backend) as host:
+    async with LiveHost(backend=backend) as host:
         if plugin:
             host.load_plugin("schedule", factory=TimedPlugin if instrumented else None)
         background = asyncio.all_tasks()

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsh_host import Host
+from dsh_host import Flushed, LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 
@@ -48,7 +48,7 @@ ROUNDS = 3
 SETTLE = 30.0  # seconds: the bound of every wait for the host or the scheduler to settle
 
 
-def settled(host: Host, agents: list[Any]) -> bool:
+def settled(host: LiveHost, agents: list[Any]) -> bool:
     """Every Agent idle and every owner's run (and idle wait) finished."""
     owners = host.plugins.pm.get_plugin("schedule").owners.values()
     return all(a.phase == "idle" for a in agents) and all(
@@ -72,7 +72,7 @@ async def creates(agent: Any, count: int, latencies: list[float] | None = None) 
 
 async def ours(data: Path) -> dict[str, Any]:
     backend = SQLiteBackend(data)
-    async with Host(backend=backend) as host:
+    async with LiveHost(backend=backend) as host:
         host.load_plugin("schedule")
         agents = [await host.create_session() for _ in range(SESSIONS)]
         latencies: list[float] = []
@@ -80,10 +80,10 @@ async def ours(data: Path) -> dict[str, Any]:
         await wait_until(lambda: settled(host, agents), timeout=SETTLE)  # post-create drives
         flushes = [0]
 
-        def count_flush(_session: Any, _through: int) -> None:
+        def count_flush(_flushed: Flushed) -> None:
             flushes[0] += 1
 
-        host.sessions.add_flushed_observer(count_flush)
+        host.sessions.subscribe(count_flush, Flushed)
         commits, appends = backend.commits, backend.appends
         cpu, started = time.process_time(), time.perf_counter()
         await asyncio.gather(*(creates(a, PER_SESSION, latencies) for a in agents))

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock
 
@@ -22,6 +22,6 @@ def backend() -> FaultInjectingBackend:
 
 
 @pytest.fixture
-async def host(clock: ManualClock, backend: FaultInjectingBackend) -> AsyncIterator[Host]:
-    async with Host(backend=backend, clock=clock, model="scripted") as running:
+async def host(clock: ManualClock, backend: FaultInjectingBackend) -> AsyncIterator[LiveHost]:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as running:
         yield running

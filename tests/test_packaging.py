@@ -55,58 +55,73 @@ def test_layering(package):
         assert set(roots) <= allowed, set(roots) - allowed
 
 
+def test_no_name_means_two_things_in_the_contract_and_the_host():
+    import dsh_hookspecs
+    import dsh_host
+
+    shared = set(dsh_hookspecs.__all__) & set(dsh_host.__all__)
+    assert [
+        name
+        for name in sorted(shared)
+        if getattr(dsh_hookspecs, name) is not getattr(dsh_host, name)
+    ] == []
+    # The host's implementations say what they are; the contract's names stay the contract's.
+    for name in ("Host", "SessionStore", "AgentRegistry", "Turn", "ModelAdapter"):
+        assert not hasattr(dsh_host, name), name
+        assert name in dsh_hookspecs.__all__
+    for name in ("LiveHost", "LiveSessionStore", "LiveAgentRegistry", "LiveTurn"):
+        assert name in dsh_host.__all__
+
+
 # -- floors: every import inside a package points down -------------------------------------------
 
 #: The floors of each package, bottom first. A module may import from its own floor or a lower
 #: one, never from a higher one; typing-only imports (under ``if TYPE_CHECKING:``) may cross.
-#: Entries are module names relative to the package (``""`` is the package's ``__init__``); an
-#: entry ending in ``*`` covers every module whose name starts with it (a subpackage, a family).
-#: Every module must be on exactly one floor: put a new module where it belongs.
+#: Entries are paths relative to the package folder: a module file without ``.py``
+#: (``persistence/_backend``; ``__init__`` is the package's own), or a folder ending in ``/``
+#: (``persistence/sqlite/``), which covers every module in it. Every entry must match a module
+#: that exists, and every module must be on exactly one floor: put a new module where it belongs.
 FLOORS: dict[str, list[tuple[str, list[str]]]] = {
     "dsh_hookspecs": [
-        ("values", ["_types", "_tasks", "_zones"]),
+        ("values", ["_types", "_tasks", "_waits", "_zones"]),
         ("protocols", ["_protocols"]),
         ("the model-adapter contract", ["_models"]),
         ("hook specifications", ["_specs"]),
-        ("package", [""]),
+        ("package", ["__init__"]),
     ],
     "dsh_host": [
         ("values and JSON", ["_json", "_clock", "_logging", "_overlay", "_disposables"]),
         ("records", ["_records", "_names"]),
+        ("what a Session store tells its subscribers", ["_observations"]),
+        ("the storage contract", ["persistence/_backend", "persistence/_writes"]),
         (
             "storage backends",
-            [
-                "persistence._backend",
-                "persistence._lock",
-                "persistence._memory",
-                "persistence._sqlite*",
-                "persistence._postgres*",
-                "persistence.sqlite*",
-            ],
+            ["persistence/_memory", "persistence/sqlite/", "persistence/postgres/"],
         ),
-        ("storage coordinator", ["persistence._coordinator", "persistence"]),
+        ("storage coordinator", ["persistence/_coordinator", "persistence/__init__"]),
         ("Sessions", ["_session"]),
         ("tools", ["_tools"]),
-        ("Agents", ["_inbox", "_durability", "_turn", "_agent"]),
+        ("the inbox and the durability gate", ["_inbox", "_durability"]),
+        ("models", ["models/"]),
+        ("Agents", ["_agent"]),
         ("the Agent registry", ["_registry"]),
         ("plugins", ["_plugins"]),
-        ("models", ["_openai*", "_models"]),
         ("cold delivery", ["_wakeups", "_eviction"]),
-        ("the host object", ["_host", "testing", "conformance*"]),
-        ("web", ["web*"]),
-        ("CLI", ["_cli*", "__main__"]),
-        ("package", [""]),
+        ("the host object", ["_host", "testing", "conformance/"]),
+        ("web", ["web/"]),
+        ("CLI", ["_cli", "_cli_args", "__main__"]),
+        ("package", ["__init__"]),
     ],
     "dsh_schedule": [
         ("instants", ["_instants"]),
         ("codec and values", ["_codec", "_fifo", "_every", "_at"]),
         ("fold", ["_fold"]),
-        ("views", ["_views", "_receipts", "_due", "_panel"]),
+        ("answers, receipts and the Session view", ["_answers", "_receipts", "_due", "_panel"]),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
         ("tools and the scripted model's phrases", ["_tools", "_phrases"]),
         ("plugin", ["_plugin"]),
-        ("package", [""]),
+        ("package", ["__init__"]),
     ],
 }
 
@@ -164,14 +179,23 @@ def imports_of(name: str, path: Path, modules: set[str]) -> list[tuple[int, str,
     return found
 
 
-def floors_of(package: str, module: str) -> list[int]:
-    """The floors whose entries cover ``module`` (exactly one when the table is right)."""
-    relative = module[len(package) + 1 :] if module != package else ""
+def floor_path(package_dir: Path, path: Path) -> str:
+    """The path a floor entry names for the module file ``path`` (``persistence/_backend``)."""
+    return path.relative_to(package_dir).with_suffix("").as_posix()
+
+
+def covers(entry: str, relative: str) -> bool:
+    """Whether the floor entry ``entry`` covers the module at ``relative`` (see :data:`FLOORS`)."""
+    return relative.startswith(entry) if entry.endswith("/") else relative == entry
+
+
+def floors_of(package: str, relative: str) -> list[int]:
+    """The floors whose entries cover the module at ``relative`` (exactly one when right)."""
     return [
         index
         for index, (_, entries) in enumerate(FLOORS[package])
         for entry in entries
-        if relative == entry or (entry.endswith("*") and relative.startswith(entry[:-1]))
+        if covers(entry, relative)
     ]
 
 
@@ -194,13 +218,18 @@ def floor_violations(package: str, package_dir: Path) -> list[str]:
         all_modules |= set(module_names(directory, other))
     problems: list[str] = []
     modules = module_names(package_dir, package)
-    for name in modules:
-        if len(floors_of(package, name)) != 1:
-            problems.append(f"{name} is on floors {floors_of(package, name)}: put it on one")
+    paths = {name: floor_path(package_dir, path) for name, path in modules.items()}
+    for floor, entries in FLOORS[package]:
+        for entry in entries:
+            if not any(covers(entry, relative) for relative in paths.values()):
+                problems.append(f"floor {floor!r} lists {entry}, which matches no module")
+    for name, relative in paths.items():
+        if len(floors_of(package, relative)) != 1:
+            problems.append(f"{name} is on floors {floors_of(package, relative)}: put it on one")
     if problems:
         return problems
     for name, path in modules.items():
-        (own_floor,) = floors_of(package, name)
+        (own_floor,) = floors_of(package, paths[name])
         own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         where = f"{path.relative_to(package_dir.parent)}"
         for line, target, imported, typing_only in imports_of(name, path, all_modules):
@@ -212,7 +241,8 @@ def floor_violations(package: str, package_dir: Path) -> list[str]:
             top = target.split(".")[0]
             if top != package or typing_only or target == name:
                 continue
-            (floor,) = floors_of(package, target) or [own_floor]  # not a module: a name
+            # A target that is not a module of this package is a name of the module imported.
+            (floor,) = floors_of(package, paths[target]) if target in paths else [own_floor]
             if floor > own_floor:
                 problems.append(
                     f"{where}:{line} imports {target} ({FLOORS[package][floor][0]}) from "
@@ -226,9 +256,22 @@ def test_every_import_points_down_the_floors(package):
     assert floor_violations(package, PACKAGES[package]) == []
 
 
-def test_the_floor_check_catches_upward_sideways_and_typing_only_imports(tmp_path, monkeypatch):
+#: The floors of the small ``dsh_host`` the floor check's own tests write.
+TOY_FLOORS = [
+    ("values and JSON", ["_json"]),
+    ("records", ["_records"]),
+    ("storage backends", ["persistence/_backend"]),
+    ("storage coordinator", ["persistence/__init__"]),
+    ("Sessions", ["_session"]),
+    ("Agents", ["_agent"]),
+    ("the host object", ["_host"]),
+    ("package", ["__init__"]),
+]
+
+
+def toy_host(tmp_path, monkeypatch, floors, extra=None) -> Path:
+    """Write a small ``dsh_host`` with known faults; check it against ``floors``."""
     root = tmp_path / "dsh_host"
-    (root / "persistence").mkdir(parents=True)
     files = {
         "__init__.py": "from ._host import Host\n",
         "_json.py": "",
@@ -239,10 +282,18 @@ def test_the_floor_check_catches_upward_sideways_and_typing_only_imports(tmp_pat
         "_host.py": "from .persistence._backend import Backend\nimport dsh_host._agent\n",
         "persistence/__init__.py": "from ._backend import Backend\n",
         "persistence/_backend.py": "from .. import _json, _records\nfrom .._session import x\n",
+        **(extra or {}),
     }
     for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
     monkeypatch.setitem(PACKAGES, "dsh_host", root)
+    monkeypatch.setitem(FLOORS, "dsh_host", floors)
+    return root
+
+
+def test_the_floor_check_catches_upward_sideways_and_typing_only_imports(tmp_path, monkeypatch):
+    root = toy_host(tmp_path, monkeypatch, TOY_FLOORS)
     problems = [problem.split(" ", 1) for problem in floor_violations("dsh_host", root)]
     up = "(Sessions) from floor"
     assert problems == [
@@ -253,6 +304,35 @@ def test_the_floor_check_catches_upward_sideways_and_typing_only_imports(tmp_pat
             "dsh_host/persistence/_backend.py:2",
             f"imports dsh_host._session {up} 'storage backends': an upward import",
         ],
+    ]
+
+
+def test_a_floor_can_be_a_folder_and_an_upward_import_from_it_is_caught(tmp_path, monkeypatch):
+    floors = [(floor, list(entries)) for floor, entries in TOY_FLOORS]
+    floors[2][1].append("persistence/sqlite/")
+    extra = {
+        "persistence/sqlite/__init__.py": "from ._store import Store\n",
+        "persistence/sqlite/_store.py": "from .._backend import Backend\nfrom ... import _agent\n",
+    }
+    root = toy_host(tmp_path, monkeypatch, floors, extra)
+    problems = floor_violations("dsh_host", root)
+    upward = (
+        "dsh_host/persistence/sqlite/_store.py:2 imports dsh_host._agent (Agents) from floor "
+        "'storage backends': an upward import"
+    )
+    assert [problem for problem in problems if "/sqlite/" in problem] == [upward]
+
+
+def test_the_floor_table_lists_only_modules_that_exist_and_every_module_once(tmp_path, monkeypatch):
+    floors = [(floor, [e for e in entries if e != "_agent"]) for floor, entries in TOY_FLOORS]
+    floors[2][1].extend(["persistence/_sqlite_gone", "persistence/postgres/"])
+    floors[4][1].append("_records")
+    root = toy_host(tmp_path, monkeypatch, floors)
+    assert floor_violations("dsh_host", root) == [
+        "floor 'storage backends' lists persistence/_sqlite_gone, which matches no module",
+        "floor 'storage backends' lists persistence/postgres/, which matches no module",
+        "dsh_host._agent is on floors []: put it on one",
+        "dsh_host._records is on floors [1, 4]: put it on one",
     ]
 
 

@@ -4,7 +4,11 @@ A plugin package exposes, under the entry-point group :data:`ENTRY_POINT_GROUP`,
 class or zero-argument callable) whose instance carries ``@hookimpl`` methods. The host creates
 one instance per host, registers it under the entry-point name and calls the hooks of
 :mod:`dsh_hookspecs._specs`. Services reach the plugin only through what hooks hand it, typed by
-the Protocols exported here.
+the Protocols exported here. The helpers the host and plugins share are exported here too: owned
+tasks (:class:`TaskSlot`, :class:`Once`, :class:`TaskSet`) and waits on the host clock
+(:class:`BackOff`, :func:`segment_wait`).
+
+The contract in prose is docs/design.md section 8; docs/plugins.md walks through writing a plugin.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from ._types import (
     ToolConflictError,
     ToolHandler,
 )
+from ._waits import BackOff, segment_wait
 from ._zones import InvalidTimeZoneError, canonical_time_zone, load_time_zone
 
 #: Entry-point group under which plugins are published.
@@ -73,6 +78,7 @@ __all__ = [
     "AgentDisposedError",
     "AgentPhase",
     "AgentRegistry",
+    "BackOff",
     "Clock",
     "Disposable",
     "DshError",
@@ -107,4 +113,5 @@ __all__ = [
     "hookspec",
     "hookspecs",
     "load_time_zone",
+    "segment_wait",
 ]

@@ -131,11 +131,6 @@ class Turn(Protocol):
         without one discards them."""
         ...
 
-    def scripted_phrases(self) -> Sequence[ScriptedPhrase]:
-        """The phrases the loaded plugins offer a keyless scripted model
-        (:func:`dsh_hookspecs.hookspecs.dsh_scripted_phrases`)."""
-        ...
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScriptedPhrase:

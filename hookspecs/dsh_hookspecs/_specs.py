@@ -214,14 +214,15 @@ def dsh_scripted_phrases() -> Sequence[ScriptedPhrase]:
 def dsh_model_adapters() -> Sequence[ModelAdapterSpec]:
     """Model adapters this plugin offers (:class:`ModelAdapterSpec`).
 
-    When: once, while a host starts, after every plugin of its overlay is loaded; the host
-    then builds the adapter its configuration names (``dsh serve --model NAME``) with
-    ``spec.create(settings)``. The reference host offers ``scripted``, ``none`` and
-    ``openai`` itself.
+    When: while a host starts: the host builds the adapter its configuration names (``dsh
+    serve --model NAME``) with ``spec.create(settings)`` once a loaded plugin offers that
+    name, at the latest after every plugin of its overlay is loaded. The reference host offers
+    ``scripted``, ``none`` and ``openai`` through this hook too, from a default plugin it
+    registers before any other.
 
     Result: collected from every plugin. A name offered twice, a raise, or an item that is not
-    a :class:`ModelAdapterSpec` is logged and skipped (the first offer of a name wins: the
-    host's own adapters come first). Synchronous.
+    a :class:`ModelAdapterSpec` is logged and skipped (the first offer of a name wins: a
+    host's default plugins come first). Synchronous.
 
     .. versionadded:: 0.3
     """

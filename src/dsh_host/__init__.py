@@ -1,6 +1,7 @@
 """dsh_host: the reference host for dsh plugins.
 
-Sessions with the flush contract, the persistence coordinator and its backends, Agents with
+Sessions with the flush contract and one subscription API for what happens to them
+(:mod:`dsh_host._observations`), the persistence coordinator and its backends, Agents with
 idle / maintenance / running phases, the tool registry, model adapters, the plugin loader and
 the ``dsh`` CLI. Plugins never import this package; they receive its services through hooks.
 """
@@ -9,28 +10,42 @@ from __future__ import annotations
 
 from ._agent import LiveAgent
 from ._clock import SystemClock
-from ._host import Host
+from ._host import LiveHost
 from ._inbox import INTERRUPTED_RESULT, InboxMessage
 from ._json import JSONError
-from ._models import NoModel, ScriptedModel, UnknownModelError, choose_model, make_model
+from ._observations import (
+    Appended,
+    Detached,
+    Flushed,
+    Observation,
+    Opened,
+    Streamed,
+    WakeChanged,
+)
 from ._overlay import Overlay, OverlayError, PluginEntry
 from ._plugins import PluginLoadError, PluginManager
-from ._registry import AgentRegistry
-from ._session import ForkBoundaryError, LiveSession, SessionHooks, SessionStore
+from ._registry import LiveAgentRegistry
+from ._session import ForkBoundaryError, LiveSession, LiveSessionStore, SessionHooks
 from ._tools import SchemaError, ToolLayer, validate_arguments
-from ._turn import ModelAdapter, Turn
+from .models import LiveTurn, NoModel, ScriptedModel, UnknownModelError, choose_model, make_model
 
 __all__ = [
     "INTERRUPTED_RESULT",
-    "AgentRegistry",
+    "Appended",
+    "Detached",
+    "Flushed",
     "ForkBoundaryError",
-    "Host",
     "InboxMessage",
     "JSONError",
     "LiveAgent",
+    "LiveAgentRegistry",
+    "LiveHost",
     "LiveSession",
-    "ModelAdapter",
+    "LiveSessionStore",
+    "LiveTurn",
     "NoModel",
+    "Observation",
+    "Opened",
     "Overlay",
     "OverlayError",
     "PluginEntry",
@@ -39,11 +54,11 @@ __all__ = [
     "SchemaError",
     "ScriptedModel",
     "SessionHooks",
-    "SessionStore",
+    "Streamed",
     "SystemClock",
     "ToolLayer",
-    "Turn",
     "UnknownModelError",
+    "WakeChanged",
     "choose_model",
     "make_model",
     "validate_arguments",

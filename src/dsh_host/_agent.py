@@ -52,12 +52,12 @@ from dsh_hookspecs import (
     Disposable,
     Event,
     JSONValue,
+    ModelAdapter,
     Once,
     TaskSlot,
     TimeContext,
     Tool,
     ToolCall,
-    hookspecs,
 )
 
 from . import _json
@@ -70,9 +70,9 @@ from ._inbox import (
     interrupted_turn_closure,
     unstarted_followups,
 )
-from ._session import LiveSession, Remover, SessionStore
+from ._session import LiveSession, LiveSessionStore, Remover
 from ._tools import ToolLayer, resolve, validate_arguments
-from ._turn import ModelAdapter, Turn
+from .models import LiveTurn
 
 log = structlog.get_logger(__name__)
 
@@ -106,13 +106,12 @@ class LiveAgent:
     def __init__(
         self,
         *,
-        store: SessionStore,
+        store: LiveSessionStore,
         global_tools: ToolLayer,
         session: LiveSession,
         parent: LiveAgent | None,
         model: ModelAdapter,
         on_disposed: Callable[[LiveAgent], None],
-        scripted_phrases: Callable[[], Sequence[hookspecs.ScriptedPhrase]] = tuple,
     ) -> None:
         """``store`` flushes ``session``; ``global_tools`` answer below the Agent's own layer;
         ``on_disposed(agent)`` runs once the Agent is disposed (its registry forgets it)."""
@@ -122,7 +121,6 @@ class LiveAgent:
         self._session = session
         self._parent = parent
         self._model = model
-        self._scripted_phrases = scripted_phrases
         self._id = uuid.uuid4().hex
         self._gate = DurabilityGate(store, session, self._id)
         self._tools = ToolLayer()
@@ -404,7 +402,7 @@ class LiveAgent:
         if message.durable_through and not await self._gate.until(len(session.events)):
             return False
         time = TimeContext(now_ms=self._store.clock.now_ms(), time_zone=message.time_zone)
-        await self._model.run_turn(Turn(self, message, time))
+        await self._model.run_turn(LiveTurn(self, message, time))
         return True
 
     async def _run_user_tool(self, call_id: str, action: UserToolCall) -> None:
@@ -449,10 +447,6 @@ class LiveAgent:
                 waiter.set_result(None)
 
     # -- what a turn reads and streams ----------------------------------------------------------
-    def scripted_phrases(self) -> Sequence[hookspecs.ScriptedPhrase]:
-        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
-        return self._scripted_phrases()
-
     def available_tools(self) -> list[Tool]:
         """The tools this Agent can call: its own layer, then the global ones it does not shadow."""
         tools = [tool for name in self._tools.names() if (tool := self._tools.get(name))]
@@ -473,7 +467,7 @@ class LiveAgent:
     async def turn_tool(
         self, name: str, arguments: JSONValue, *, call_id: str | None = None
     ) -> JSONValue:
-        """A tool call of the running turn's model (:meth:`Turn.call_tool`). A stop requested
+        """A tool call of the running turn's model (:meth:`LiveTurn.call_tool`). A stop requested
         while it runs waits for it: once its ``tool/result`` is recorded the turn is cancelled.
         After a stop, a new call is refused with :class:`asyncio.CancelledError`."""
         turn = self._turn

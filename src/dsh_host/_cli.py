@@ -21,10 +21,10 @@ from dsh_hookspecs import JSONValue, ModelSettings
 from . import _json, _logging
 from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, EXAMPLE_OVERLAY
 from ._cli_args import parser as _parser
-from ._host import Host
-from ._models import UnknownModelError
+from ._host import LiveHost
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
+from .models import UnknownModelError
 from .persistence import (
     Backend,
     DataDirLockedError,
@@ -91,7 +91,7 @@ async def _reindex(args: argparse.Namespace) -> int:
     except OverlayError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 2
-    host = Host(backend=_backend(args.data), model="none", overlay=overlay)
+    host = LiveHost(backend=_backend(args.data), model="none", overlay=overlay)
     try:
         await host.start()
         rebuilt, entries, failed = await host.reindex()
@@ -291,7 +291,7 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
         host_id=args.host_id,
     )
     try:
-        host = Host(
+        host = LiveHost(
             backend=backend,
             model=args.model,
             model_settings=model_settings(args),

@@ -19,7 +19,8 @@ import structlog
 from dsh_hookspecs import Clock, TaskSlot, TimerHandle
 
 from ._agent import LiveAgent
-from ._session import LiveSession, SessionStore
+from ._observations import Opened
+from ._session import LiveSession, LiveSessionStore
 
 log = structlog.get_logger(__name__)
 
@@ -41,7 +42,7 @@ class Evictor:
     def __init__(
         self,
         *,
-        sessions: SessionStore,
+        sessions: LiveSessionStore,
         agents: Callable[[], Sequence[LiveAgent]],
         clock: Clock,
         evict: Callable[[LiveSession], Awaitable[bool | None]],
@@ -75,12 +76,11 @@ class Evictor:
 
     def start(self) -> None:
         if self.enabled and not self._closed and self._timer is None:
-            self._remove = self.sessions.add_open_observer(self._on_open)
+            self._remove = self.sessions.subscribe(self._on_open, Opened)
             self._arm()
 
-    def _on_open(self, session: LiveSession, reason: object, length: int) -> None:
-        del reason, length
-        self._seen.setdefault(session.id, _Seen(0)).busy_at = self.clock.time()
+    def _on_open(self, opened: Opened) -> None:
+        self._seen.setdefault(opened.session.id, _Seen(0)).busy_at = self.clock.time()
 
     async def close(self) -> None:
         self._closed = True

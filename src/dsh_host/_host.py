@@ -2,7 +2,7 @@
 
 Use it as an async context manager::
 
-    async with Host(backend=SQLiteBackend(data_dir), overlay=Overlay.load(path)) as host:
+    async with LiveHost(backend=SQLiteBackend(data_dir), overlay=Overlay.load(path)) as host:
         agent = await host.create_session()
         agent.send("hello")
 
@@ -19,26 +19,33 @@ from typing import Any, Self
 
 import structlog
 
-from dsh_hookspecs import Clock, JSONValue, ModelSettings, SessionHeader, TaskSet, TaskSlot
+from dsh_hookspecs import (
+    Clock,
+    JSONValue,
+    ModelAdapter,
+    ModelSettings,
+    SessionHeader,
+    TaskSet,
+    TaskSlot,
+)
 
 from ._agent import LiveAgent
 from ._clock import SystemClock
 from ._eviction import Evictor
-from ._models import choose_model, is_builtin
 from ._overlay import Overlay
 from ._plugins import PluginManager
 from ._records import StoredSession, damaged_sessions
-from ._registry import AgentRegistry
-from ._session import LiveSession, SessionStore, StoredCheck, check_fork_boundary
+from ._registry import LiveAgentRegistry
+from ._session import LiveSession, LiveSessionStore, StoredCheck, check_fork_boundary
 from ._tools import ToolLayer
-from ._turn import ModelAdapter
 from ._wakeups import WakeService
+from .models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
 from .persistence import Backend, Coordinator, StorageError, leases_of
 
 log = structlog.get_logger(__name__)
 
 
-class Host:
+class LiveHost:
     """The composition root of the reference host."""
 
     def __init__(
@@ -52,33 +59,46 @@ class Host:
         batch_delay: float = 0.005,
         evict_idle_seconds: float = 0,
     ) -> None:
-        """``model``: an adapter, or the name of one the host or a plugin offers
-        (``dsh_model_adapters``), built with ``model_settings`` once the overlay's plugins are
-        loaded (:meth:`start` raises :class:`UnknownModelError` for a name nobody offers).
+        """``model``: an adapter, or the name of one a plugin offers (``dsh_model_adapters``;
+        the default plugin ``dsh.models`` offers ``scripted``, ``none`` and ``openai``), built
+        with ``model_settings`` as soon as a loaded plugin offers it: here for the default
+        plugin's, else once the overlay's plugins are loaded (:meth:`start` raises
+        :class:`UnknownModelError` for a name nobody offers).
         ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never)."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
         self.plugins = PluginManager(before_unload=self._dispose_plugin)
-        self.sessions = SessionStore(
+        # The default plugins, loaded like any other and before the overlay's.
+        self.plugins.load(
+            DEFAULT_MODELS,
+            {},
+            self,
+            factory=partial(DefaultModels, self.plugins.scripted_phrases),
+            default=True,
+        )
+        self.sessions = LiveSessionStore(
             clock=self.clock, hooks=self.plugins, plugin_names=lambda: self.plugins.names
         )
         self.tools = ToolLayer()
         self._model_settings = model_settings or ModelSettings()
-        #: A plugin's adapter is chosen in :meth:`start`, once the plugins are loaded; until
-        #: then turns fail like ``none``. The host's own adapters are built at once.
-        self._model_name = model if isinstance(model, str) and not is_builtin(model) else None
-        self.model: ModelAdapter = (
-            model
-            if not isinstance(model, str)
-            else choose_model(model if self._model_name is None else "none", self._model_settings)
-        )
-        self.agents = AgentRegistry(
+        #: An adapter no plugin loaded so far offers is chosen in :meth:`start`, once the
+        #: overlay's plugins are loaded; until then turns fail like ``none``.
+        self._model_name: str | None = None
+        self.model: ModelAdapter = NoModel()
+        if not isinstance(model, str):
+            self.model = model
+        else:
+            adapters = self.plugins.model_adapters()
+            if any(spec.name == model for _, spec in adapters):
+                self.model = choose_model(model, self._model_settings, adapters)
+            else:
+                self._model_name = model
+        self.agents = LiveAgentRegistry(
             store=self.sessions,
             publish=self.plugins.agent_published,
             global_tools=self.tools,
             model=self.model,
-            scripted_phrases=self.plugins.scripted_phrases,
         )
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay

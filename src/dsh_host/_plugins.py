@@ -6,6 +6,11 @@ the instance registered under the entry-point name and ``check_pending()`` run; 
 unregisters it and raises :class:`PluginLoadError` naming the plugin. Then only that plugin's
 ``dsh_plugin_start`` runs, with its own config table.
 
+Default plugins (:meth:`PluginManager.load` with ``default=True``) are loaded the same way, by
+the host, before any other: the default plugin ``dsh.models`` offers the host's own model
+adapters through ``dsh_model_adapters`` like any plugin would. They are not the overlay's, so
+:attr:`PluginManager.names` leaves them out; :meth:`PluginManager.unload_all` unloads them last.
+
 Every hook is called impl by impl, in pluggy's order (last registered first), so one failing
 plugin is logged and never starves the others; nothing else touches ``pm.hook``. Because the host
 runs that loop itself, a pluggy wrapper (``@hookimpl(wrapper=True)`` or ``hookwrapper=True``)
@@ -36,7 +41,8 @@ from dsh_hookspecs import (
 )
 
 from ._disposables import close_disposable
-from ._session import LiveSession, OpenReason, SessionHooks
+from ._observations import OpenReason
+from ._session import LiveSession, SessionHooks
 
 if TYPE_CHECKING:
     from ._agent import LiveAgent
@@ -67,13 +73,20 @@ class PluginManager(SessionHooks):
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self._started: dict[str, Disposable | None] = {}
+        self._defaults: set[str] = set()
         self._impl_cache: dict[str, list[pluggy.HookImpl]] = {}
         self._before_unload = before_unload
 
     # -- loading ------------------------------------------------------------------------------
     @property
     def names(self) -> list[str]:
-        return list(self._started)
+        """The loaded plugins, in load order, default plugins left out."""
+        return [name for name in self._started if name not in self._defaults]
+
+    @property
+    def default_names(self) -> list[str]:
+        """The loaded default plugins, in load order."""
+        return [name for name in self._started if name in self._defaults]
 
     def load(
         self,
@@ -82,8 +95,10 @@ class PluginManager(SessionHooks):
         host: object,
         *,
         factory: Callable[[], object] | None = None,
+        default: bool = False,
     ) -> None:
-        """Load one plugin by entry-point name (or from ``factory``) and start it."""
+        """Load one plugin by entry-point name (or from ``factory``) and start it; ``default``:
+        one of the host's default plugins (not listed in :attr:`names`)."""
         if name in self._started or self.pm.get_plugin(name) is not None:
             raise PluginLoadError(name, "is already loaded")
         if factory is None:
@@ -108,6 +123,8 @@ class PluginManager(SessionHooks):
             self._impl_cache.clear()
             raise PluginLoadError(name, f"dsh_plugin_start failed: {exc!r}") from exc
         self._started[name] = disposable
+        if default:
+            self._defaults.add(name)
         log.info("plugin.loaded", plugin=name)
 
     def _start(
@@ -128,6 +145,7 @@ class PluginManager(SessionHooks):
         if self._before_unload is not None:
             await self._before_unload(name)
         disposable = self._started.pop(name)
+        self._defaults.discard(name)
         if disposable is not None:
             await close_disposable(name, disposable)
         self.pm.unregister(name=name)
@@ -135,7 +153,8 @@ class PluginManager(SessionHooks):
         log.info("plugin.unloaded", plugin=name)
 
     async def unload_all(self) -> None:
-        for name in reversed(self.names):
+        """Unload every plugin, the last loaded first (so the default plugins last)."""
+        for name in reversed(list(self._started)):
             await self.unload(name)
 
     # -- the facade ---------------------------------------------------------------------------
@@ -250,8 +269,10 @@ class PluginManager(SessionHooks):
         return [phrase for _, phrase in offered]
 
     def model_adapters(self) -> list[tuple[str, ModelAdapterSpec]]:
-        """The model adapters plugins offer, as ``(plugin, spec)`` (``dsh_model_adapters``)."""
-        return self._collect("dsh_model_adapters", ModelAdapterSpec, "plugin.bad_model_adapter")
+        """The model adapters plugins offer, as ``(plugin, spec)`` (``dsh_model_adapters``): the
+        default plugins' first, so that a name of theirs offered again is the duplicate."""
+        offered = self._collect("dsh_model_adapters", ModelAdapterSpec, "plugin.bad_model_adapter")
+        return sorted(offered, key=lambda item: item[0] not in self._defaults)
 
     def _collect(self, hook: str, kind: type[_T], problem: str) -> list[tuple[str, _T]]:
         """The items of every plugin's ``hook`` result that are ``kind`` (others logged)."""

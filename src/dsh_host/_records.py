@@ -1,7 +1,7 @@
 """The host's own durable records: strict codecs for the Session header and the event envelope,
 and the stored-record types every backend returns.
 
-The wire/disk form is camelCase JSON (DESIGN section 2); the in-memory form is
+The wire/disk form is camelCase JSON (docs/design.md section 3); the in-memory form is
 :class:`dsh_hookspecs.SessionHeader` / :class:`dsh_hookspecs.Event`. This floor sits below both
 storage (``dsh_host.persistence``) and the live Sessions, which both use these types.
 """

@@ -4,25 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from dsh_hookspecs import Disposable, hookspecs
+from dsh_hookspecs import Disposable, ModelAdapter
 
 from ._agent import LiveAgent
-from ._session import LiveSession, SessionStore
+from ._session import LiveSession, LiveSessionStore
 from ._tools import ToolLayer
-from ._turn import ModelAdapter
 
 
-class AgentRegistry:
+class LiveAgentRegistry:
     """Live Agents in publication order (implements :class:`dsh_hookspecs.AgentRegistry`)."""
 
     def __init__(
         self,
         *,
-        store: SessionStore,
+        store: LiveSessionStore,
         publish: Callable[[LiveAgent], Sequence[tuple[str, Disposable]]],
         global_tools: ToolLayer,
         model: ModelAdapter,
-        scripted_phrases: Callable[[], Sequence[hookspecs.ScriptedPhrase]] = tuple,
     ) -> None:
         """``publish(agent)`` tells the plugins of a new Agent and returns the disposables they
         handed back, as ``(plugin, disposable)`` pairs (the plugin layer above provides it)."""
@@ -30,7 +28,6 @@ class AgentRegistry:
         self._publish = publish
         self.global_tools = global_tools
         self.model = model
-        self.scripted_phrases = scripted_phrases
         self._agents: dict[str, LiveAgent] = {}
         self._roots_by_session: dict[str, LiveAgent] = {}
 
@@ -56,7 +53,6 @@ class AgentRegistry:
             parent=parent,
             model=self.model,
             on_disposed=self._forget,
-            scripted_phrases=self.scripted_phrases,
         )
         self._agents[agent.id] = agent
         if parent is None:

@@ -1,22 +1,25 @@
-# Over 500 lines: SessionStore and LiveSession are one unit that shares private state (log, wakes).
-"""Live Sessions and the SessionStore with the flush contract (DESIGN section 2).
+"""Live Sessions and the LiveSessionStore with the flush contract (docs/design.md section 3.6).
 
 A :class:`LiveSession` is an append-only log with contiguous ``seq``. The
-:class:`SessionStore` creates, forks, resumes and detaches them, and implements ``flush``:
+:class:`LiveSessionStore` creates, forks, resumes and detaches them, and implements ``flush``:
 
 * ``through_seq = len(events)`` is captured at call entry;
 * every flush listener runs concurrently and all of them settle before a failure propagates
   (the first registered failure is raised);
 * the flush is durable only when some listener returned a literal ``True``;
 * only then is the acknowledgement reported to the store's :class:`Durability` (the persistence
-  coordinator, the one authority on what is committed: :meth:`SessionStore.durable_length`
-  reads it), and then the observation ``session/flushed(session, through_seq)`` published, to
-  internal observers and to plugins; observer failures are logged and contained.
+  coordinator, the one authority on what is committed: :meth:`LiveSessionStore.durable_length`
+  reads it), and then :class:`~dsh_host._observations.Flushed` published to the store's
+  subscribers and ``dsh_session_flushed`` to plugins; their failures are logged and contained.
 
-It also takes the plugins' wake requests (:meth:`SessionStore.request_wake`, the durable wake
+It also takes the plugins' wake requests (:meth:`LiveSessionStore.request_wake`, the durable wake
 index of :class:`dsh_hookspecs.SessionStore`): it validates them, keeps each live Session's
-standing entries, and tells the wake observers (the persistence coordinator writes them with
-the Session's next batch).
+standing entries, and publishes :class:`~dsh_host._observations.WakeChanged` (the persistence
+coordinator writes the entry with the Session's next batch).
+
+Everything the store tells host components (opened, appended, flushed, wake changed, detached,
+streamed) goes through its one subscription API, :meth:`LiveSessionStore.subscribe`; the kinds and
+the ordering rules among them are documented in one place, :mod:`dsh_host._observations`.
 """
 
 from __future__ import annotations
@@ -26,8 +29,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Generic, Literal, TypeVar, overload
-
-import structlog
 
 from dsh_hookspecs import (
     Clock,
@@ -39,21 +40,22 @@ from dsh_hookspecs import (
 
 from . import _json
 from ._clock import SystemClock
+from ._observations import (
+    Appended,
+    Detached,
+    Flushed,
+    Opened,
+    OpenReason,
+    Publisher,
+    Streamed,
+    WakeChanged,
+)
 from ._records import HEADER_VERSION, StoredSession
 from .persistence import Durability, check_wake_instant
 
-log = structlog.get_logger(__name__)
-
 _T = TypeVar("_T")
 
-OpenReason = Literal["created", "forked", "resumed"]
 FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
-FlushedObserver = Callable[["LiveSession", int], None]
-AppendObserver = Callable[["LiveSession", Event], None]
-OpenObserver = Callable[["LiveSession", OpenReason, int], None]
-WakeObserver = Callable[["LiveSession", str, int | None], None]
-#: ``observer(session, payload)``: ephemeral output of a live Session (never logged).
-StreamObserver = Callable[["LiveSession", Mapping[str, JSONValue]], None]
 #: Runs on a stored log before it is resumed; raises to keep the Session cold.
 StoredCheck = Callable[[Sequence[Event]], object]
 
@@ -132,7 +134,7 @@ class LiveSession:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: LiveSessionStore,
         header: SessionHeader,
         seed: Sequence[Event],
         wakes: Mapping[str, int] | None = None,
@@ -176,13 +178,13 @@ class LiveSession:
 
         Each candidate is validated with the earlier ones already in the log (as they will be);
         if any is refused, the earlier ones are taken back before anything else sees them (no
-        append observer, no persistence, no stream) and the refusal is raised. Validators must
+        subscriber, no persistence, no stream) and the refusal is raised. Validators must
         therefore read the log only when called, never keep a count of it on their own.
         """
         return self._admit(items, copy=True)
 
     def _admit(self, items: Sequence[tuple[str, JSONValue]], *, copy: bool) -> list[Event]:
-        """Validate and append ``items`` all or nothing, then tell the append observers.
+        """Validate and append ``items`` all or nothing, then publish them (:class:`Appended`).
 
         ``copy``: canonicalize each ``data`` first (else it is a fresh canonical value already).
         """
@@ -206,13 +208,18 @@ class LiveSession:
         except BaseException:
             del self._events[start:]
             raise
-        for event in candidates:
-            self._store._notify_append(self, event)  # noqa: SLF001 - store and session are one unit
+        store = self._store
+        if store._wants(Appended):  # noqa: SLF001 - store and session are one unit
+            for event in candidates:
+                store._publish(Appended(self, event))  # noqa: SLF001 - one unit
         return candidates
 
 
-class SessionStore:
-    """Creates, forks, resumes, detaches and flushes live Sessions."""
+class LiveSessionStore(Publisher):
+    """Creates, forks, resumes, detaches and flushes live Sessions.
+
+    Host components hear of what happens through :meth:`subscribe` (one callback, the kinds
+    wanted, one handle back; see :mod:`dsh_host._observations` for the kinds and the order)."""
 
     def __init__(
         self,
@@ -222,6 +229,7 @@ class SessionStore:
         loader: Callable[[str], Awaitable[StoredSession | None]] | None = None,
         plugin_names: Callable[[], Collection[str]] | None = None,
     ) -> None:
+        super().__init__()
         self.clock: Clock = clock or SystemClock()
         self.hooks = hooks or SessionHooks()
         self._loader = loader
@@ -231,58 +239,20 @@ class SessionStore:
         self._live: dict[str, LiveSession] = {}
         self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
         self._flush_listeners: list[FlushListener] = []
-        self._flushed_observers: list[FlushedObserver] = []
-        self._append_observers: list[AppendObserver] = []
-        self._open_observers: list[OpenObserver] = []
-        self._detach_observers: list[Callable[[LiveSession], None]] = []
-        self._wake_observers: list[WakeObserver] = []
-        self._stream_observers: list[StreamObserver] = []
 
-    # -- subscriptions (host-internal) --------------------------------------------------------
+    # -- flush listeners (host-internal; subscriptions: Publisher.subscribe) -------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
+        """Take part in every flush (the flush contract above); returns its remover."""
         self._flush_listeners.append(listener)
         return Remover(self._flush_listeners, listener)
 
-    def add_flushed_observer(self, observer: FlushedObserver) -> Callable[[], None]:
-        self._flushed_observers.append(observer)
-        return Remover(self._flushed_observers, observer)
-
-    def add_append_observer(self, observer: AppendObserver) -> Callable[[], None]:
-        self._append_observers.append(observer)
-        return Remover(self._append_observers, observer)
-
-    def add_open_observer(self, observer: OpenObserver) -> Callable[[], None]:
-        """``observer(session, reason, stored_length)``; ``stored_length`` is what storage held
-        when a resumed Session was loaded (0 for created/forked Sessions)."""
-        self._open_observers.append(observer)
-        return Remover(self._open_observers, observer)
-
-    def add_detach_observer(self, observer: Callable[[LiveSession], None]) -> Callable[[], None]:
-        self._detach_observers.append(observer)
-        return Remover(self._detach_observers, observer)
-
-    def add_wake_observer(self, observer: WakeObserver) -> Callable[[], None]:
-        """``observer(session, plugin, at_ms)`` for every wake request that changed an entry."""
-        self._wake_observers.append(observer)
-        return Remover(self._wake_observers, observer)
-
-    def add_stream_observer(self, observer: StreamObserver) -> Callable[[], None]:
-        """``observer(session, payload)`` for each ephemeral payload of a live Session."""
-        self._stream_observers.append(observer)
-        return Remover(self._stream_observers, observer)
-
     def publish_stream(self, session: LiveSession, payload: Mapping[str, JSONValue]) -> None:
-        """Hand ``payload`` (ephemeral: streamed assistant text) to the stream observers.
+        """Publish ``payload`` (ephemeral: streamed assistant text) as :class:`Streamed`.
 
-        Never logged, never replayed; nothing happens for a Session that is not live here.
-        An observer's failure is logged and contained."""
-        if self._live.get(session.id) is not session:
+        Never logged, never replayed; nothing happens for a Session that is not live here."""
+        if self._live.get(session.id) is not session or not self._wants(Streamed):
             return
-        for observer in list(self._stream_observers):
-            try:
-                observer(session, payload)
-            except Exception:
-                log.exception("session.stream_observer_failed", session_id=session.id)
+        self._publish(Streamed(session, payload))
 
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None:
         self._loader = loader
@@ -309,7 +279,7 @@ class SessionStore:
 
     # -- the durable wake index ----------------------------------------------------------------
     def request_wake(self, session: LiveSession, plugin: str, at_ms: int | None) -> None:
-        """:meth:`dsh_hookspecs.SessionStore.request_wake`: validate, record, tell observers."""
+        """:meth:`dsh_hookspecs.SessionStore.request_wake`: validate, record, publish."""
         if not self.is_live(session):
             raise SessionNotLiveError(f"session {getattr(session, 'id', session)!r} is not live")
         known = () if self._plugin_names is None else self._plugin_names()
@@ -324,8 +294,7 @@ class SessionStore:
             del standing[plugin]
         else:
             standing[plugin] = at_ms
-        for observer in list(self._wake_observers):
-            observer(session, plugin, at_ms)
+        self._publish(WakeChanged(session, plugin, at_ms))
 
     def wakes(self, session: LiveSession) -> Mapping[str, int]:
         """:meth:`dsh_hookspecs.SessionStore.wakes`: the standing entries, read-only."""
@@ -433,8 +402,7 @@ class SessionStore:
         session = self._open(stored.header, stored.events, "resumed", len(stored.events))
         refiled = session._wakes  # noqa: SLF001 - store and session are one unit
         for plugin in sorted(stored.wakes.keys() - refiled.keys()):
-            for observer in list(self._wake_observers):
-                observer(session, plugin, None)
+            self._publish(WakeChanged(session, plugin, None))
         return session
 
     def detach(self, session: LiveSession) -> None:
@@ -443,8 +411,7 @@ class SessionStore:
             return
         del self._live[session.id]
         session.attached = False
-        for observer in list(self._detach_observers):
-            observer(session)
+        self._publish(Detached(session))
 
     def _open(
         self,
@@ -458,8 +425,7 @@ class SessionStore:
             raise ValueError(f"session {header.id} is already live")
         session = LiveSession(self, header, seed, wakes)
         self._live[header.id] = session
-        for observer in list(self._open_observers):
-            observer(session, reason, stored_length)
+        self._publish(Opened(session, reason, stored_length))
         if seed and seed[-1].type != "session/end-seed":
             try:
                 session.append("session/end-seed", {})
@@ -492,26 +458,15 @@ class SessionStore:
             durable = any(result is True for result in results)
         if not durable:
             return False
-        # Before any observer runs, so each of them reads the advanced durable length.
+        # Before any subscriber hears Flushed, so each reads the advanced durable length.
         if self._durability is not None:
             self._durability.acknowledged(session, through_seq)
         self._publish_flushed(session, through_seq)
         return True
 
     def _publish_flushed(self, session: LiveSession, through_seq: int) -> None:
-        for observer in list(self._flushed_observers):
-            try:
-                observer(session, through_seq)
-            except Exception:
-                log.exception("session.flushed_observer_failed", session_id=session.id)
+        self._publish(Flushed(session, through_seq))
         self.hooks.session_flushed(session, through_seq)
-
-    def _notify_append(self, session: LiveSession, event: Event) -> None:
-        for observer in self._append_observers:
-            try:
-                observer(session, event)
-            except Exception:
-                log.exception("session.append_observer_failed", session_id=session.id)
 
 
 async def _call_listener(listener: FlushListener, session: LiveSession) -> bool | None:
@@ -521,7 +476,8 @@ async def _call_listener(listener: FlushListener, session: LiveSession) -> bool 
 
 
 class Remover(Generic[_T]):
-    """Calling it removes ``item`` from ``items`` if it is still there (what ``add_*`` return)."""
+    """Calling it removes ``item`` from ``items`` if it is still there (flush listeners, idle
+    callbacks)."""
 
     __slots__ = ("_item", "_items")
 

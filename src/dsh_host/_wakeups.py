@@ -1,20 +1,22 @@
 """Cold delivery (issue 11 item 2): the host resumes cold Sessions whose wake entry is due.
 
-One timer is armed for the earliest wake of the durable index. Waits are bounded segments (at
-most ``max_segment`` seconds of loop time) and every wake re-reads the wall clock, like the
-Schedule owner. When entries are due, their cold Sessions are resumed through the host's ordinary
-resume (``Host.resume_session``), so the plugins' own resume path runs; a live Session is
-skipped (its plugins own their wakes while it is live). On a backend several hosts share, the
-backend lists only the entries of Sessions no other live host leases, and the resume takes the
-lease first, skipping a Session another host is claiming at that instant (``SKIP LOCKED``), so
-hosts share due wakes and a dead host's are taken over once its leases run out; as other hosts
-file entries too, a shared service looks again at least every segment even when none stands.
+One timer is armed for the earliest wake of the durable index. Waits are bounded segments
+(:func:`~dsh_hookspecs.segment_wait`: at most ``max_segment`` seconds of loop time) and every
+wake re-reads the wall clock, like the Schedule owner. When entries are due, their cold Sessions
+are resumed through the host's ordinary resume (``LiveHost.resume_session``), so the plugins' own
+resume path runs; a live Session is skipped (its plugins own their wakes while it is live). On a
+backend several hosts share, the backend lists only the entries of Sessions no other live host
+leases, and the resume takes the lease first, skipping a Session another host is claiming at
+that instant (``SKIP LOCKED``), so hosts share due wakes and a dead host's are taken over once
+its leases run out; as other hosts file entries too, a shared service looks again at least every
+segment even when none stands.
 
 An entry that stays due after its Session was resumed is not claimed again while that Session
-stays live; once it is cold again, it is retried with a back-off (1 s doubling to
-``max_segment``) and logged once. Storage failures in the timer path are logged once and retried
-with the same back-off; they never escape. The timer is re-armed at start-up, when a request
-makes an earlier wake, and when a Session with standing entries goes cold.
+stays live; once it is cold again, it is retried with a back-off
+(:class:`~dsh_hookspecs.BackOff`: 1 s doubling to ``max_segment``) and logged once. Storage
+failures in the timer path are logged once and retried with the same back-off; they never
+escape. The timer is re-armed at start-up, when a request makes an earlier wake, and when a
+Session with standing entries goes cold.
 """
 
 from __future__ import annotations
@@ -25,29 +27,27 @@ from dataclasses import dataclass
 
 import structlog
 
-from dsh_hookspecs import Clock, TaskSlot, TimerHandle
+from dsh_hookspecs import BackOff, Clock, TaskSlot, TimerHandle, segment_wait
 
-from ._session import LiveSession, SessionStore
+from ._observations import Detached, WakeChanged
+from ._session import LiveSessionStore
 from .persistence import Backend, DueWake, SessionLiveElsewhereError
 
 log = structlog.get_logger(__name__)
-
-#: The first retry delay (seconds) of a failed or still-due claim; it doubles to the segment.
-RETRY_FIRST = 1.0
 
 
 @dataclass(slots=True)
 class _Claim:
     """What the service did with one due entry ``(session, plugin, at_ms)``."""
 
-    delay: float = RETRY_FIRST
+    #: The delays of its retries (a failed or still-due claim), doubling to the segment.
+    retries: BackOff
     #: Wall ms before which the entry is not claimed again; ``None``: its Session was resumed.
     not_before: int | None = None
     logged: bool = False
 
-    def back_off(self, now_ms: int, ceiling: float) -> None:
-        self.not_before = now_ms + round(self.delay * 1000)
-        self.delay = min(self.delay * 2, ceiling)
+    def back_off(self, now_ms: int) -> None:
+        self.not_before = now_ms + round(self.retries.next() * 1000)
 
 
 class WakeService:
@@ -57,7 +57,7 @@ class WakeService:
         self,
         *,
         backend: Backend,
-        sessions: SessionStore,
+        sessions: LiveSessionStore,
         clock: Clock,
         resume: Callable[[str], Awaitable[object]],
         max_segment: float = 60.0,
@@ -82,8 +82,9 @@ class WakeService:
         self._paused = 0
         self._started = False
         self._closed = False
-        self._failure: _Claim | None = None
-        self._removers: list[Callable[[], None]] = []
+        #: The retries of a failed read of the index (``None``: the last one succeeded).
+        self._failure: BackOff | None = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     @property
     def armed_for(self) -> int | None:
@@ -101,18 +102,15 @@ class WakeService:
         if self._started or self._closed:
             return
         self._started = True
-        self._removers = [
-            self.sessions.add_wake_observer(self._on_request),
-            self.sessions.add_detach_observer(self._on_detach),
-        ]
+        self._unsubscribe = self.sessions.subscribe(self._observe, (WakeChanged, Detached))
         self.kick()
 
     async def close(self) -> None:
         """Stop the timer and the running pass (if any); nothing is resumed from now on."""
         self._closed = True
-        for remove in self._removers:
-            remove()
-        self._removers = []
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         self._cancel_timer()
         await self._slot.stop()
 
@@ -139,8 +137,14 @@ class WakeService:
         self._cancel_timer()
         self._slot.start(self._run)
 
-    def _on_request(self, session: LiveSession, plugin: str, at_ms: int | None) -> None:
-        del session, plugin
+    def _observe(self, observation: WakeChanged | Detached) -> None:
+        match observation:
+            case WakeChanged(at_ms=at_ms):
+                self._on_request(at_ms)
+            case Detached():
+                self._on_detach(observation)
+
+    def _on_request(self, at_ms: int | None) -> None:
         if at_ms is None:
             return
         if self._slot.busy:  # the running pass arms at its end: make it consider this one
@@ -148,8 +152,8 @@ class WakeService:
         elif self._armed_for is None or at_ms < self._armed_for:
             self._arm(at_ms)
 
-    def _on_detach(self, session: LiveSession) -> None:
-        standing = self.sessions.wakes(session)
+    def _on_detach(self, detached: Detached) -> None:
+        standing = self.sessions.wakes(detached.session)
         if standing:
             earliest = min(standing.values())
             if earliest <= self.clock.now_ms():
@@ -240,7 +244,7 @@ class WakeService:
         if claim is None:
             return True
         if claim.not_before is None:  # resumed, cold again, and still due
-            claim.back_off(now, self.max_segment)
+            claim.back_off(now)
             if not claim.logged:
                 claim.logged = True
                 log.warning("host.wake_still_due", session_id=row[0], plugin=row[1], at_ms=row[2])
@@ -259,8 +263,8 @@ class WakeService:
             elsewhere = isinstance(exc, SessionLiveElsewhereError)
             now = self.clock.now_ms()
             for key in keys:
-                claim = self._claims.setdefault(key, _Claim())
-                claim.back_off(now, self.max_segment)
+                claim = self._claim(key)
+                claim.back_off(now)
                 if elsewhere:
                     log.info("host.wake_live_elsewhere", session_id=session_id)
                 elif not claim.logged:
@@ -269,17 +273,21 @@ class WakeService:
             return False
         log.info("host.wake_delivered", session_id=session_id, plugins=[k[1] for k in keys])
         for key in keys:
-            self._claims.setdefault(key, _Claim()).not_before = None
+            self._claim(key).not_before = None
         return True
+
+    def _claim(self, key: DueWake) -> _Claim:
+        claim = self._claims.get(key)
+        if claim is None:
+            claim = self._claims[key] = _Claim(BackOff(self.max_segment))
+        return claim
 
     def _storage_failed(self, now: int, exc: Exception) -> int:
         failure = self._failure
         if failure is None:
-            failure = self._failure = _Claim()
+            failure = self._failure = BackOff(self.max_segment)
             log.error("host.wakes_unreadable", error=repr(exc))
-        failure.back_off(now, self.max_segment)
-        assert failure.not_before is not None
-        return failure.not_before
+        return now + round(failure.next() * 1000)
 
     def _recovered(self) -> None:
         if self._failure is not None:
@@ -290,11 +298,11 @@ class WakeService:
     def _arm(self, target: int) -> None:
         """Arm one bounded segment towards wall ms ``target`` (at once when it is due)."""
         self._cancel_timer()
-        remaining = target / 1000 - self.clock.time()
-        if remaining <= 0:
+        wait = segment_wait(self.clock, target, self.max_segment)
+        if wait is None:
             self.kick()
             return
-        self._timer = self.clock.call_later(min(remaining, self.max_segment), self._on_timer)
+        self._timer = self.clock.call_later(wait, self._on_timer)
         self._armed_for = target
 
     def _cancel_timer(self) -> None:

@@ -7,12 +7,14 @@ the Session's own log.
 
 The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
 limits and instants (after, at and every records), the fixed-rate arithmetic, the fold, the
-presentation view and the single and batch reminder framings, and the tools' fixed messages.
+presentation of a dispatch, the single and batch reminder framings and the tools' fixed
+messages.
 Everything else is internal.
 """
 
 from __future__ import annotations
 
+from ._answers import batch_framing, parse_batch_framing, parse_reminder_framing, reminder_framing
 from ._codec import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
@@ -38,7 +40,6 @@ from ._fold import SCHEDULE_CHANGE, FoldResult, IncrementalFold, fold
 from ._plugin import ConfigError, SchedulePlugin
 from ._receipts import ReminderView, present_dispatch
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES
-from ._views import batch_framing, parse_batch_framing, parse_reminder_framing, reminder_framing
 
 __all__ = [
     "MAX_ACTIVE",

@@ -2,7 +2,7 @@
 
 Pure functions (no clock, no I/O) that turn the model's ``at`` argument into the UTC epoch
 milliseconds the record stores, with the exact codes and messages of the upstream contract
-(``spec/upstream-at-every.md`` section 2):
+(the codes are listed in docs/design.md section 9):
 
 * ``"2026-08-06T09:00:00+08:00"``: ``YYYY-MM-DDTHH:mm:ss``, an optional ``.f``/``.ff``/``.fff``
   fraction (right-padded to milliseconds), then ``Z`` or ``+HH:MM``/``-HH:MM`` (``-00:00`` is
@@ -24,12 +24,15 @@ from typing import Final
 
 from dsh_hookspecs import InvalidTimeZoneError, load_time_zone
 
-from ._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
+from ._instants import (
+    MAX_INSTANT_MS,
+    MAX_SAFE_INTEGER,
+    MIN_INSTANT_MS,
+    format_instant,
+    parse_instant,
+)
 
-__all__ = ["MAX_SAFE_INTEGER", "ScheduleInputError", "at_instant", "future_instant"]
-
-#: JavaScript's ``Number.MAX_SAFE_INTEGER``: clocks and targets beyond it are not representable.
-MAX_SAFE_INTEGER: Final = 2**53 - 1
+__all__ = ["ScheduleInputError", "at_instant", "future_instant"]
 
 SHAPE: Final = (
     "at must use YYYY-MM-DDTHH:mm:ss with optional 1-3 digit fractional seconds and an "

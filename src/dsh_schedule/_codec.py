@@ -35,7 +35,14 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from dsh_hookspecs import JSONValue
 
-from ._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, brief, format_instant, parse_instant
+from ._instants import (
+    MAX_INSTANT_MS,
+    MAX_SAFE_INTEGER,
+    MIN_INSTANT_MS,
+    brief,
+    format_instant,
+    parse_instant,
+)
 
 __all__ = [
     "KINDS",
@@ -66,7 +73,7 @@ __all__ = [
 # Values
 
 #: The largest ``afterSeconds`` whose millisecond value is a JavaScript safe integer.
-MAX_AFTER_SECONDS: Final = (2**53 - 1) // 1000
+MAX_AFTER_SECONDS: Final = MAX_SAFE_INTEGER // 1000
 #: The shortest fixed-rate interval, in seconds (a shorter ``every_seconds`` is
 #: ``frequency_too_high``).
 MIN_EVERY_SECONDS: Final = 300

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from ._answers import BatchItem, batch_framing, reminder_framing
 from ._codec import Dispatch, EveryRecord, OneShotRecord, Record, format_instant, parse_instant
 from ._every import resolve_every_occurrence
-from ._views import BatchItem, batch_framing, reminder_framing
 
 __all__ = ["Batch", "Decision", "OneShot", "due_decision"]
 

@@ -7,17 +7,12 @@ Occurrences between ``T`` and ``O`` are never delivered, stored or counted (no b
 ``N`` follows the creation anchor, never ``A`` (no drift). Integers only: the arithmetic is exact.
 """
 
-from typing import Final
-
 import attrs
 
 from ._codec import EveryRecord, ScheduleLogError
-from ._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, parse_instant
+from ._instants import MAX_INSTANT_MS, MAX_SAFE_INTEGER, MIN_INSTANT_MS, parse_instant
 
-__all__ = ["MAX_SAFE_INTEGER", "Occurrence", "resolve_every_occurrence"]
-
-#: JavaScript's ``Number.MAX_SAFE_INTEGER``.
-MAX_SAFE_INTEGER: Final = 2**53 - 1
+__all__ = ["Occurrence", "resolve_every_occurrence"]
 
 
 @attrs.frozen

@@ -1,10 +1,11 @@
 """Folding a Session log's ``schedule/change`` events into the active reminders.
 
-:func:`fold` is the reference: it walks the owned suffix ``events[seed_length:]`` from scratch.
-:class:`IncrementalFold` is the form the live owner and the tools keep per Session object (in a
-:class:`FoldCache`): it consumes only the events appended since its last
-:meth:`~IncrementalFold.apply` and agrees with :func:`fold` on every prefix of an append-only log
-(property-tested).
+There is one walk, :meth:`IncrementalFold.walk`: it folds the events appended since the fold's
+last use, one ``schedule/change`` at a time. :func:`fold` walks the owned suffix
+``events[seed_length:]`` from scratch; :class:`IncrementalFold` is the form the live owner and the
+tools keep per Session object (in a :class:`FoldCache`): each :meth:`~IncrementalFold.apply`
+consumes only what was appended since the last one, and agrees with :func:`fold` on every prefix
+of an append-only log however the log was cut into appends (property-tested).
 
 Transition rules (any violation makes the log corrupt):
 
@@ -53,7 +54,6 @@ __all__ = [
     "earliest",
     "fold",
     "log_error",
-    "owned_changes",
     "violation",
 ]
 
@@ -150,44 +150,16 @@ def check_seed_length(seed_length: int, length: int) -> None:
         )
 
 
-def owned_changes(
-    events: Sequence[Event], seed_length: int, active: dict[str, Record], seen: set[str]
-) -> Iterator[tuple[Event, ScheduleChange | None]]:
-    """Walk ``events[seed_length:]`` by the transition rules, keeping ``active`` and ``seen``.
-
-    Yields each owned event with its decoded ``schedule/change`` (``None`` for other events)
-    *before* the change is applied, so a caller reads the state it applies to. Raises
-    :class:`ScheduleLogError` like :func:`fold`.
-    """
-    check_seed_length(seed_length, len(events))
-    for index in range(seed_length, len(events)):
-        event = events[index]
-        if event.type != SCHEDULE_CHANGE:
-            yield event, None
-            continue
-        change = decode_change(event.data, seq=event.seq)
-        problem = violation(change, active, seen)
-        if problem is not None:
-            raise log_error(event.seq, problem)
-        yield event, change
-        if isinstance(change, Create):
-            seen.add(change.record.id)
-        apply_change(change, active)
-
-
 def fold(events: Sequence[Event], seed_length: int) -> FoldResult:
-    """Fold ``events[seed_length:]`` from scratch (the reference algorithm).
+    """Fold ``events[seed_length:]`` from scratch.
 
     Raises :class:`ScheduleLogError` for an invalid ``seed_length``, an owned ``schedule/change``
     payload that does not decode, or an invalid transition.
     """
-    active: dict[str, Record] = {}
-    seen: set[str] = set()
-    for _ in owned_changes(events, seed_length, active, seen):
-        pass
-    return FoldResult(
-        active=tuple(active.values()), seen_ids=frozenset(seen), created_count=len(seen)
-    )
+    check_seed_length(seed_length, len(events))
+    folded = IncrementalFold(seed_length)
+    folded.apply(events)
+    return folded.result()
 
 
 class IncrementalFold:
@@ -249,6 +221,20 @@ class IncrementalFold:
     def apply(self, events: Sequence[Event]) -> bool:
         """Fold the events appended since the last call (``events[position:]``); ``True`` when
         one of them was a ``schedule/change`` (the active records changed)."""
+        changed = False
+        for _ in self.walk(events):
+            changed = True
+        return changed
+
+    def walk(self, events: Sequence[Event]) -> Iterator[tuple[Event, ScheduleChange]]:
+        """Fold ``events[position:]`` (the whole append-only log is handed over each time) by the
+        transition rules, one ``schedule/change`` at a time.
+
+        Yields each ``schedule/change`` event with its decoded change *before* the change is
+        applied, so a caller reads (:meth:`get`, :attr:`active`) the state it applies to. Events
+        of other types are stepped over. A caller that stops early leaves the fold consistent:
+        :attr:`position` is then the yielded event's index, which was not applied.
+        """
         self._ensure_sound()
         end = len(events)
         if end < self._position:
@@ -260,12 +246,10 @@ class IncrementalFold:
             )
         checked, self._checked = self._checked, None
         active, seen = self._active, self._seen_view()
-        changed = False
         for index in range(self._position, end):
             event = events[index]
             if event.type != SCHEDULE_CHANGE:
                 continue
-            changed = True
             if checked is not None and checked[0] is event:
                 change = checked[1]
             else:
@@ -276,6 +260,8 @@ class IncrementalFold:
             problem = violation(change, active, seen)
             if problem is not None:
                 self._fail(log_error(event.seq, problem))
+            self._position = index
+            yield event, change
             retired = apply_change(change, active)
             if retired is not None:
                 if self._retired is None:
@@ -283,7 +269,6 @@ class IncrementalFold:
                     seen = self._seen_view()
                 self._retired.add(retired)
         self._position = end
-        return changed
 
     def _seen_view(self) -> Collection[str]:
         """Every id created so far: the active ones and the retired ones."""

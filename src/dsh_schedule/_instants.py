@@ -7,7 +7,18 @@ import functools
 import re
 from typing import Final
 
-__all__ = ["MAX_INSTANT_MS", "MIN_INSTANT_MS", "brief", "format_instant", "parse_instant"]
+__all__ = [
+    "MAX_INSTANT_MS",
+    "MAX_SAFE_INTEGER",
+    "MIN_INSTANT_MS",
+    "brief",
+    "format_instant",
+    "parse_instant",
+]
+
+#: JavaScript's ``Number.MAX_SAFE_INTEGER``: clocks, targets and intervals (in milliseconds)
+#: beyond it are not representable.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
 
 
 def brief(value: object) -> str:

@@ -2,8 +2,8 @@
 
 Derived from the committed log the host passes to ``dsh_session_views`` (never by appending):
 the active reminders by next occurrence, and the latest deliveries with their lateness. It walks
-the owned suffix with the fold's own walk (:func:`~._fold.owned_changes`), so it agrees with
-:func:`~._fold.fold` on what is active; a corrupt stream raises
+the owned suffix with the fold's own walk (:meth:`~._fold.IncrementalFold.walk`), so it agrees
+with :func:`~._fold.fold` on what is active; a corrupt stream raises
 :class:`~._codec.ScheduleLogError` (the host logs it and shows no panel).
 
 A delivery more than a minute late names a reason: ``"busy"`` when a turn was open at the due
@@ -17,7 +17,7 @@ from typing import Final
 from dsh_hookspecs import Event, JSONValue
 
 from ._codec import Dispatch, EveryRecord, Record, format_instant
-from ._fold import dispatched, owned_changes
+from ._fold import IncrementalFold, check_seed_length, dispatched
 from ._instants import parse_instant
 
 __all__ = ["LATE_AFTER_MS", "RECENT_LIMIT", "VIEW_NAME", "reminders_view"]
@@ -49,17 +49,21 @@ def _busy_at(turns: Sequence[tuple[int, int | None]], instant_ms: int) -> bool:
 
 def reminders_view(events: Sequence[Event], seed_length: int) -> dict[str, JSONValue]:
     """The view of ``events`` (a committed log): ``{"badge", "active", "recent"}``."""
-    active: dict[str, Record] = {}
-    turns: list[tuple[int, int | None]] = []
+    check_seed_length(seed_length, len(events))
+    folded = IncrementalFold(seed_length)
     deliveries: list[tuple[Record, str, Event]] = []
-    for event, change in owned_changes(events, seed_length, active, set()):
+    for event, change in folded.walk(events):
+        if isinstance(change, Dispatch):
+            record = folded.get(change.id)
+            assert record is not None  # the walk refuses a dispatch of an inactive id
+            deliveries.append((record, dispatched(record, change)[0], event))
+    turns: list[tuple[int, int | None]] = []
+    for index in range(seed_length, len(events)):
+        event = events[index]
         if event.type == "turn/start":
             turns.append((event.time, None))
         elif event.type == "turn/end" and turns and turns[-1][1] is None:
             turns[-1] = (turns[-1][0], event.time)
-        elif isinstance(change, Dispatch):
-            record = active[change.id]
-            deliveries.append((record, dispatched(record, change)[0], event))
     recent: list[JSONValue] = []
     for record, occurrence_at, event in reversed(deliveries[-RECENT_LIMIT:]):
         due_ms = parse_instant(occurrence_at)
@@ -74,7 +78,7 @@ def reminders_view(events: Sequence[Event], seed_length: int) -> dict[str, JSONV
         if late_ms > LATE_AFTER_MS:
             item["lateReason"] = "busy" if _busy_at(turns, due_ms) else "offline"
         recent.append(item)
-    upcoming = sorted(active.values(), key=lambda record: (record.scheduled_at, record.id))
+    upcoming = sorted(folded.active, key=lambda record: (record.scheduled_at, record.id))
     return {
         "badge": len(upcoming),
         "active": [_active_item(record) for record in upcoming],

@@ -12,8 +12,8 @@ Offered through ``dsh_scripted_phrases``, they call the three tools and word the
 * "list reminders" and "delete schedule-N";
 * "提醒我N秒|分钟|小时后TEXT" and "N分钟后提醒我TEXT" (after_seconds, answered in Chinese).
 
-A reminder follow-up (its first line is :data:`~._views.REMINDER_HEADER`) is presented to the
-user as the reminder, and a batch follow-up (:data:`~._views.BATCH_HEADER`, the due fixed-rate
+A reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to the
+user as the reminder, and a batch follow-up (:data:`~._answers.BATCH_HEADER`, the due fixed-rate
 reminders) as "Reminders: A; B". The texts are the demo's (the README and the browser tests
 quote them).
 """
@@ -27,7 +27,7 @@ from typing import Final
 
 from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, hookspecs, load_time_zone
 
-from ._views import (
+from ._answers import (
     BATCH_HEADER,
     PROMPT_PREFIX,
     REMINDER_HEADER,

@@ -28,9 +28,9 @@ from typing import Final, TypeAlias, TypedDict
 
 from dsh_hookspecs import Event, Session
 
+from ._answers import DELIVERY_MODE
 from ._codec import Create, Dispatch, Record, ScheduleLogError, brief, decode_change
 from ._fold import SCHEDULE_CHANGE, check_seed_length, dispatched, log_error
-from ._views import DELIVERY_MODE
 
 __all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
 

@@ -15,16 +15,17 @@ Agent's schedule FIFO (shared with the tools from preflight through barrier)::
 * A busy Agent (a turn or another maintenance task) leaves the record active and waits for
   ``when_idle()``; when its Session stopped being live meanwhile, the owner waits for nothing.
 * A rejected preflight or barrier flush is retried: a back-off of 1 s doubling up to one
-  segment, cut short by any later acknowledged flush of the Session (``dsh_session_flushed``),
-  the Agent reaching idle or a management call. A stall is logged once
-  (``owner.storage_stalled``), and its end once (``owner.storage_recovered``). The reminder turn
-  itself waits in the Agent until its dispatch is durable, so a retried barrier never runs it
-  twice.
+  segment (:class:`~dsh_hookspecs.BackOff`), cut short by any later acknowledged flush of the
+  Session (``dsh_session_flushed``), the Agent reaching idle or a management call. A stall is
+  logged once (``owner.storage_stalled``), and its end once (``owner.storage_recovered``). The
+  reminder turn itself waits in the Agent until its dispatch is durable, so a retried barrier
+  never runs it twice.
 * Framing or enqueue failure appends no dispatch and keeps the record; an append failure after
   the follow-up was queued faults this owner for good (retrying could duplicate the reminder).
-* Waits are bounded segments (at most ``max_segment`` seconds of loop time) and every wake
-  re-reads the wall clock, so a clock set back never fires early and a forward jump is honoured
-  within one segment. A wake whose record is still in the future only re-arms: no task, no flush.
+* Waits are bounded segments (:func:`~dsh_hookspecs.segment_wait`: at most ``max_segment``
+  seconds of loop time) and every wake re-reads the wall clock, so a clock set back never fires
+  early and a forward jump is honoured within one segment. A wake whose record is still in the
+  future only re-arms: no task, no flush.
 * Disposal cancels timers, awaits in-flight work and never touches durable records.
 """
 
@@ -38,11 +39,13 @@ from dsh_hookspecs import (
     Agent,
     AgentBusyError,
     AgentDisposedError,
+    BackOff,
     EventRejectedError,
     Host,
     Once,
     TaskSlot,
     TimerHandle,
+    segment_wait,
 )
 
 from ._codec import Record, ScheduleLogError, encode_change, parse_instant
@@ -54,9 +57,6 @@ log = structlog.get_logger(__name__)
 
 #: The plugin name recorded as the source of reminder follow-ups.
 PLUGIN_NAME = "schedule"
-#: The first wait before a failed preflight or barrier is tried again (then doubled, up to one
-#: segment).
-RETRY_FIRST = 1.0
 
 
 class ScheduleOwner(Transactions):
@@ -220,24 +220,23 @@ class ScheduleOwner(Transactions):
         """A preflight or barrier was not acknowledged: retry after the back-off."""
         if self._gone():
             return
-        if not self._retry_delay:
+        retries = self._retries
+        if retries is None:  # made on the first stall: an owner that never stalls holds none
             log.warning(
                 "owner.storage_stalled",
                 agent_id=self.agent.id,
                 session_id=self.agent.session.id,
                 step=step,
             )
-            self._retry_delay = min(RETRY_FIRST, self.max_segment)
-        else:
-            self._retry_delay = min(self._retry_delay * 2, self.max_segment)
+            retries = self._retries = BackOff(self.max_segment)
         self._stalled[self.agent.session.id] = self
         self._cancel_timer()
-        self._timer = self.host.clock.call_later(self._retry_delay, self._on_timer)
+        self._timer = self.host.clock.call_later(retries.next(), self._on_timer)
 
     def _recovered(self) -> None:
-        if not self._retry_delay:
+        if self._retries is None:
             return
-        self._retry_delay = 0.0
+        self._retries = None
         self._forget_stall()
         log.info(
             "owner.storage_recovered", agent_id=self.agent.id, session_id=self.agent.session.id
@@ -249,7 +248,7 @@ class ScheduleOwner(Transactions):
 
     def session_flushed(self) -> None:
         """Some flush of this owner's Session was acknowledged: a stalled owner retries now."""
-        if self._retry_delay:
+        if self._retries is not None:
             self.request_drive()
 
     def _due(self) -> Decision | None:
@@ -326,15 +325,13 @@ class ScheduleOwner(Transactions):
         fires within one segment whatever the wall clock did, and re-reads it then.
         """
         target = parse_instant(record.scheduled_at)
-        # Sub-millisecond wall time: a wait armed from a floored millisecond would fire up to
-        # 1 ms late.
-        remaining = target / 1000 - self.host.clock.time()
-        if remaining <= 0:
+        wait = segment_wait(self.host.clock, target, self.max_segment)
+        if wait is None:
             return False
         if keep and self._timer is not None and self._armed_for == target:
             return True
         self._cancel_timer()
-        self._timer = self.host.clock.call_later(min(remaining, self.max_segment), self._on_timer)
+        self._timer = self.host.clock.call_later(wait, self._on_timer)
         self._armed_for = target
         return True
 

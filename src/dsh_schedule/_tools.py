@@ -14,7 +14,7 @@ from typing import Final
 from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
 from ._codec import MIN_EVERY_SECONDS
-from ._every import MAX_SAFE_INTEGER
+from ._instants import MAX_SAFE_INTEGER
 from ._runtime import ScheduleOwner
 from ._transactions import Refused, Selector, Uncertain
 

@@ -16,8 +16,9 @@ from typing import Final, Literal, TypeAlias, TypeVar
 import attrs
 import structlog
 
-from dsh_hookspecs import Agent, Host, JSONValue
+from dsh_hookspecs import Agent, BackOff, Host, JSONValue
 
+from ._answers import record_answer
 from ._at import ScheduleInputError, at_instant, future_instant
 from ._codec import (
     AfterRecord,
@@ -32,7 +33,6 @@ from ._codec import (
 )
 from ._fifo import Fifo
 from ._fold import SCHEDULE_CHANGE, FoldCache
-from ._views import record_view
 
 __all__ = [
     "CORRUPT",
@@ -107,7 +107,7 @@ _FAILED: Final = {name: f"tools.{name}_failed" for name in ("create", "list", "d
 class Transactions:
     """The create / list / delete transactions of one Agent (the base of its owner)."""
 
-    __slots__ = ("_retry_delay", "agent", "folds", "host", "queue")
+    __slots__ = ("_retries", "agent", "folds", "host", "queue")
 
     def __init__(self, agent: Agent, host: Host, folds: FoldCache) -> None:
         self.agent = agent
@@ -116,8 +116,8 @@ class Transactions:
         #: The Agent's schedule FIFO: the transactions and the due path hold it from preflight
         #: through barrier.
         self.queue = Fifo()
-        #: The wait before the next retry of a failed preflight or barrier (0: not stalled).
-        self._retry_delay = 0.0
+        #: The delays of the retries of a failed preflight or barrier (``None``: not stalled).
+        self._retries: BackOff | None = None
 
     def request_drive(self) -> None:
         """Recompute what is due (the owner's due path); called after each confirmation."""
@@ -136,7 +136,7 @@ class Transactions:
                 return True
             error = "unacked"
         # While stalled, retries are reported once (owner.storage_stalled), not each time.
-        report = log.debug if self._retry_delay else log.warning
+        report = log.debug if self._retries is not None else log.warning
         report("owner.flush_failed", agent_id=self.agent.id, step=step, error=error)
         return False
 
@@ -144,7 +144,7 @@ class Transactions:
         self, prompt: str, selector: Selector, *, max_active: int
     ) -> dict[str, JSONValue] | Refused | Uncertain:
         """Append a create of ``prompt`` with ``selector`` (decided at one clock sample taken
-        after the preflight); answer its tool view."""
+        after the preflight); return the tools' answer for the new record."""
         async with self.queue:
             if not await self._confirmed("create"):
                 return Uncertain()
@@ -155,7 +155,7 @@ class Transactions:
                 return made
             if not await self._confirmed("create"):
                 return Uncertain(made.id)
-            return self._guarded("create", lambda: record_view(made, self.host.clock.now_ms()))
+            return self._guarded("create", lambda: record_answer(made, self.host.clock.now_ms()))
 
     def _append_create(self, prompt: str, selector: Selector, max_active: int) -> Record | Refused:
         folded = self.folds.of(self.agent.session)
@@ -170,17 +170,17 @@ class Transactions:
         self.folds.of(self.agent.session)  # fold it now: a wake it moves joins this batch
         return record
 
-    def _views(self) -> list[JSONValue]:
+    def _answers(self) -> list[JSONValue]:
         active = self.folds.of(self.agent.session).active
         now = self.host.clock.now_ms()
-        return [record_view(record, now) for record in active]
+        return [record_answer(record, now) for record in active]
 
     async def list(self) -> list[JSONValue] | Refused | Uncertain:
         """The tool views of the active records, in create order."""
         async with self.queue:
             if not await self._confirmed("list"):
                 return Uncertain()
-            return self._guarded("list", self._views)
+            return self._guarded("list", self._answers)
 
     async def delete(self, schedule_id: str) -> bool | Refused | Uncertain:
         """Append a delete of ``schedule_id``: ``True``, or ``False`` when it is not active."""

@@ -184,7 +184,13 @@ def test_after_a_restart_resume_delivers_the_overdue_reminder_and_shows_its_card
     from tests.browser.conftest import start_server
 
     data = tmp_path / "data"
-    first = start_server(data)
+    # Without cold delivery: with it, the restarted host delivers the overdue reminder on its own
+    # within a fraction of a second, racing the page that is to show the Session cold.
+    overlay = tmp_path / "overlay.toml"
+    overlay.write_text(
+        "[plugins.schedule]\ncold_delivery = false\n\n[plugins.ui-schedule]\n", encoding="utf-8"
+    )
+    first = start_server(data, overlay=overlay)
     try:
         sid = create_reminder(first, "Stretch your legs", after=1)
         wait_for(
@@ -196,7 +202,7 @@ def test_after_a_restart_resume_delivers_the_overdue_reminder_and_shows_its_card
     finally:
         first.process.kill()
         first.close()
-    second = start_server(data)
+    second = start_server(data, overlay=overlay)
     try:
         p = page.page
         p.goto(f"{second.url}/?session={sid}")

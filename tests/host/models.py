@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from dsh_host import Turn
+from dsh_host import LiveTurn
 
 
 class GatedModel:
@@ -19,7 +19,7 @@ class GatedModel:
     def gate(self, text: str) -> asyncio.Event:
         return self.release.setdefault(text, asyncio.Event())
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         self.started.append(turn.message.text)
         await self.gate(turn.message.text).wait()
         turn.say(f"done: {turn.message.text}")

@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import AgentBusyError, AgentDisposedError, hookimpl
-from dsh_host import INTERRUPTED_RESULT, Host
+from dsh_host import INTERRUPTED_RESULT, LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.schedule.harness import spin
@@ -160,7 +160,7 @@ async def test_turns_record_the_transcript_and_flush_after_turn_end(gated_host):
 
 
 async def test_none_model_fails_every_turn_visibly(clock):
-    async with Host(backend=MemoryBackend(), clock=clock, model="none") as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, model="none") as host:
         agent = await host.create_session()
         agent.send("hello")
         await agent.when_idle()
@@ -213,7 +213,7 @@ async def test_disposal_closes_plugin_disposables_in_reverse_order_contained(gat
 
 async def test_resume_requeues_followups_whose_turn_never_started(clock):
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.create_session()
         session = agent.session
 
@@ -231,7 +231,7 @@ async def test_resume_requeues_followups_whose_turn_never_started(clock):
         )
         assert await host.sessions.flush(session) is True
         sid = session.id
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.resume_session(sid)
         await wait_until(lambda: agent.phase == "idle")
         starts = [e.data["messageId"] for e in agent.session.events if e.type == "turn/start"]
@@ -265,8 +265,8 @@ class DurabilityProbe:
 
     name = "probe"
 
-    def __init__(self, host: Callable[[], Host]) -> None:
-        #: The Host whose persistence coordinator answers what is durable (read at call time).
+    def __init__(self, host: Callable[[], LiveHost]) -> None:
+        #: The LiveHost whose persistence coordinator answers what is durable (read at call time).
         self.host = host
         self.calls: list[tuple[str, int, int]] = []
 
@@ -280,7 +280,7 @@ class DurabilityProbe:
 
 class StorageControl:
     """Stalls and releases a :class:`FaultPlan`'s writes; released for good on exit, so a
-    failing assertion never leaves the Host's final flush hanging."""
+    failing assertion never leaves the LiveHost's final flush hanging."""
 
     def __init__(self, plan) -> None:
         self.plan = plan
@@ -316,7 +316,7 @@ async def test_a_followup_turn_starts_only_after_its_record_is_durable(clock, ba
     # that makes the follow-up and its cause durable still hung.
     model = DurabilityProbe(lambda: host)
     async with (
-        Host(backend=backend, clock=clock, model=model) as host,
+        LiveHost(backend=backend, clock=clock, model=model) as host,
         storage_control(backend.plan) as storage,
     ):
         agent = await host.create_session()
@@ -344,7 +344,7 @@ async def test_a_followup_turn_starts_only_after_its_record_is_durable(clock, ba
 async def test_client_input_is_not_gated(clock, backend):
     model = DurabilityProbe(lambda: host)
     async with (
-        Host(backend=backend, clock=clock, model=model) as host,
+        LiveHost(backend=backend, clock=clock, model=model) as host,
         storage_control(backend.plan) as storage,
     ):
         agent = await host.create_session()
@@ -359,7 +359,7 @@ async def test_client_input_is_not_gated(clock, backend):
 async def test_a_storage_stall_is_retried_with_backoff_and_logged_once(clock, backend):
     # Fails before this fix: nothing waited for storage, so nothing retried or logged.
     model = DurabilityProbe(lambda: host)
-    async with Host(backend=backend, clock=clock, model=model) as host:
+    async with LiveHost(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1_000
         with capture_logs() as logs:
@@ -390,7 +390,7 @@ async def test_a_storage_stall_is_retried_with_backoff_and_logged_once(clock, ba
 
 async def test_a_later_successful_flush_redrives_a_waiting_turn_at_once(clock, backend):
     model = DurabilityProbe(lambda: host)
-    async with Host(backend=backend, clock=clock, model=model) as host:
+    async with LiveHost(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1
         claim, _ = followup_in_maintenance(agent, "[reminder]")
@@ -405,7 +405,7 @@ async def test_a_later_successful_flush_redrives_a_waiting_turn_at_once(clock, b
 
 async def test_disposal_ends_a_turn_waiting_for_storage(clock, backend):
     model = DurabilityProbe(lambda: host)
-    host = Host(backend=backend, clock=clock, model=model)
+    host = LiveHost(backend=backend, clock=clock, model=model)
     await host.start()
     agent = await host.create_session()
     backend.plan.fail_appends = 1_000
@@ -421,7 +421,7 @@ async def test_disposal_ends_a_turn_waiting_for_storage(clock, backend):
 
 async def test_a_detached_session_stops_the_wait(clock, backend):
     model = DurabilityProbe(lambda: host)
-    async with Host(backend=backend, clock=clock, model=model) as host:
+    async with LiveHost(backend=backend, clock=clock, model=model) as host:
         agent = await host.create_session()
         backend.plan.fail_appends = 1_000
         claim, _ = followup_in_maintenance(agent, "[reminder]")
@@ -441,7 +441,7 @@ async def crashed_mid_turn(clock) -> tuple[MemoryBackend, str]:
     """A stored Session whose last turn has a durable turn/start and no turn/end, one tool call
     answered and one not (as a SIGKILL mid-turn leaves it)."""
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.create_session()
         session = agent.session
         session.append("turn/start", {"messageId": "m1"})
@@ -462,7 +462,7 @@ async def test_resume_closes_an_interrupted_turn_before_new_input(clock):
     model = DurabilityProbe(lambda: host)
     with capture_logs() as logs:
         async with (
-            Host(backend=faulty, clock=clock, model=model) as host,
+            LiveHost(backend=faulty, clock=clock, model=model) as host,
             storage_control(faulty.plan) as storage,
         ):
             storage.stall()
@@ -496,13 +496,13 @@ def closure_end(events) -> int:
 
 async def test_a_cold_session_cut_off_mid_turn_forks_whole(clock):
     backend, sid = await crashed_mid_turn(clock)
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         child = await host.fork_session(sid)
         parent = host.sessions.get(sid)
         assert parent is not None
         assert parent.events[-1].data == {"outcome": "error", "error": "interrupted"}
         assert child.session.header.seed_length == len(parent.events)
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.resume_session(sid)
         # Closed once: a second resume finds nothing open.
         ends = [e for e in agent.session.events if e.type == "turn/end"]
@@ -511,13 +511,13 @@ async def test_a_cold_session_cut_off_mid_turn_forks_whole(clock):
 
 async def test_a_turn_that_ended_is_left_alone_on_resume(clock):
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.create_session()
         agent.send("list reminders")
         await agent.when_idle()
         sid = agent.session.id
         before = len(agent.session.events)
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.resume_session(sid)
         assert [e.type for e in agent.session.events[before:]] == ["session/end-seed"]
 

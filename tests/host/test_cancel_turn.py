@@ -15,8 +15,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import JSONValue, Tool, ToolCall
-from dsh_host import Host, Turn
-from dsh_host._openai_messages import STOPPED_NOTE, transcript_messages
+from dsh_host import LiveHost, LiveTurn
+from dsh_host.models._openai_messages import STOPPED_NOTE, transcript_messages
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 from tests.schedule.harness import spin
@@ -24,7 +24,7 @@ from tests.schedule.harness import spin
 CANCELLED = {"outcome": "cancelled"}
 DISPOSED = {"outcome": "error", "error": "turn cancelled"}
 
-Step = Callable[[Turn], Awaitable[None]]
+Step = Callable[[LiveTurn], Awaitable[None]]
 
 
 class ScriptModel:
@@ -36,7 +36,7 @@ class ScriptModel:
         self.steps: dict[str, Step] = {}
         self.reached: list[str] = []
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         await self.steps[turn.message.text](turn)
 
 
@@ -60,14 +60,14 @@ class HeldTool:
 
 
 @pytest.fixture
-async def script_host(clock: ManualClock) -> AsyncIterator[Host]:
+async def script_host(clock: ManualClock) -> AsyncIterator[LiveHost]:
     model = ScriptModel()
-    async with Host(backend=MemoryBackend(), clock=clock, model=model) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, model=model) as host:
         host.test_model = model  # type: ignore[attr-defined]
         yield host
 
 
-def model_of(host: Host) -> ScriptModel:
+def model_of(host: LiveHost) -> ScriptModel:
     model = host.test_model  # type: ignore[attr-defined]
     assert isinstance(model, ScriptModel)
     return model
@@ -81,7 +81,7 @@ def waits_forever(model: ScriptModel, text: str) -> asyncio.Event:
     """A step that streams, then awaits an event nobody sets, then would say ``text``."""
     entered = asyncio.Event()
 
-    async def step(turn: Turn) -> None:
+    async def step(turn: LiveTurn) -> None:
         turn.stream("half a ")
         entered.set()
         await asyncio.Event().wait()
@@ -162,7 +162,7 @@ async def test_cancel_during_a_tool_call_waits_for_its_result_then_ends_the_turn
     held = HeldTool()
     agent.tools.register(held.tool())
 
-    async def step(turn: Turn) -> None:
+    async def step(turn: LiveTurn) -> None:
         value = await turn.call_tool("held", {}, call_id="c1")
         model.reached.append("after the tool")
         turn.say(f"the tool said {value}")  # a stopped turn says nothing more
@@ -193,7 +193,7 @@ async def test_a_stopped_adapter_that_swallows_the_cancellation_adds_nothing(scr
     entered = asyncio.Event()
     refused: list[BaseException] = []
 
-    async def stubborn(turn: Turn) -> None:
+    async def stubborn(turn: LiveTurn) -> None:
         entered.set()
         try:
             await asyncio.Event().wait()
@@ -221,7 +221,7 @@ async def test_after_a_cancel_a_queued_user_action_and_a_followup_run_at_once(sc
     entered = waits_forever(model, "slow answer")
     answered: list[str] = []
 
-    async def followup(turn: Turn) -> None:
+    async def followup(turn: LiveTurn) -> None:
         answered.append(turn.message.text)
         turn.say("reminded")
 
@@ -284,7 +284,7 @@ async def test_disposal_while_a_stop_waits_for_a_tool_ends_the_turn_as_before(sc
     held = HeldTool()
     agent.tools.register(held.tool())
 
-    async def step(turn: Turn) -> None:
+    async def step(turn: LiveTurn) -> None:
         await turn.call_tool("held", {}, call_id="c1")
 
     model.steps["use the tool"] = step
@@ -305,10 +305,10 @@ async def test_the_model_is_told_the_user_stopped_a_reply_and_not_of_a_failure(s
     held = HeldTool()
     agent.tools.register(held.tool())
 
-    async def step(turn: Turn) -> None:
+    async def step(turn: LiveTurn) -> None:
         await turn.call_tool("held", {}, call_id="c1")
 
-    async def fails(turn: Turn) -> None:
+    async def fails(turn: LiveTurn) -> None:
         raise RuntimeError("the model is down")
 
     model.steps["use the tool"] = step

@@ -15,7 +15,7 @@ from typing import Any
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Session, hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import (
     Backend,
     DueWake,
@@ -66,13 +66,13 @@ class Waker:
         self.host.sessions.request_wake(session, PLUGIN, pending[0] if pending else None)
 
 
-def load_waker(host: Host, *, stubborn: bool = False) -> Waker:
+def load_waker(host: LiveHost, *, stubborn: bool = False) -> Waker:
     waker = Waker(stubborn=stubborn)
     host.load_plugin(PLUGIN, factory=lambda: waker)
     return waker
 
 
-async def cold_session_due_at(host: Host, at_ms: int) -> str:
+async def cold_session_due_at(host: LiveHost, at_ms: int) -> str:
     """A Session with one target at ``at_ms``, filed and then made cold."""
     session = (await host.create_session()).session
     session.append("waker/at", {"at": at_ms})
@@ -81,7 +81,7 @@ async def cold_session_due_at(host: Host, at_ms: int) -> str:
     return session.id
 
 
-async def settled(host: Host, clock: ManualClock, delay: float) -> None:
+async def settled(host: LiveHost, clock: ManualClock, delay: float) -> None:
     """Wait until the wake service is idle with its timer armed ``delay`` s of loop time out."""
 
     def armed() -> bool:
@@ -90,7 +90,7 @@ async def settled(host: Host, clock: ManualClock, delay: float) -> None:
     await wait_until(armed)
 
 
-async def done_events(host: Host, session_id: str) -> list[object]:
+async def done_events(host: LiveHost, session_id: str) -> list[object]:
     live = host.sessions.get(session_id)
     if live is not None:
         assert await host.sessions.flush(live) is True
@@ -103,11 +103,11 @@ async def test_a_due_cold_session_is_resumed_once_at_start_up_on_sqlite(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     at = clock.now_ms() + 30_000
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         load_waker(host)
         session_id = await cold_session_due_at(host, at)
     clock.advance(120)  # the host was down when the target passed
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         waker = load_waker(host)
         await wait_until(lambda: waker.resumes == [session_id])
         assert host.sessions.get(session_id) is not None
@@ -122,7 +122,7 @@ async def test_a_due_cold_session_is_resumed_once_at_start_up_on_sqlite(
 async def test_a_future_entry_is_resumed_when_the_clock_reaches_it_not_before(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host)
         at = clock.now_ms() + 90_000
         session_id = await cold_session_due_at(host, at)
@@ -141,7 +141,7 @@ async def test_a_future_entry_is_resumed_when_the_clock_reaches_it_not_before(
 async def test_a_wall_clock_set_forward_is_honoured_within_one_segment(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host)
         at = clock.now_ms() + 3_600_000
         session_id = await cold_session_due_at(host, at)
@@ -151,7 +151,7 @@ async def test_a_wall_clock_set_forward_is_honoured_within_one_segment(
 
 
 async def test_a_live_session_is_never_resumed_by_the_service(clock: ManualClock) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host, stubborn=True)
         session = (await host.create_session()).session
         host.sessions.request_wake(session, PLUGIN, clock.now_ms())  # due now, but live
@@ -166,7 +166,7 @@ async def test_a_live_session_is_never_resumed_by_the_service(clock: ManualClock
 async def test_an_entry_still_due_after_a_resume_does_not_resume_again_while_live(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host, stubborn=True)  # resumes but never clears its due entry
         session_id = await cold_session_due_at(host, clock.now_ms() + 10_000)
         clock.advance(10)
@@ -193,7 +193,7 @@ async def test_an_entry_still_due_after_a_resume_does_not_resume_again_while_liv
 async def test_due_entries_beyond_one_page_and_behind_live_ones_are_all_delivered(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         host.wakeups.batch = 2
         waker = load_waker(host)
         now = clock.now_ms()
@@ -209,7 +209,7 @@ async def test_due_entries_beyond_one_page_and_behind_live_ones_are_all_delivere
 
 
 async def test_a_request_for_an_earlier_wake_rearms_the_timer(clock: ManualClock) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         waker = load_waker(host)
         await cold_session_due_at(host, clock.now_ms() + 3_600_000)
         session = (await host.create_session()).session
@@ -248,7 +248,7 @@ class Disagreeing(MemoryBackend):
 async def test_an_index_whose_queries_disagree_does_not_make_the_host_spin(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=Disagreeing(), clock=clock) as host:
+    async with LiveHost(backend=Disagreeing(), clock=clock) as host:
         await settled(host, clock, 60.0)  # one look a segment, not a busy loop
         clock.advance(60)
         await settled(host, clock, 60.0)
@@ -258,7 +258,7 @@ async def test_a_storage_failure_in_the_timer_path_is_logged_once_and_retried(
     clock: ManualClock,
 ) -> None:
     backend = FailingDueWakes(MemoryBackend())
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         waker = load_waker(host)
         session_id = await cold_session_due_at(host, clock.now_ms() + 10_000)
         backend.fail_due = 2
@@ -277,7 +277,7 @@ async def test_a_storage_failure_in_the_timer_path_is_logged_once_and_retried(
 
 async def test_a_failed_resume_is_retried_after_a_back_off(clock: ManualClock) -> None:
     backend = FaultInjectingBackend(MemoryBackend())
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         waker = load_waker(host)
         session_id = await cold_session_due_at(host, clock.now_ms() + 10_000)
         backend.plan.fail_loads = 1
@@ -288,14 +288,30 @@ async def test_a_failed_resume_is_retried_after_a_back_off(clock: ManualClock) -
         await wait_until(lambda: waker.resumes == [session_id])
 
 
+async def test_a_retry_never_waits_longer_than_one_segment(clock: ManualClock) -> None:
+    # A shared database's short leases make segments under 1 s: the back-off's first delay is
+    # cut to one segment too, so a failed resume is tried again at the next segment.
+    backend = FaultInjectingBackend(MemoryBackend())
+    async with LiveHost(backend=backend, clock=clock) as host:
+        host.wakeups.max_segment = 0.25
+        waker = load_waker(host)
+        session_id = await cold_session_due_at(host, clock.now_ms() + 10_000)
+        backend.plan.fail_loads = 1
+        clock.advance(10)
+        await settled(host, clock, 0.25)
+        assert waker.resumes == []
+        clock.advance(0.25)
+        await wait_until(lambda: waker.resumes == [session_id])
+
+
 async def test_reindex_delivers_nothing_and_delivery_resumes_after(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         load_waker(host)
         session_id = await cold_session_due_at(host, clock.now_ms() + 10_000)
     clock.advance(60)
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         waker = load_waker(host, stubborn=True)
         assert await host.reindex() == (1, 1, [])
         assert waker.resumes == [session_id]  # reindex's own open, refiling only
@@ -305,7 +321,7 @@ async def test_reindex_delivers_nothing_and_delivery_resumes_after(
 
 
 async def test_closing_the_host_stops_the_timer(clock: ManualClock) -> None:
-    host = Host(backend=MemoryBackend(), clock=clock)
+    host = LiveHost(backend=MemoryBackend(), clock=clock)
     await host.start()
     load_waker(host)
     await cold_session_due_at(host, clock.now_ms() + 90_000)
@@ -317,7 +333,7 @@ async def test_closing_the_host_stops_the_timer(clock: ManualClock) -> None:
 
 
 async def test_no_filed_wake_arms_nothing(clock: ManualClock) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         load_waker(host)
         session = (await host.create_session()).session
         await host.close_session(session.id)
@@ -335,7 +351,7 @@ def dispatched(events: Sequence[Any], schedule_id: str) -> int:
     )
 
 
-async def scheduled(host: Host, after_seconds: int, prompt: str = "p") -> tuple[str, str]:
+async def scheduled(host: LiveHost, after_seconds: int, prompt: str = "p") -> tuple[str, str]:
     """The Schedule plugin loaded with ``cold_delivery`` on, one new Session holding one
     reminder ``after_seconds`` away, its Agent idle again: ``(session id, schedule id)``."""
     host.load_plugin("schedule", {"cold_delivery": True})
@@ -351,7 +367,7 @@ async def scheduled(host: Host, after_seconds: int, prompt: str = "p") -> tuple[
 async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         session_id, schedule_id = await scheduled(host, 120, "call mom")
         await host.close_session(session_id)  # nobody looks at it any more
         stored = await host.inspect(session_id)
@@ -371,7 +387,7 @@ async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
             clock.advance(60)
             await wait_until(lambda: not host.wakeups.busy)
         assert in_log() == 1
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         stored = await host.inspect(session_id)
         assert stored is not None
         assert dispatched(stored.events, schedule_id) == 1
@@ -416,10 +432,10 @@ async def test_a_reminder_due_while_the_host_was_down_fires_once_on_postgresql(
     def backend() -> Backend:
         return PostgresBackend(url)
 
-    async with Host(backend=backend(), clock=clock) as host:
+    async with LiveHost(backend=backend(), clock=clock) as host:
         session_id, schedule_id = await scheduled(host, 60)
     clock.advance(600)  # due while no host runs
-    async with Host(backend=backend(), clock=clock) as host:
+    async with LiveHost(backend=backend(), clock=clock) as host:
         host.load_plugin("schedule", {"cold_delivery": True})
 
         def in_log() -> int:
@@ -427,7 +443,7 @@ async def test_a_reminder_due_while_the_host_was_down_fires_once_on_postgresql(
             return 0 if live is None else dispatched(live.events, schedule_id)
 
         await wait_until(lambda: in_log() == 1)
-    async with Host(backend=backend(), clock=clock) as host:
+    async with LiveHost(backend=backend(), clock=clock) as host:
         stored = await host.inspect(session_id)
         assert stored is not None
         assert dispatched(stored.events, schedule_id) == 1

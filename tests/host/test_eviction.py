@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host._cli import _parser, evict_idle
 from dsh_host._overlay import Overlay, OverlayError
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
@@ -21,7 +21,7 @@ from tests.host.test_cold_delivery import dispatched, scheduled
 from tests.web.support import serve, stream
 
 
-async def tick(host: Host, clock: ManualClock, seconds: float) -> None:
+async def tick(host: LiveHost, clock: ManualClock, seconds: float) -> None:
     """Advance the host clock and wait for the eviction check it fires to finish."""
     clock.advance(seconds)
     await wait_until(lambda: not host.evictor.busy)
@@ -30,7 +30,9 @@ async def tick(host: Host, clock: ManualClock, seconds: float) -> None:
 async def test_an_idle_session_is_evicted_after_the_timeout_not_before(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock, evict_idle_seconds=120) as host:
+    async with LiveHost(
+        backend=SQLiteBackend(tmp_path), clock=clock, evict_idle_seconds=120
+    ) as host:
         agent = await host.create_session()
         agent.send("hello")
         await wait_until(lambda: agent.phase == "idle" and not agent.inbox)
@@ -57,7 +59,7 @@ async def test_an_idle_session_is_evicted_after_the_timeout_not_before(
 async def test_a_running_turn_queued_input_or_a_stream_keeps_a_session_live(
     clock: ManualClock,
 ) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock, evict_idle_seconds=60) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, evict_idle_seconds=60) as host:
         busy = await host.create_session()
         busy.session.append("x/test", {})
 
@@ -88,7 +90,7 @@ async def test_a_running_turn_queued_input_or_a_stream_keeps_a_session_live(
 
 
 async def test_zero_turns_eviction_off(clock: ManualClock) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         agent = await host.create_session()
         assert not host.evictor.enabled
         assert clock.pending_delays() == [] or all(d != 60 for d in clock.pending_delays())
@@ -100,7 +102,7 @@ async def test_a_failed_final_flush_keeps_the_session_live_and_is_retried(
     clock: ManualClock,
 ) -> None:
     backend = FaultInjectingBackend(MemoryBackend())
-    async with Host(backend=backend, clock=clock, evict_idle_seconds=60) as host:
+    async with LiveHost(backend=backend, clock=clock, evict_idle_seconds=60) as host:
         agent = await host.create_session()
         sid = agent.session.id
         agent.session.append("x/test", {"n": 1})
@@ -120,7 +122,9 @@ async def test_a_failed_final_flush_keeps_the_session_live_and_is_retried(
 async def test_an_evicted_sessions_reminder_still_fires_once(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock, evict_idle_seconds=60) as host:
+    async with LiveHost(
+        backend=SQLiteBackend(tmp_path), clock=clock, evict_idle_seconds=60
+    ) as host:
         sid, schedule_id = await scheduled(host, 300)
         await tick(host, clock, 60)
         await wait_until(lambda: host.sessions.get(sid) is None)  # evicted, reminder standing
@@ -180,7 +184,7 @@ def test_bad_host_tables_are_refused(table: object, message: str) -> None:
 
 def test_a_negative_timeout_is_refused() -> None:
     with pytest.raises(ValueError, match=">= 0"):
-        Host(backend=MemoryBackend(), evict_idle_seconds=-1)
+        LiveHost(backend=MemoryBackend(), evict_idle_seconds=-1)
 
 
 def test_dsh_serve_evict_idle_flag_wins_over_the_overlay_default_600() -> None:
@@ -196,7 +200,7 @@ def test_dsh_serve_evict_idle_flag_wins_over_the_overlay_default_600() -> None:
 
 
 async def test_an_open_event_stream_keeps_its_session_live(clock: ManualClock) -> None:
-    async with Host(backend=MemoryBackend(), clock=clock, evict_idle_seconds=60) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, evict_idle_seconds=60) as host:
         agent = await host.create_session()
         sid = agent.session.id
         async with serve(host) as (_, client):
@@ -214,7 +218,7 @@ async def test_input_arriving_during_the_final_flush_keeps_the_session_live(
     clock: ManualClock,
 ) -> None:
     backend = FaultInjectingBackend(MemoryBackend())
-    async with Host(backend=backend, clock=clock, evict_idle_seconds=60) as host:
+    async with LiveHost(backend=backend, clock=clock, evict_idle_seconds=60) as host:
         agent = await host.create_session()
         sid = agent.session.id
         agent.session.append("x/test", {})

@@ -1,6 +1,6 @@
 """Two hosts on one PostgreSQL database (issue 11 item 5), in one process: one live owner.
 
-Each :class:`Host` has its own :class:`PostgresBackend` (its own lease owner name). A Session
+Each :class:`LiveHost` has its own :class:`PostgresBackend` (its own lease owner name). A Session
 live on one host is refused to the other until it goes cold there; a host whose lease was taken
 over drops the Session without writing anything (the database refuses its next append, or its
 renewal notices first); due wakes are delivered by exactly one host, and a dead host's by the
@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from structlog.testing import capture_logs
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import PostgresBackend, SessionLiveElsewhereError
 from dsh_host.testing import wait_until
 from tests.host.test_cold_delivery import cold_session_due_at, done_events, load_waker
@@ -40,22 +40,22 @@ def _run_out(url: str, sid: str) -> None:
 
 
 @pytest.fixture
-def make_host(url: str) -> Callable[..., Host]:
-    def make(owner: str, lease_seconds: float = 30.0) -> Host:
+def make_host(url: str) -> Callable[..., LiveHost]:
+    def make(owner: str, lease_seconds: float = 30.0) -> LiveHost:
         backend = PostgresBackend(url, owner=owner, lease_seconds=lease_seconds)
-        return Host(backend=backend, model="scripted")
+        return LiveHost(backend=backend, model="scripted")
 
     return make
 
 
 @pytest.fixture
-async def two(make_host: Callable[..., Host]) -> AsyncIterator[tuple[Host, Host]]:
+async def two(make_host: Callable[..., LiveHost]) -> AsyncIterator[tuple[LiveHost, LiveHost]]:
     async with make_host("host-1") as one, make_host("host-2") as two:
         yield one, two
 
 
 async def test_a_session_live_on_one_host_is_refused_by_another_until_it_goes_cold_there(
-    two: tuple[Host, Host],
+    two: tuple[LiveHost, LiveHost],
 ) -> None:
     one, other = two
     agent = await one.create_session()
@@ -76,7 +76,7 @@ async def test_a_session_live_on_one_host_is_refused_by_another_until_it_goes_co
 
 
 async def test_a_host_whose_lease_was_taken_over_has_its_append_refused_and_drops_the_session(
-    two: tuple[Host, Host], url: str
+    two: tuple[LiveHost, LiveHost], url: str
 ) -> None:
     one, other = two
     agent = await one.create_session()
@@ -102,7 +102,7 @@ async def test_a_host_whose_lease_was_taken_over_has_its_append_refused_and_drop
 
 
 async def test_renewal_notices_a_lease_taken_over_and_drops_the_session_without_writing(
-    make_host: Callable[..., Host], url: str
+    make_host: Callable[..., LiveHost], url: str
 ) -> None:
     async with make_host("host-1", lease_seconds=0.6) as one, make_host("host-2") as other:
         agent = await one.create_session()
@@ -116,7 +116,7 @@ async def test_renewal_notices_a_lease_taken_over_and_drops_the_session_without_
 
 
 async def test_renewal_keeps_a_live_session_s_lease_beyond_its_time_to_live(
-    make_host: Callable[..., Host],
+    make_host: Callable[..., LiveHost],
 ) -> None:
     async with make_host("host-1", lease_seconds=0.6) as one, make_host("host-2") as other:
         agent = await one.create_session()
@@ -134,7 +134,7 @@ async def test_renewal_keeps_a_live_session_s_lease_beyond_its_time_to_live(
 
 
 async def test_a_due_wake_of_a_cold_session_is_delivered_by_exactly_one_of_two_hosts(
-    make_host: Callable[..., Host],
+    make_host: Callable[..., LiveHost],
 ) -> None:
     async with make_host("writer") as writer:
         load_waker(writer)  # due after the writer is gone (else it would deliver it itself)
@@ -155,7 +155,7 @@ async def test_a_due_wake_of_a_cold_session_is_delivered_by_exactly_one_of_two_h
 
 
 async def test_a_dead_host_s_due_wake_is_delivered_by_the_other_once_its_lease_runs_out(
-    make_host: Callable[..., Host], url: str
+    make_host: Callable[..., LiveHost], url: str
 ) -> None:
     async with make_host("writer") as writer:
         load_waker(writer)  # due after the writer is gone (else it would deliver it itself)
@@ -179,7 +179,7 @@ async def test_a_dead_host_s_due_wake_is_delivered_by_the_other_once_its_lease_r
 
 
 async def test_a_wake_another_host_files_later_is_found_by_a_host_that_had_none_standing(
-    make_host: Callable[..., Host],
+    make_host: Callable[..., LiveHost],
 ) -> None:
     survivor = make_host("survivor", lease_seconds=0.9)  # looks again every 0.3 s
     waker = load_waker(survivor)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dsh_hookspecs import hookimpl
-from dsh_host import Host, Overlay, OverlayError, PluginLoadError
+from dsh_host import LiveHost, Overlay, OverlayError, PluginLoadError
 from dsh_host.persistence import MemoryBackend
 
 PLUGINS = {
@@ -105,7 +105,7 @@ async def test_good_overlay_loads_in_order_with_per_plugin_config(plugin_dist, c
         """,
         plugin_dist,
     )
-    async with Host(backend=MemoryBackend(), clock=clock, overlay=ov) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, overlay=ov) as host:
         assert host.plugins.names == ["good"]
         plugin = host.plugins.pm.get_plugin("good")
         assert plugin.config == {"greeting": "hi", "limits": {"max": 3}}
@@ -130,7 +130,7 @@ async def test_a_bad_plugin_stops_start_up_with_one_message_naming_it(
 ):
     ov = overlay(f'[plugins.good]\n[plugins."{name}"]\n', plugin_dist)
     backend = MemoryBackend()
-    host = Host(backend=backend, clock=clock, overlay=ov)
+    host = LiveHost(backend=backend, clock=clock, overlay=ov)
     with pytest.raises(PluginLoadError) as info:
         await host.start()
     message = str(info.value)
@@ -143,7 +143,7 @@ async def test_a_bad_plugin_stops_start_up_with_one_message_naming_it(
 
 
 async def test_late_plugin_does_not_see_earlier_agents(plugin_dist, clock):
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         early = await host.create_session()
         host.load_plugin("good")
         plugin = host.plugins.pm.get_plugin("good")
@@ -153,7 +153,7 @@ async def test_late_plugin_does_not_see_earlier_agents(plugin_dist, clock):
 
 
 async def test_unloading_a_plugin_disposes_everything_it_started(plugin_dist, clock):
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         host.load_plugin("good")
         plugin = host.plugins.pm.get_plugin("good")
         one = await host.create_session()
@@ -203,7 +203,7 @@ class Recorder:
 async def test_a_wrapper_implementation_is_refused_at_load_naming_plugin_and_hook(
     clock, factory, hook, kind
 ):
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         host.load_plugin("recorder", factory=Recorder)
         recorder = host.plugins.pm.get_plugin("recorder")
         with pytest.raises(PluginLoadError) as refused:
@@ -223,7 +223,7 @@ async def test_a_wrapper_implementation_is_refused_at_load_naming_plugin_and_hoo
 
 
 async def test_loading_the_same_plugin_twice_is_refused(plugin_dist, clock):
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         host.load_plugin("good")
         with pytest.raises(PluginLoadError, match="already loaded"):
             host.load_plugin("good")

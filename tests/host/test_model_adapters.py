@@ -18,7 +18,7 @@ from dsh_hookspecs import (
     hookimpl,
     hookspecs,
 )
-from dsh_host import Host, Overlay, PluginEntry, UnknownModelError, choose_model
+from dsh_host import LiveHost, Overlay, PluginEntry, Streamed, UnknownModelError, choose_model
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 
@@ -99,11 +99,11 @@ async def test_hook_dsh_model_adapters(tmp_path: Path, monkeypatch: pytest.Monke
     clock = ManualClock()
     overlay = _publish(tmp_path, monkeypatch)
     settings = ModelSettings(model_name="m-1")
-    host = Host(
+    host = LiveHost(
         backend=MemoryBackend(), clock=clock, overlay=overlay, model="echo", model_settings=settings
     )
     streamed: list[tuple[str, dict[str, object]]] = []
-    host.sessions.add_stream_observer(lambda s, payload: streamed.append((s.id, dict(payload))))
+    host.sessions.subscribe(lambda o: streamed.append((o.session.id, dict(o.payload))), Streamed)
     with capture_logs() as logs:
         await host.start()
     try:
@@ -144,7 +144,7 @@ async def test_an_unknown_adapter_name_stops_the_start_naming_the_offered_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     overlay = _publish(tmp_path, monkeypatch)
-    host = Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay, model="gpt")
+    host = LiveHost(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay, model="gpt")
     with pytest.raises(
         UnknownModelError, match=r"'gpt' \(offered: echo, none, openai, picky, scripted\)"
     ):
@@ -156,7 +156,7 @@ async def test_an_adapter_refusing_its_settings_stops_the_start_with_its_words(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     overlay = _publish(tmp_path, monkeypatch)
-    host = Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay, model="picky")
+    host = LiveHost(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay, model="picky")
     with pytest.raises(UnknownModelError, match="model adapter 'picky': --model-name is required"):
         await host.start()
 
@@ -169,7 +169,7 @@ def test_the_host_offers_its_own_adapters_by_name() -> None:
 
 
 async def test_a_stream_observer_failure_is_contained_and_a_cold_session_streams_nothing(
-    host: Host,
+    host: LiveHost,
 ) -> None:
     calls: list[str] = []
 
@@ -177,7 +177,7 @@ async def test_a_stream_observer_failure_is_contained_and_a_cold_session_streams
         calls.append("broken")
         raise RuntimeError("viewer gone")
 
-    host.sessions.add_stream_observer(broken)
+    host.sessions.subscribe(lambda o: broken(o.session, o.payload), Streamed)
     agent = await host.create_session()
     with capture_logs() as logs:
         agent.stream_text("m", "piece")
@@ -189,7 +189,7 @@ async def test_a_stream_observer_failure_is_contained_and_a_cold_session_streams
 
 
 async def test_scripted_phrases_with_timed_arguments_get_the_turn_time(
-    host: Host, clock: ManualClock
+    host: LiveHost, clock: ManualClock
 ) -> None:
     received: list[TimeContext] = []
 

@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, SessionHeader
-from dsh_host import Host, SessionStore
+from dsh_host import Flushed, LiveHost, LiveSessionStore
 from dsh_host.persistence import (
     MemoryBackend,
     PrefixDivergedError,
@@ -135,11 +135,11 @@ async def test_a_materialized_session_that_vanished_is_refused(host, backend):
 
 async def test_resume_persists_only_the_new_suffix(clock):
     backend = FaultInjectingBackend(MemoryBackend())
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         agent = await host.create_session()
         agent.session.append("user/message", {"text": "x"})
         sid = agent.session.id
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         backend.plan.append_calls.clear()
         agent = await host.resume_session(sid)
         assert [e.type for e in agent.session.events] == ["user/message", "session/end-seed"]
@@ -168,7 +168,7 @@ async def test_background_write_failure_is_logged_once_and_retried_by_the_next_f
 
 async def test_host_close_commits_pending_writes(clock):
     backend = MemoryBackend()
-    host = Host(backend=backend, clock=clock)
+    host = LiveHost(backend=backend, clock=clock)
     await host.start()
     agent = await host.create_session()
     agent.session.append("user/message", {"text": "pending"})
@@ -196,12 +196,12 @@ async def test_list_sessions_shows_live_and_stored_with_lineage(host):
 
 async def test_durable_length_is_the_stored_length_after_a_resume(clock):
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         agent = await host.create_session()
         agent.session.append("user/message", {"text": "x"})
         agent.session.append("user/message", {"text": "y"})
         sid = agent.session.id
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         agent = await host.resume_session(sid)
         # Two stored events; the end-seed marker appended on resume is not durable yet.
         assert len(agent.session.events) == 3
@@ -268,7 +268,7 @@ async def test_durable_length_is_the_maximum_when_flushes_complete_out_of_order(
         seen.append((through_seq, host.persistence.durable_length(session)))
 
     host.sessions.add_flush_listener(slow_first)
-    host.sessions.add_flushed_observer(flushed)
+    host.sessions.subscribe(lambda o: flushed(o.session, o.through_seq), Flushed)
     first = asyncio.create_task(host.sessions.flush(session))  # through_seq 1
     await wait_until(lambda: calls == 1)
     session.append("user/message", {"text": "b"})
@@ -282,7 +282,7 @@ async def test_durable_length_is_the_maximum_when_flushes_complete_out_of_order(
 
 
 async def test_durable_length_of_an_unknown_session_is_zero(host):
-    other = SessionStore().create()
+    other = LiveSessionStore().create()
     assert host.persistence.durable_length(other) == 0
 
 

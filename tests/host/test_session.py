@@ -7,14 +7,14 @@ import math
 import pytest
 
 from dsh_hookspecs import Event, EventRejectedError, SessionHeader
-from dsh_host import ForkBoundaryError, JSONError, SessionHooks, SessionStore
+from dsh_host import Appended, ForkBoundaryError, JSONError, LiveSessionStore, SessionHooks
 from dsh_host.persistence import StoredSession
 from dsh_host.testing import ManualClock
 
 
 def test_append_assigns_contiguous_seq_and_wall_time():
     clock = ManualClock(wall_ms=1_000)
-    store = SessionStore(clock=clock)
+    store = LiveSessionStore(clock=clock)
     session = store.create(cwd="/w")
     first = session.append("user/message", {"text": "a"})
     clock.advance(1.5)
@@ -31,14 +31,14 @@ def test_append_assigns_contiguous_seq_and_wall_time():
     [math.nan, math.inf, {"x": -math.inf}, {1: "int key"}, {"s": {1, 2}}, object()],
 )
 def test_non_json_data_is_refused_and_changes_nothing(data):
-    session = SessionStore().create()
+    session = LiveSessionStore().create()
     with pytest.raises(JSONError):
         session.append("x/y", data)
     assert len(session.events) == 0
 
 
 def test_appended_data_is_a_canonical_copy():
-    session = SessionStore().create()
+    session = LiveSessionStore().create()
     payload = {"list": (1, 2), "nested": {"flag": True}}
     event = session.append("x/y", payload)
     payload["nested"]["flag"] = False
@@ -51,7 +51,7 @@ def test_a_rejected_candidate_changes_nothing():
             if event.type == "bad/type":
                 raise EventRejectedError("no", plugin="test")
 
-    session = SessionStore(hooks=Refuse()).create()
+    session = LiveSessionStore(hooks=Refuse()).create()
     session.append("ok/type", {})
     with pytest.raises(EventRejectedError):
         session.append("bad/type", {})
@@ -60,7 +60,7 @@ def test_a_rejected_candidate_changes_nothing():
 
 
 def test_fork_copies_the_seed_records_seed_length_and_appends_end_seed():
-    store = SessionStore()
+    store = LiveSessionStore()
     parent = store.create(cwd="/p")
     for text in ("a", "b", "c"):
         parent.append("user/message", {"text": text})
@@ -80,7 +80,7 @@ def test_fork_copies_the_seed_records_seed_length_and_appends_end_seed():
 
 @pytest.mark.parametrize("boundary", [-1, 4, True, 1.0])
 def test_fork_boundary_out_of_range_is_refused(boundary):
-    store = SessionStore()
+    store = LiveSessionStore()
     parent = store.create()
     for _ in range(3):
         parent.append("user/message", {"text": "x"})
@@ -89,7 +89,7 @@ def test_fork_boundary_out_of_range_is_refused(boundary):
 
 
 def test_fork_inside_an_open_turn_is_refused():
-    store = SessionStore()
+    store = LiveSessionStore()
     parent = store.create()
     parent.append("turn/start", {"messageId": "m"})
     parent.append("user/message", {"text": "x"})
@@ -113,7 +113,7 @@ async def test_resume_loads_keeps_the_header_and_appends_end_seed_once():
         loads.append(session_id)
         return StoredSession(header, events) if session_id == "s1" else None
 
-    store = SessionStore(loader=loader)
+    store = LiveSessionStore(loader=loader)
     session, again = await store.resume("s1"), await store.resume("s1")
     assert session is again
     assert loads == ["s1"]
@@ -142,7 +142,7 @@ def test_a_refused_end_seed_leaves_no_half_open_session():
             if event.type == "session/end-seed":
                 raise EventRejectedError("no", plugin="test")
 
-    store = SessionStore(hooks=RefuseEndSeed())
+    store = LiveSessionStore(hooks=RefuseEndSeed())
     parent = store.create()
     parent.append("user/message", {"text": "x"})
     with pytest.raises(EventRejectedError):
@@ -159,10 +159,10 @@ def test_append_all_is_all_or_nothing_and_validators_see_earlier_candidates():
             if event.type == "refuse/me":
                 raise EventRejectedError("no", plugin="test", event=event)
 
-    store = SessionStore(hooks=Second())
+    store = LiveSessionStore(hooks=Second())
     session = store.create()
     notified: list[int] = []
-    store.add_append_observer(lambda s, e: notified.append(e.seq))
+    store.subscribe(lambda o: notified.append(o.event.seq), Appended)
     session.append("a/b", {})
     with pytest.raises(EventRejectedError) as info:
         session.append_all([("x/y", {"n": 1}), ("refuse/me", {})])
@@ -185,7 +185,7 @@ def test_append_all_is_all_or_nothing_and_validators_see_earlier_candidates():
     [{"s": "lone \ud800 surrogate"}, {"k\udfff": 1}, [10**4001], {"n": -(10**4001)}],
 )
 def test_values_storage_cannot_encode_are_refused_at_append(data):
-    session = SessionStore().create()
+    session = LiveSessionStore().create()
     with pytest.raises(JSONError):
         session.append("x/y", data)
     assert len(session.events) == 0

@@ -1,4 +1,4 @@
-"""The flush contract of DESIGN section 2, against a bare SessionStore."""
+"""The flush contract of docs/design.md section 3.6, against a bare LiveSessionStore."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import SessionNotLiveError
-from dsh_host import LiveSession, SessionHooks, SessionStore
+from dsh_host import Flushed, LiveSession, LiveSessionStore, SessionHooks
 from dsh_host.testing import wait_until
 
 
@@ -26,8 +26,8 @@ def hooks() -> RecordingHooks:
 
 
 @pytest.fixture
-def store(hooks: RecordingHooks) -> SessionStore:
-    return SessionStore(hooks=hooks)
+def store(hooks: RecordingHooks) -> LiveSessionStore:
+    return LiveSessionStore(hooks=hooks)
 
 
 async def test_no_listeners_is_not_durable_and_publishes_nothing(store, hooks):
@@ -152,8 +152,8 @@ async def test_observer_failures_are_contained(store, hooks):
 
     seen = []
     store.add_flush_listener(durable)
-    store.add_flushed_observer(broken_observer)
-    store.add_flushed_observer(lambda session, through: seen.append(through))
+    store.subscribe(lambda o: broken_observer(o.session, o.through_seq), Flushed)
+    store.subscribe(lambda o: seen.append(o.through_seq), Flushed)
     session = store.create()
     with capture_logs() as logs:
         assert await store.flush(session) is True

@@ -1,6 +1,6 @@
 """Closing the host leaves no task running and no "Task was destroyed" / "never retrieved" report.
 
-A real Host with the Schedule plugin (real clock) holds, at close: a Session with a pending
+A real LiveHost with the Schedule plugin (real clock) holds, at close: a Session with a pending
 reminder, a Session whose turn is running, and a message queued behind it.
 """
 
@@ -11,7 +11,7 @@ import gc
 import warnings
 from typing import Any
 
-from dsh_host import Host, LiveAgent, Turn
+from dsh_host import LiveAgent, LiveHost, LiveTurn
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 
@@ -25,7 +25,7 @@ class HoldingModel:
     def __init__(self) -> None:
         self.started: list[str] = []
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         text = turn.message.text
         self.started.append(text)
         if text.startswith("remind"):
@@ -43,7 +43,7 @@ def tool_results(agent: LiveAgent) -> list[Any]:
 
 async def scenario(model: HoldingModel) -> None:
     """Open the host, reach the three states, close it and check that no task is left."""
-    host = Host(backend=MemoryBackend(), model=model)
+    host = LiveHost(backend=MemoryBackend(), model=model)
     await host.start()
     host.load_plugin("schedule")
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import AgentDisposedError, Event, EventRejectedError, Tool, hookimpl
-from dsh_host import INTERRUPTED_RESULT, Host
+from dsh_host import INTERRUPTED_RESULT, LiveHost
 from dsh_host._inbox import interrupted_turn_closure
-from dsh_host._openai_messages import transcript_messages
+from dsh_host.models._openai_messages import transcript_messages
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 from tests.schedule.harness import spin
@@ -171,14 +171,14 @@ def test_a_user_call_without_its_result_is_closed_as_interrupted_after_a_crash()
 
 async def test_resume_answers_a_user_call_the_process_died_in(clock):
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.create_session()
         agent.session.append(
             "tool/call", {"callId": "u1", "name": "count", "arguments": {}, "source": USER}
         )
         assert await host.sessions.flush(agent.session) is True
         sid = agent.session.id
-    async with Host(backend=backend, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
         agent = await host.resume_session(sid)
         last = agent.session.events[-1]
         assert (last.type, last.data) == (

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import Event, Session, SessionHeader, SessionNotLiveError, hookimpl
-from dsh_host import Host, SessionStore
+from dsh_host import LiveHost, LiveSessionStore
 from dsh_host.persistence import NO_WAKES, MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 
@@ -52,15 +52,15 @@ def recording() -> Recording:
 @pytest.fixture
 async def waker_host(
     clock: ManualClock, recording: Recording
-) -> AsyncIterator[tuple[Host, FaultInjectingBackend]]:
+) -> AsyncIterator[tuple[LiveHost, FaultInjectingBackend]]:
     faulty = FaultInjectingBackend(recording)
-    async with Host(backend=faulty, clock=clock, model="scripted") as host:
+    async with LiveHost(backend=faulty, clock=clock, model="scripted") as host:
         host.load_plugin(PLUGIN, factory=object)
         yield host, faulty
 
 
 async def test_a_request_rides_in_the_same_append_as_the_events_before_it(
-    waker_host: tuple[Host, FaultInjectingBackend], recording: Recording
+    waker_host: tuple[LiveHost, FaultInjectingBackend], recording: Recording
 ) -> None:
     host, _ = waker_host
     session = (await host.create_session()).session
@@ -76,7 +76,7 @@ async def test_a_request_rides_in_the_same_append_as_the_events_before_it(
 
 
 async def test_the_hot_path_passes_no_wakes_and_an_unchanged_request_writes_nothing(
-    waker_host: tuple[Host, FaultInjectingBackend], recording: Recording
+    waker_host: tuple[LiveHost, FaultInjectingBackend], recording: Recording
 ) -> None:
     host, _ = waker_host
     session = (await host.create_session()).session
@@ -91,7 +91,7 @@ async def test_the_hot_path_passes_no_wakes_and_an_unchanged_request_writes_noth
 
 
 async def test_a_request_alone_is_written_by_the_background_window(
-    waker_host: tuple[Host, FaultInjectingBackend], recording: Recording, clock: ManualClock
+    waker_host: tuple[LiveHost, FaultInjectingBackend], recording: Recording, clock: ManualClock
 ) -> None:
     host, _ = waker_host
     session = (await host.create_session()).session
@@ -102,7 +102,7 @@ async def test_a_request_alone_is_written_by_the_background_window(
 
 
 async def test_after_a_failed_write_a_newer_request_wins(
-    waker_host: tuple[Host, FaultInjectingBackend],
+    waker_host: tuple[LiveHost, FaultInjectingBackend],
 ) -> None:
     host, faulty = waker_host
     session = (await host.create_session()).session
@@ -119,7 +119,7 @@ async def test_after_a_failed_write_a_newer_request_wins(
 
 
 async def test_a_fork_does_not_inherit_the_parents_entries(
-    waker_host: tuple[Host, FaultInjectingBackend],
+    waker_host: tuple[LiveHost, FaultInjectingBackend],
 ) -> None:
     host, _ = waker_host
     parent = (await host.create_session()).session
@@ -132,12 +132,12 @@ async def test_a_fork_does_not_inherit_the_parents_entries(
 
 
 async def test_entries_survive_a_host_restart_on_sqlite(tmp_path: Path, clock: ManualClock) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.load_plugin(PLUGIN, factory=object)
         session = (await host.create_session()).session
         host.sessions.request_wake(session, PLUGIN, AT)
         # Not flushed by hand: the host's close writes the pending entry with its final flush.
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         resumed = (await host.resume_session(session.id)).session
         assert dict(host.sessions.wakes(resumed)) == {PLUGIN: AT}
         assert await host.backend.due_wakes(AT, 10) == [(session.id, PLUGIN, AT)]
@@ -145,7 +145,7 @@ async def test_entries_survive_a_host_restart_on_sqlite(tmp_path: Path, clock: M
 
 
 def test_a_store_without_a_plugin_layer_knows_no_plugin() -> None:
-    store = SessionStore(clock=ManualClock())
+    store = LiveSessionStore(clock=ManualClock())
     session = store.create()
     with pytest.raises(ValueError, match="loaded plugin"):
         store.request_wake(session, PLUGIN, AT)
@@ -177,7 +177,7 @@ class FoldingWaker:
 async def test_reindex_rebuilds_every_cold_sessions_entries_from_the_logs(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.load_plugin(PLUGIN, factory=FoldingWaker)
         first = (await host.create_session()).session
         first.append("waker/at", {"at": AT})
@@ -185,7 +185,7 @@ async def test_reindex_rebuilds_every_cold_sessions_entries_from_the_logs(
         second = (await host.create_session()).session
         host.sessions.request_wake(second, PLUGIN, AT)  # the log asks for nothing
         third = (await host.create_session()).session
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.load_plugin(PLUGIN, factory=FoldingWaker)
         live = (await host.resume_session(third.id)).session
         host.sessions.request_wake(live, PLUGIN, AT + 7)  # live: its standing entry is current
@@ -204,10 +204,10 @@ async def test_reindex_rebuilds_every_cold_sessions_entries_from_the_logs(
 async def test_reindex_without_the_filing_plugin_clears_its_entries(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.load_plugin(PLUGIN, factory=object)
         session = (await host.create_session()).session
         host.sessions.request_wake(session, PLUGIN, AT)
-    async with Host(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         assert await host.reindex() == (1, 0, [])
         assert await host.backend.earliest_wake() is None

@@ -13,7 +13,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Tool, hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.testing import FaultInjectingBackend, wait_until
 from tests.host.test_agent import crashed_mid_turn, storage_control
 from tests.host.test_user_tools import counter_tool
@@ -93,7 +93,7 @@ async def test_a_head_withdrawn_while_the_driver_waits_for_storage_is_skipped(cl
     faulty = FaultInjectingBackend(backend)
     calls: list[Any] = []
     async with (
-        Host(backend=faulty, clock=clock, model="scripted") as host,
+        LiveHost(backend=faulty, clock=clock, model="scripted") as host,
         storage_control(faulty.plan) as storage,
     ):
         host.tools.register(counter_tool(calls))
@@ -121,7 +121,7 @@ async def test_a_head_withdrawn_while_the_driver_waits_for_storage_is_skipped(cl
 class TurnStarts:
     """Records how much of the log was durable when each ``turn/start`` was appended."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: LiveHost) -> None:
         self.host = host
         self.durable: list[int] = []
 
@@ -137,7 +137,7 @@ async def test_the_next_head_after_a_withdrawal_still_waits_for_its_own_proof(cl
     backend, sid = await crashed_mid_turn(clock)
     faulty = FaultInjectingBackend(backend)
     async with (
-        Host(backend=faulty, clock=clock, model="scripted") as host,
+        LiveHost(backend=faulty, clock=clock, model="scripted") as host,
         storage_control(faulty.plan) as storage,
     ):
         starts = TurnStarts(host)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import Event, ModelSettings
-from dsh_host import Host, Overlay
+from dsh_host import LiveHost, Overlay, Streamed
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until
 
@@ -20,7 +20,7 @@ SECRET = "sk-test-Zq81-DO-NOT-LEAK-4c2b"
 #: found nowhere else in what the tests look through.
 KEY = "sk-live-7Hq2Vx9LmZ4pRt8KcW3nYb6DjF1sGa5UeX0oNi2MkQ"
 
-MakeHost = Callable[..., Awaitable[Host]]
+MakeHost = Callable[..., Awaitable[LiveHost]]
 
 
 @pytest.fixture
@@ -38,9 +38,9 @@ async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
     """``await make_host(overlay=..., **settings)``: a started host on ``fake`` with the ``echo``
     tool, closed at the end of the test; ``settings`` are :class:`ModelSettings` fields (the
     key in ``environ`` is :data:`SECRET` unless given)."""
-    hosts: list[Host] = []
+    hosts: list[LiveHost] = []
 
-    async def make(overlay: Overlay | None = None, **settings: Any) -> Host:
+    async def make(overlay: Overlay | None = None, **settings: Any) -> LiveHost:
         options: dict[str, Any] = {
             "model_name": "fake",
             "timeout_seconds": 5.0,
@@ -48,7 +48,7 @@ async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
             **settings,
         }
         model_settings = ModelSettings(base_url=fake.url, **options)
-        host = Host(
+        host = LiveHost(
             backend=MemoryBackend(), model="openai", model_settings=model_settings, overlay=overlay
         )
         await host.start()
@@ -63,7 +63,7 @@ async def make_host(fake: FakeOpenAI) -> AsyncIterator[MakeHost]:
             await host.close()
 
 
-async def ask(host: Host, agent: Any, message: str, *, timeout: float = 10.0) -> list[Event]:
+async def ask(host: LiveHost, agent: Any, message: str, *, timeout: float = 10.0) -> list[Event]:
     """Send ``message`` and wait for its turn to end; the events it appended."""
     before = len(agent.session.events)
     ends = sum(1 for event in agent.session.events if event.type == "turn/end")
@@ -86,8 +86,8 @@ def of(events: list[Event], kind: str) -> list[Any]:
     return [event.data for event in events if event.type == kind]
 
 
-def streams(host: Host) -> list[str]:
+def streams(host: LiveHost) -> list[str]:
     """The ``assistant/stream`` texts the host's viewers are sent, collected from now on."""
     pieces: list[str] = []
-    host.sessions.add_stream_observer(lambda _session, payload: pieces.append(str(payload["text"])))
+    host.sessions.subscribe(lambda o: pieces.append(str(o.payload["text"])), Streamed)
     return pieces

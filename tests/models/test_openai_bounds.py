@@ -15,7 +15,7 @@ from dsh_hookspecs import ModelSettings
 from dsh_host import Overlay
 from dsh_host._cli import model_settings
 from dsh_host._cli_args import parser
-from dsh_host._openai import QUOTE_CHARS, TRIES, OpenAIModel
+from dsh_host.models._openai import QUOTE_CHARS, TRIES, OpenAIModel
 from dsh_host.testing import wait_until
 from tests.web.support import serve
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event, JSONValue, ModelSettings
-from dsh_host import Host
-from dsh_host._openai_messages import chat_messages, transcript_messages
+from dsh_host import LiveHost
+from dsh_host.models._openai_messages import chat_messages, transcript_messages
 from dsh_host.persistence import MemoryBackend
 
 from .conftest import ask, of
@@ -139,7 +139,7 @@ async def test_an_unreachable_server_ends_the_turn_with_a_plain_error(tmp_path: 
         timeout_seconds=2,
         environ={"DSH_MODEL_API_KEY": "sk-unreachable"},
     )
-    async with Host(backend=MemoryBackend(), model="openai", model_settings=settings) as host:
+    async with LiveHost(backend=MemoryBackend(), model="openai", model_settings=settings) as host:
         agent: Any = await host.create_session()
         events = await ask(host, agent, "hi")
     [end] = of(events, "turn/end")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from dsh_host._openai import QUOTE_CHARS
+from dsh_host.models._openai import QUOTE_CHARS
 from tests.procs import LISTENING, DshProcess
 
 from .conftest import KEY, SECRET, fragments

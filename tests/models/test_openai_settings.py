@@ -10,8 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import ModelSettings
-from dsh_host import Host, UnknownModelError, choose_model
-from dsh_host._openai import MAX_WAIT, NO_KEY, OpenAIModel, retry_wait
+from dsh_host import LiveHost, UnknownModelError, choose_model
+from dsh_host.models._openai import MAX_WAIT, NO_KEY, OpenAIModel, retry_wait
 from dsh_host.persistence import MemoryBackend
 
 from .conftest import SECRET, MakeHost, ask, of
@@ -54,7 +54,7 @@ async def test_the_key_comes_from_the_environment_or_a_placeholder(
 ) -> None:
     fake.script(text("ok"))
     settings = ModelSettings(model_name="fake", base_url=fake.url, environ=environ)
-    async with Host(backend=MemoryBackend(), model="openai", model_settings=settings) as host:
+    async with LiveHost(backend=MemoryBackend(), model="openai", model_settings=settings) as host:
         agent = await host.create_session()
         await ask(host, agent, "hi")
     assert fake.requests[0].headers["authorization"] == f"Bearer {sent}"

@@ -25,7 +25,7 @@ from dsh_host.persistence import (
     leases_of,
     opened,
 )
-from dsh_host.persistence._postgres import SCHEMA_VERSION
+from dsh_host.persistence.postgres import SCHEMA_VERSION
 from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's cluster
 
 

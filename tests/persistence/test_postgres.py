@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from structlog.testing import capture_logs
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.conformance import assert_stored, make_events, make_header
 from dsh_host.persistence import (
     PostgresBackend,
@@ -30,7 +30,7 @@ from dsh_host.persistence import (
     opened,
     redacted,
 )
-from dsh_host.persistence._postgres import SCHEMA_VERSION
+from dsh_host.persistence.postgres import SCHEMA_VERSION
 from dsh_host.testing import ManualClock
 from tests.api import wait_for
 from tests.pg import USER, Cluster, bindir, pg_cluster  # noqa: F401 - the session's cluster
@@ -450,13 +450,13 @@ async def test_a_host_on_postgresql_keeps_sessions_forks_and_wakes_across_a_rest
 ) -> None:
     plugin, at = "waker", 1_785_931_260_000
     clock = ManualClock()
-    async with Host(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
+    async with LiveHost(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
         host.load_plugin(plugin, factory=object)
         session = (await host.create_session()).session
         host.sessions.request_wake(session, plugin, at)
         child = (await host.fork_session(session.id)).session
         # Not flushed by hand: the host's close writes everything with its final flush.
-    async with Host(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
+    async with LiveHost(backend=PostgresBackend(url), clock=clock, model="scripted") as host:
         resumed = (await host.resume_session(session.id)).session
         assert dict(host.sessions.wakes(resumed)) == {plugin: at}
         assert await host.backend.due_wakes(at, 10) == [(session.id, plugin, at)]

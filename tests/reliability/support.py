@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event, JSONValue
-from dsh_host import Host, LiveAgent
+from dsh_host import LiveAgent, LiveHost
 from dsh_host.persistence import SQLiteBackend, events_identical
 from dsh_host.testing import FaultInjectingBackend, ManualClock
 from dsh_schedule import SCHEDULE_CHANGE, ScheduleLogError, fold, parse_instant
@@ -45,7 +45,7 @@ class Rig:
     _targets: list[tuple[int, str]] = field(default_factory=list)
 
     @property
-    def host(self) -> Host:
+    def host(self) -> LiveHost:
         return self.h.host
 
     @property

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dsh_host import Host, _json
+from dsh_host import LiveHost, _json
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_host.web import ERROR_CODES, WebServer
@@ -480,7 +480,7 @@ _MORE_QUERIES = _QUERIES | st.lists(
 )
 
 
-def _snapshot(host: Host, backend: MemoryBackend) -> object:
+def _snapshot(host: LiveHost, backend: MemoryBackend) -> object:
     live = {s.id: len(s.events) for s in host.sessions.live()}
     stored = {sid: len(entry.events) for sid, entry in backend._sessions.items()}
     schedules = {
@@ -495,7 +495,7 @@ def test_any_request_is_answered_below_500_and_changes_nothing(tally: Counter[st
     with asyncio.Runner() as runner:
         backend = MemoryBackend()
         clock = ManualClock()
-        host = Host(backend=FaultInjectingBackend(backend), clock=clock)
+        host = LiveHost(backend=FaultInjectingBackend(backend), clock=clock)
         runner.run(host.start())
         host.load_plugin("schedule")
         host.load_plugin("ui-schedule")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pytest
 
 from dsh_hookspecs import Event
-from dsh_host import LiveSession
+from dsh_host import Appended, LiveSession
 from dsh_schedule import parse_instant
 from tests.chaos.figures import full_size
 from tests.schedule.harness import make_harness, settle_quiet
@@ -94,7 +94,7 @@ async def test_reminders_are_never_early_and_late_by_at_most_one_segment(
                     return
                 dispatched[key] = Dispatched(h.clock.loop_time, event.time)
 
-        remove = h.host.sessions.add_append_observer(observe)
+        remove = h.host.sessions.subscribe(lambda o: observe(o.session, o.event), Appended)
         wall0 = h.clock.now_ms()
         jump = _jump(scenario, rng)
         jump_at = rng.uniform(0, longest)

@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 
 from dsh_hookspecs import Event, hookimpl
-from dsh_host import Host, ScriptedModel, Turn
+from dsh_host import LiveHost, LiveTurn, ScriptedModel
 from dsh_host.testing import ManualClock, wait_until
-from dsh_schedule import present_dispatch
+from dsh_schedule import SchedulePlugin, present_dispatch
 from tests.schedule.harness import boot_sqlite, settle_quiet
 
 from .support import CLEAN, audit_events, dispatch_ids
@@ -47,11 +47,11 @@ class GatedReminders:
     name = "gated"
 
     def __init__(self) -> None:
-        self.inner = ScriptedModel()
+        self.inner = ScriptedModel(SchedulePlugin().dsh_scripted_phrases)
         self.gate = asyncio.Event()
         self.reminder_turns = 0
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         if turn.message.text.startswith("[SCHEDULE REMINDER]"):
             self.reminder_turns += 1
             await self.gate.wait()
@@ -82,7 +82,7 @@ class RefuseReminderTurnStart:
 
 @dataclass
 class Boot:
-    host: Host
+    host: LiveHost
     clock: ManualClock
     model: GatedReminders
     data: Path

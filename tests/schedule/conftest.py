@@ -28,9 +28,10 @@ class GatedScripted:
         import asyncio
 
         from dsh_host import ScriptedModel
+        from dsh_schedule import SchedulePlugin
 
         self._asyncio = asyncio
-        self._scripted = ScriptedModel()
+        self._scripted = ScriptedModel(SchedulePlugin().dsh_scripted_phrases)
         self.started: list[str] = []
         self.gates: dict[str, asyncio.Event] = {}
         self.free = False

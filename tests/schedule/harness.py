@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from dsh_hookspecs import JSONValue
-from dsh_host import Host, LiveAgent, LiveSession, ModelAdapter
+from dsh_hookspecs import JSONValue, ModelAdapter
+from dsh_host import LiveAgent, LiveHost, LiveSession
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_schedule import MESSAGES
@@ -40,18 +40,18 @@ def uncertain(operation: str, schedule_id: str | None = None) -> dict[str, JSONV
 
 
 def replace_flush_listener(
-    host: Host, make: Callable[[Callable[[LiveSession], Awaitable[bool | None]]], Listener]
+    host: LiveHost, make: Callable[[Callable[[LiveSession], Awaitable[bool | None]]], Listener]
 ) -> Listener:
     """Put ``make(delegate)`` in place of the persistence coordinator's flush listener, where
     ``delegate`` is the coordinator's own listener (so the replacement can still write)."""
     coordinator = host.persistence
-    coordinator._unsubscribe[2]()  # the flush listener (see Coordinator.__init__)
+    coordinator._unsubscribe[1]()  # the flush listener (see Coordinator.__init__)
     listener = make(coordinator._on_flush)
     host.sessions.add_flush_listener(listener)
     return listener
 
 
-def quiet(host: Host, agents: Iterable[LiveAgent] | None = None) -> bool:
+def quiet(host: LiveHost, agents: Iterable[LiveAgent] | None = None) -> bool:
     """Every Agent (``agents``, or all of the host's) idle with an empty inbox, and no Schedule
     owner (of those Agents, or any) with a run or an idle wait in flight."""
     owners = host.plugins.pm.get_plugin("schedule").owners
@@ -67,7 +67,7 @@ def quiet(host: Host, agents: Iterable[LiveAgent] | None = None) -> bool:
 
 
 async def settle_quiet(
-    host: Host, agents: Iterable[LiveAgent] | None = None, *, timeout: float = 5.0
+    host: LiveHost, agents: Iterable[LiveAgent] | None = None, *, timeout: float = 5.0
 ) -> None:
     """Bounded wait until :func:`quiet` holds: everything started has finished."""
     chosen = None if agents is None else list(agents)
@@ -80,11 +80,11 @@ async def boot_sqlite(
     *,
     model: str | ModelAdapter = "scripted",
     plugins: Sequence[object] = (),
-) -> tuple[Host, ManualClock]:
+) -> tuple[LiveHost, ManualClock]:
     """A started host on SQLite in ``data``, on a ManualClock at ``wall_ms``, with the Schedule
     plugin and then ``plugins`` (loaded as ``test-0``, ``test-1``, ...)."""
     clock = ManualClock(wall_ms)
-    host = Host(backend=SQLiteBackend(data), clock=clock, model=model)
+    host = LiveHost(backend=SQLiteBackend(data), clock=clock, model=model)
     await host.start()
     try:
         host.load_plugin("schedule")
@@ -129,7 +129,7 @@ class FlushControl:
 
 
 class Harness:
-    def __init__(self, host: Host, clock: ManualClock, flush: FlushControl) -> None:
+    def __init__(self, host: LiveHost, clock: ManualClock, flush: FlushControl) -> None:
         self.host, self.clock, self.flush = host, clock, flush
 
     @property
@@ -174,7 +174,7 @@ class Harness:
 async def make_harness(*, model="scripted", config=None, backend=None):
     clock = ManualClock()
     backend = backend or FaultInjectingBackend(MemoryBackend())
-    host = Host(backend=backend, clock=clock, model=model)
+    host = LiveHost(backend=backend, clock=clock, model=model)
     await host.start()
     flush = replace_flush_listener(host, lambda delegate: FlushControl(delegate=delegate))
     host.load_plugin("schedule", config or {})

@@ -7,14 +7,14 @@ import datetime as dt
 
 import pytest
 
-from dsh_schedule._at import (
+from dsh_schedule._at import ScheduleInputError, _resolve, at_instant, future_instant
+from dsh_schedule._instants import (
+    MAX_INSTANT_MS,
     MAX_SAFE_INTEGER,
-    ScheduleInputError,
-    _resolve,
-    at_instant,
-    future_instant,
+    MIN_INSTANT_MS,
+    format_instant,
+    parse_instant,
 )
-from dsh_schedule._instants import MAX_INSTANT_MS, MIN_INSTANT_MS, format_instant, parse_instant
 
 NOW = parse_instant("2026-08-05T12:00:00.000Z")
 

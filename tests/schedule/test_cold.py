@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from dsh_host import Host, Overlay, PluginLoadError
+from dsh_host import LiveHost, Overlay, PluginLoadError, WakeChanged
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_schedule import parse_instant
@@ -67,7 +67,9 @@ async def stored(memory: MemoryBackend, session_id: str) -> dict[str, int]:
 async def test_without_the_config_no_wake_is_ever_filed(memory):
     h = await _harness(memory, {})
     filed: list[tuple[str, str, int | None]] = []
-    h.host.sessions.add_wake_observer(lambda s, plugin, at: filed.append((s.id, plugin, at)))
+    h.host.sessions.subscribe(
+        lambda o: filed.append((o.session.id, o.plugin, o.at_ms)), WakeChanged
+    )
     try:
         agent = await h.agent()
         first, _ = await create(h, agent, 60)
@@ -171,7 +173,7 @@ async def test_a_resume_that_agrees_files_nothing(cold, memory):
     sid = agent.session.id
     await cold.host.close_session(sid)
     filed: list[object] = []
-    cold.host.sessions.add_wake_observer(lambda s, plugin, at: filed.append(at))
+    cold.host.sessions.subscribe(lambda o: filed.append(o.at_ms), WakeChanged)
     resumed = await cold.host.resume_session(sid)
     assert wakes(cold, resumed) == {PLUGIN: target}
     assert filed == []
@@ -193,7 +195,7 @@ async def test_a_session_that_is_no_longer_live_files_nothing(cold):
     agent = await cold.agent()
     session = agent.session
     filed: list[object] = []
-    cold.host.sessions.add_wake_observer(lambda s, plugin, at: filed.append(at))
+    cold.host.sessions.subscribe(lambda o: filed.append(o.at_ms), WakeChanged)
     await cold.host.close_session(session.id)
     # Its fold catches up after the close (nothing files, nothing raises).
     cold.plugin.folds._folds.pop(session)  # force a fresh fold
@@ -204,7 +206,7 @@ async def test_a_session_that_is_no_longer_live_files_nothing(cold):
 @pytest.mark.parametrize("value", [1, "true", 0, [True]])
 async def test_a_non_boolean_cold_delivery_is_refused(value):
     overlay = Overlay.from_document({"plugins": {"schedule": {"cold_delivery": value}}})
-    host = Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay)
+    host = LiveHost(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay)
     with pytest.raises(PluginLoadError) as info:
         await host.start()
     assert "cold_delivery must be true or false" in str(info.value)
@@ -216,7 +218,7 @@ async def test_the_web_schedule_example_turns_cold_delivery_on():
     overlay = Overlay.load(root / "examples" / "web-schedule" / "overlay.toml")
     (entry,) = [entry for entry in overlay.plugins if entry.name == PLUGIN]
     assert entry.config == {"cold_delivery": True}
-    async with Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay) as host:
         agent = await host.create_session()
         value = await agent.execute_tool("schedule_create", {"prompt": "p", "after_seconds": 60})
         assert isinstance(value, dict)

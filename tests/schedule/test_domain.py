@@ -30,8 +30,8 @@ from dsh_schedule import (
     present_dispatch,
     reminder_framing,
 )
+from dsh_schedule._answers import DELIVERY_MODE, record_answer
 from dsh_schedule._fold import allocate_id, earliest
-from dsh_schedule._views import DELIVERY_MODE, record_view
 
 AT = "2026-08-05T12:01:00.000Z"
 AT_MS = 1_785_931_260_000
@@ -452,6 +452,22 @@ def test_incremental_fold_consumes_only_new_events():
     assert folder.position == 4
 
 
+def test_the_walk_yields_each_change_before_it_applies_and_can_stop_anywhere():
+    events = log(create("schedule-1"), "user/message", dispatch("schedule-1"), create("x"))
+    folder = IncrementalFold(0)
+    walked = []
+    for event, change in folder.walk(events):
+        walked.append((event.seq, type(change).__name__, folder.get("schedule-1") is not None))
+        if event.seq == 2:
+            break  # the dispatch was seen, not applied
+    assert walked == [(0, "Create", False), (2, "Dispatch", True)]
+    assert folder.position == 2
+    assert folder.active == (record("schedule-1"),)
+    assert [event.seq for event, _ in folder.walk(events)] == [2, 3]  # on from where it stopped
+    assert folder.position == 4
+    assert folder.result() == fold(events, 0)
+
+
 def _reads(folder: IncrementalFold) -> list[Any]:
     return [
         lambda: folder.apply([]),
@@ -625,8 +641,8 @@ def test_earliest_picks_the_first_target_then_create_order():
 # Views
 
 
-def test_record_view_is_exact_and_overdue_from_the_target_on():
-    view = record_view(record(), AT_MS - 1)
+def test_record_answer_is_exact_and_overdue_from_the_target_on():
+    view = record_answer(record(), AT_MS - 1)
     assert view == {
         "id": "schedule-1",
         "kind": "after",
@@ -645,8 +661,8 @@ def test_record_view_is_exact_and_overdue_from_the_target_on():
         "state",
         "deliveryMode",
     ]
-    assert record_view(record(), AT_MS)["state"] == "overdue"
-    assert record_view(record(), AT_MS + 86_400_000)["state"] == "overdue"
+    assert record_answer(record(), AT_MS)["state"] == "overdue"
+    assert record_answer(record(), AT_MS + 86_400_000)["state"] == "overdue"
     assert DELIVERY_MODE == "session-local"
 
 

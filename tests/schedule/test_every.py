@@ -37,10 +37,10 @@ from dsh_schedule import (
     reminder_framing,
     resolve_every_occurrence,
 )
+from dsh_schedule._answers import record_answer
 from dsh_schedule._at import ScheduleInputError
 from dsh_schedule._due import Batch, OneShot, due_decision
 from dsh_schedule._transactions import build_record
-from dsh_schedule._views import record_view
 
 FIXTURE = Path(__file__).parent / "fixtures" / "after-only-log.jsonl"
 
@@ -460,7 +460,7 @@ def test_a_batch_decision_outside_the_instant_range_raises_but_one_shots_do_not(
 def test_views_follow_the_contracts_key_order():
     now = ms("2026-08-05T12:00:00.000Z")
     at = decode_change(create(at_data())).record  # type: ignore[union-attr]
-    at_view = record_view(at, now)
+    at_view = record_answer(at, now)
     assert at_view == {
         "id": "schedule-1",
         "kind": "at",
@@ -470,7 +470,7 @@ def test_views_follow_the_contracts_key_order():
         "deliveryMode": "session-local",
     }
     assert list(at_view) == ["id", "kind", "prompt", "scheduledAt", "state", "deliveryMode"]
-    every_view = record_view(every(), ms("2026-08-05T12:06:00.000Z"))
+    every_view = record_answer(every(), ms("2026-08-05T12:06:00.000Z"))
     assert every_view == {
         "id": "schedule-1",
         "kind": "every",

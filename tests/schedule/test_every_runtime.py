@@ -10,7 +10,7 @@ import json
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 from dsh_schedule import (
@@ -406,7 +406,7 @@ async def test_each_dispatch_of_a_batch_gets_its_own_receipt(h):
 async def test_a_cold_every_reminder_is_delivered_once_for_its_latest_occurrence():
     clock = ManualClock(START_MS)
     backend = MemoryBackend()
-    async with Host(backend=backend, clock=clock) as host:
+    async with LiveHost(backend=backend, clock=clock) as host:
         host.load_plugin("schedule", {"cold_delivery": True})
         agent = await host.create_session()
         made = await agent.execute_tool("schedule_create", {"prompt": "p", "every_seconds": 300})

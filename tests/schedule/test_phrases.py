@@ -12,7 +12,7 @@ import pytest
 
 from dsh_hookspecs import JSONValue, TimeContext, hookspecs
 from dsh_schedule import MESSAGES, AfterRecord, SchedulePlugin, parse_instant, reminder_framing
-from dsh_schedule._views import batch_framing
+from dsh_schedule._answers import batch_framing
 
 RECORD = AfterRecord(
     id="schedule-1",

@@ -7,7 +7,7 @@ import importlib.metadata
 import pytest
 
 from dsh_hookspecs import ENTRY_POINT_GROUP, Event
-from dsh_host import Host, Overlay, PluginLoadError
+from dsh_host import LiveHost, Overlay, PluginLoadError
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
 from dsh_schedule import SchedulePlugin
@@ -24,7 +24,7 @@ def test_entry_point_is_loader_safe():
 
 
 async def test_installs_only_on_roots_published_after_it_loaded():
-    async with Host(backend=MemoryBackend(), clock=ManualClock()) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=ManualClock()) as host:
         before = await host.create_session()
         host.load_plugin("schedule")
         after = await host.create_session()
@@ -40,7 +40,7 @@ async def test_installs_only_on_roots_published_after_it_loaded():
 
 async def test_unwinds_on_agent_disposal_and_on_plugin_unload():
     clock = ManualClock()
-    async with Host(backend=MemoryBackend(), clock=clock) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock) as host:
         host.load_plugin("schedule")
         plugin = host.plugins.pm.get_plugin("schedule")
         one = await host.create_session()
@@ -75,7 +75,7 @@ async def test_unwinds_on_agent_disposal_and_on_plugin_unload():
 )
 async def test_bad_config_stops_start_up_naming_the_plugin(config, fragment):
     overlay = Overlay.from_document({"plugins": {"schedule": config}})
-    host = Host(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay)
+    host = LiveHost(backend=MemoryBackend(), clock=ManualClock(), overlay=overlay)
     with pytest.raises(PluginLoadError) as info:
         await host.start()
     assert "plugin 'schedule'" in str(info.value)

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dsh_hookspecs import Event, JSONValue
-from dsh_host import Host, ScriptedModel, Turn
+from dsh_host import LiveHost, LiveTurn, ScriptedModel
 from dsh_host.persistence import StoredSession
 from dsh_host.testing import ManualClock
 from dsh_schedule import (
     SCHEDULE_CHANGE,
+    SchedulePlugin,
     fold,
     parse_instant,
     parse_reminder_framing,
@@ -52,10 +53,10 @@ class RecordingModel:
     name = "recording"
 
     def __init__(self) -> None:
-        self.inner = ScriptedModel()
+        self.inner = ScriptedModel(SchedulePlugin().dsh_scripted_phrases)
         self.requests: list[ModelRequest] = []
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         message = turn.message
         self.requests.append(ModelRequest(turn.agent.session.id, message.text, message.source))
         await self.inner.run_turn(turn)
@@ -63,7 +64,7 @@ class RecordingModel:
 
 @dataclass
 class Boot:
-    host: Host
+    host: LiveHost
     clock: ManualClock
     model: RecordingModel
 

@@ -7,6 +7,7 @@ import asyncio
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import hookimpl
+from dsh_host import Appended
 from dsh_host.testing import wait_until
 
 from .harness import make_harness, spin
@@ -115,12 +116,13 @@ async def test_due_path_order(h):
 
     agent.run_maintenance = claim
     agent.followup = followup
-    remove = h.host.sessions.add_append_observer(
-        lambda session, event: (
+    remove = h.host.sessions.subscribe(
+        lambda o: (
             order.append("dispatch")
-            if event.type == "schedule/change" and event.data["operation"] == "dispatch"
+            if o.event.type == "schedule/change" and o.event.data["operation"] == "dispatch"
             else None
-        )
+        ),
+        Appended,
     )
     await advance(h, agent, 5)
     await wait_until(lambda: "dispatch" in order)
@@ -518,8 +520,8 @@ async def test_no_rearm_after_dispose_during_the_barrier(h):
     owner = h.owner(agent)
     h.flush.before = lambda n: None
     dispatched = asyncio.Event()
-    remove = h.host.sessions.add_append_observer(
-        lambda s, e: dispatched.set() if e.type == "schedule/change" else None
+    remove = h.host.sessions.subscribe(
+        lambda o: dispatched.set() if o.event.type == "schedule/change" else None, Appended
     )
     h.flush.mode = "gate"
     h.flush.once = ["ok"]  # the preflight passes, the barrier waits on the gate

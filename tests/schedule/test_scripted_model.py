@@ -14,7 +14,7 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import Host as HostProtocol
 from dsh_hookspecs import JSONValue, Tool, ToolCall, hookimpl, hookspecs
-from dsh_host import Host, LiveAgent
+from dsh_host import LiveAgent, LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 
@@ -72,8 +72,8 @@ class NotAPhrase:
 
 
 @pytest.fixture
-async def host() -> AsyncIterator[Host]:
-    async with Host(backend=MemoryBackend(), clock=ManualClock(), model="scripted") as started:
+async def host() -> AsyncIterator[LiveHost]:
+    async with LiveHost(backend=MemoryBackend(), clock=ManualClock(), model="scripted") as started:
         yield started
 
 
@@ -86,7 +86,7 @@ async def reply(agent: LiveAgent, text: str) -> str:
     return str(last["text"])
 
 
-async def test_a_plugin_phrase_calls_its_tool_and_words_the_result(host: Host) -> None:
+async def test_a_plugin_phrase_calls_its_tool_and_words_the_result(host: LiveHost) -> None:
     host.load_plugin("echo", factory=EchoPlugin)
     agent = await host.create_session()
     assert await reply(agent, "say hello") == "hello -> HELLO"
@@ -98,7 +98,7 @@ async def test_a_plugin_phrase_calls_its_tool_and_words_the_result(host: Host) -
     assert [e.type for e in agent.session.events].count("tool/call") == 1
 
 
-async def test_help_quotes_every_offered_example_and_tool_comes_first(host: Host) -> None:
+async def test_help_quotes_every_offered_example_and_tool_comes_first(host: LiveHost) -> None:
     agent = await host.create_session()
     assert await reply(agent, "hello") == 'I am the scripted demo model. Try "/tool NAME {json}".'
     host.load_plugin("schedule")
@@ -113,7 +113,7 @@ async def test_help_quotes_every_offered_example_and_tool_comes_first(host: Host
     assert await reply(agent, "say hello") == DEMO_HELP  # its phrase left with it
 
 
-async def test_a_failing_or_malformed_offer_is_logged_and_skipped(host: Host) -> None:
+async def test_a_failing_or_malformed_offer_is_logged_and_skipped(host: LiveHost) -> None:
     host.load_plugin("schedule")
     host.load_plugin("broken", factory=BrokenPhrases)
     host.load_plugin("odd", factory=NotAPhrase)
@@ -125,7 +125,7 @@ async def test_a_failing_or_malformed_offer_is_logged_and_skipped(host: Host) ->
     assert [e["plugin"] for e in logs if e["event"] == "plugin.bad_scripted_phrase"] == ["odd"]
 
 
-async def test_the_schedule_demo_phrases_through_the_host(host: Host) -> None:
+async def test_the_schedule_demo_phrases_through_the_host(host: LiveHost) -> None:
     host.load_plugin("schedule")
     agent = await host.create_session()
     created = await reply(agent, "remind me in 10 seconds to stretch")
@@ -146,9 +146,9 @@ async def test_the_schedule_demo_phrases_through_the_host(host: Host) -> None:
 
 
 @pytest.fixture
-async def timed_host(clock: ManualClock) -> AsyncIterator[Host]:
+async def timed_host(clock: ManualClock) -> AsyncIterator[LiveHost]:
     """The Schedule plugin on the shared manual clock: 2026-08-05T12:00Z, 20:00 in Shanghai."""
-    async with Host(backend=MemoryBackend(), clock=clock, model="scripted") as started:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, model="scripted") as started:
         started.load_plugin("schedule")
         yield started
 
@@ -171,7 +171,7 @@ def last_call(agent: LiveAgent) -> JSONValue:
 
 
 async def test_tomorrow_at_9am_in_the_browsers_zone_is_created_and_delivered(
-    timed_host: Host, clock: ManualClock
+    timed_host: LiveHost, clock: ManualClock
 ) -> None:
     agent = await timed_host.create_session()
     created = await reply_in(agent, "remind me tomorrow at 9am to call mom", "Asia/Shanghai")
@@ -192,7 +192,7 @@ async def test_tomorrow_at_9am_in_the_browsers_zone_is_created_and_delivered(
 
 
 async def test_at_a_time_without_a_zone_reads_utc_and_a_named_zone_wins(
-    timed_host: Host,
+    timed_host: LiveHost,
 ) -> None:
     agent = await timed_host.create_session()
     assert await reply_in(agent, "remind me at 18:30 to stretch", None) == (
@@ -215,7 +215,7 @@ async def test_at_a_time_without_a_zone_reads_utc_and_a_named_zone_wins(
 
 
 async def test_every_30_minutes_repeats_and_too_often_is_refused_in_words(
-    timed_host: Host, clock: ManualClock
+    timed_host: LiveHost, clock: ManualClock
 ) -> None:
     agent = await timed_host.create_session()
     assert await reply_in(agent, "every 30 minutes remind me to drink water", None) == (
@@ -246,7 +246,7 @@ async def test_every_30_minutes_repeats_and_too_often_is_refused_in_words(
 
 
 async def test_fixed_rate_reminders_due_together_are_presented_together(
-    timed_host: Host, clock: ManualClock
+    timed_host: LiveHost, clock: ManualClock
 ) -> None:
     agent = await timed_host.create_session()
     await reply_in(agent, "every 5 minutes remind me to drink water", None)

@@ -31,7 +31,7 @@ leave nothing of that host running. Every boot reaches the shared store through 
 :class:`ProcessStorage` handle. A crash first severs that handle (every later read or write
 through it raises, so nothing the abandoned host still does can reach storage, like a killed
 process), optionally cancels a create caught in flight at a gated preflight or barrier flush,
-and only then tears the abandoned host down with ``Host.close()``: its Agents and owners are
+and only then tears the abandoned host down with ``LiveHost.close()``: its Agents and owners are
 disposed (timers cancelled, runs awaited), its final flushes fail against the severed handle,
 its coordinator's background writes are awaited. Each boot also has its own ``ManualClock``
 (wall time carried over), so a timer the abandoned host might have leaked could never fire, and
@@ -62,7 +62,7 @@ from hypothesis.stateful import (
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
-from dsh_host import Host, LiveAgent, ScriptedModel, Turn
+from dsh_host import LiveAgent, LiveHost, LiveTurn, ScriptedModel
 from dsh_host.persistence import (
     NO_WAKES,
     DueWake,
@@ -74,6 +74,7 @@ from dsh_host.persistence import (
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
     SCHEDULE_CHANGE,
+    SchedulePlugin,
     fold,
     format_instant,
     parse_batch_framing,
@@ -195,11 +196,11 @@ class RecordingModel:
     name = "recording"
 
     def __init__(self) -> None:
-        self.inner = ScriptedModel()
+        self.inner = ScriptedModel(SchedulePlugin().dsh_scripted_phrases)
         self.presentations: list[Presentation] = []
         self.step = 0
 
-    async def run_turn(self, turn: Turn) -> None:
+    async def run_turn(self, turn: LiveTurn) -> None:
         single = parse_reminder_framing(turn.message.text)
         batch = parse_batch_framing(turn.message.text) or ()
         for schedule_id, occurrence_at, prompt in [single] if single is not None else batch:
@@ -220,7 +221,7 @@ class RecordingModel:
 class Generation:
     """One host boot."""
 
-    host: Host
+    host: LiveHost
     clock: ManualClock
     flush: RecordingFlush
     faulty: FaultInjectingBackend
@@ -516,7 +517,7 @@ class ScheduleMachine(RuleBasedStateMachine):
         clock = ManualClock(wall)
         handle = ProcessStorage(self.store)
         faulty = FaultInjectingBackend(handle)
-        host = Host(backend=faulty, clock=clock, model=self.model)
+        host = LiveHost(backend=faulty, clock=clock, model=self.model)
         await host.start()
         # Put a controllable flush listener in front of the coordinator's (as harness.py does).
         flush = replace_flush_listener(host, lambda delegate: RecordingFlush(delegate=delegate))

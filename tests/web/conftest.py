@@ -7,19 +7,19 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 
 from .support import FlushGate, Presenter, install_flush_gate
 
 
 @pytest.fixture
-async def web_host(host: Host) -> Host:
+async def web_host(host: LiveHost) -> LiveHost:
     host.load_plugin("test-presenter", factory=Presenter)
     return host
 
 
 @pytest.fixture
-async def gate(web_host: Host) -> AsyncIterator[FlushGate]:
+async def gate(web_host: LiveHost) -> AsyncIterator[FlushGate]:
     gate = install_flush_gate(web_host)
     try:
         yield gate

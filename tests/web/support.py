@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from dsh_hookspecs import Event, JSONValue, RendererAsset, hookimpl
-from dsh_host import Host, LiveSession
+from dsh_host import LiveHost, LiveSession
 from dsh_host.testing import wait_until
 from dsh_host.web import WebServer
 from tests.schedule.harness import replace_flush_listener
@@ -91,13 +91,15 @@ class FlushGate:
         self.pending[index].set_result(verdict)
 
 
-def install_flush_gate(host: Host) -> FlushGate:
+def install_flush_gate(host: LiveHost) -> FlushGate:
     """Replace the coordinator's flush listener by a :class:`FlushGate` delegating to it."""
     return replace_flush_listener(host, lambda delegate: FlushGate(delegate=delegate))
 
 
 @contextlib.asynccontextmanager
-async def serve(host: Host, **options: Any) -> AsyncIterator[tuple[WebServer, httpx.AsyncClient]]:
+async def serve(
+    host: LiveHost, **options: Any
+) -> AsyncIterator[tuple[WebServer, httpx.AsyncClient]]:
     """A real server on 127.0.0.1, port 0, and a client for it; both closed afterwards."""
     server = WebServer(host, port=0, **options)
     url = await server.start()
@@ -200,7 +202,7 @@ def append(session: LiveSession, label: str, kind: str = PRESENTABLE) -> Event:
     return session.append(kind, {"label": label})
 
 
-async def flush_task(host: Host, session: LiveSession, gate: FlushGate) -> asyncio.Task[bool]:
+async def flush_task(host: LiveHost, session: LiveSession, gate: FlushGate) -> asyncio.Task[bool]:
     """Start a flush and wait (bounded) until it waits in ``gate`` (``gate.auto`` is ``None``):
     it has taken its ``through`` seq, so later appends are not covered by it."""
     waiting = len(gate.pending)

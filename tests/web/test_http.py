@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import RendererAsset, hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend, StorageError
 from dsh_host.testing import FaultInjectingBackend
 from dsh_host.web import (
@@ -37,7 +37,7 @@ CSP = (
 
 
 @pytest.fixture
-async def client(web_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(web_host: LiveHost) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(web_host) as (_, http):
         yield http
 
@@ -61,7 +61,7 @@ async def _create(client: httpx.AsyncClient) -> str:
 
 
 async def test_create_list_fork_resume_flush_history_shapes(
-    web_host: Host, client: httpx.AsyncClient
+    web_host: LiveHost, client: httpx.AsyncClient
 ):
     response = await client.post("/api/sessions", json={})
     assert response.status_code == 201
@@ -117,7 +117,7 @@ async def test_create_list_fork_resume_flush_history_shapes(
 
 
 async def test_a_message_resumes_a_cold_session_and_runs_a_turn(
-    web_host: Host, client: httpx.AsyncClient
+    web_host: LiveHost, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     await web_host.close_session(sid)
@@ -135,7 +135,7 @@ async def test_a_message_resumes_a_cold_session_and_runs_a_turn(
 
 
 async def test_flush_of_a_cold_session_reports_storage_without_activating(
-    web_host: Host, client: httpx.AsyncClient
+    web_host: LiveHost, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     session = web_host.sessions.get(sid)
@@ -148,7 +148,7 @@ async def test_flush_of_a_cold_session_reports_storage_without_activating(
 
 
 async def test_flush_reports_an_unacknowledged_flush(
-    web_host: Host, gate: FlushGate, client: httpx.AsyncClient
+    web_host: LiveHost, gate: FlushGate, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     gate.auto = "false"
@@ -159,7 +159,7 @@ async def test_flush_reports_an_unacknowledged_flush(
 # -- history paging ---------------------------------------------------------------------------
 
 
-async def _conversation(web_host: Host, client: httpx.AsyncClient, turns: int) -> str:
+async def _conversation(web_host: LiveHost, client: httpx.AsyncClient, turns: int) -> str:
     sid = await _create(client)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -172,7 +172,7 @@ async def _conversation(web_host: Host, client: httpx.AsyncClient, turns: int) -
     return sid
 
 
-async def test_history_pages_walk_back_contiguously(web_host: Host, client: httpx.AsyncClient):
+async def test_history_pages_walk_back_contiguously(web_host: LiveHost, client: httpx.AsyncClient):
     sid = await _conversation(web_host, client, turns=7)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -234,7 +234,7 @@ async def test_history_refuses_bad_queries(client: httpx.AsyncClient, query: str
 
 
 async def test_cold_history_does_not_activate_the_session(
-    web_host: Host, client: httpx.AsyncClient
+    web_host: LiveHost, client: httpx.AsyncClient
 ):
     sid = await _conversation(web_host, client, turns=2)
     await web_host.close_session(sid)
@@ -250,7 +250,7 @@ async def test_cold_history_does_not_activate_the_session(
 # -- errors -----------------------------------------------------------------------------------
 
 
-async def test_unknown_sessions_are_404_everywhere(web_host: Host, client: httpx.AsyncClient):
+async def test_unknown_sessions_are_404_everywhere(web_host: LiveHost, client: httpx.AsyncClient):
     for sid in ("0" * 32, "no-such", "x" * 200, "a b", "é"):
         for method, suffix, body in (
             ("POST", "/fork", {}),
@@ -287,7 +287,7 @@ async def test_unknown_sessions_are_404_everywhere(web_host: Host, client: httpx
     ],
 )
 async def test_message_bodies_are_strict(
-    web_host: Host, client: httpx.AsyncClient, body: bytes, code: str
+    web_host: LiveHost, client: httpx.AsyncClient, body: bytes, code: str
 ):
     sid = await _create(client)
     session = web_host.sessions.get(sid)
@@ -314,7 +314,7 @@ async def test_message_bodies_are_strict(
     ],
 )
 async def test_fork_boundaries_and_fields(
-    web_host: Host, client: httpx.AsyncClient, body: dict, code: str
+    web_host: LiveHost, client: httpx.AsyncClient, body: dict, code: str
 ):
     sid = await _create(client)
     session = web_host.sessions.get(sid)
@@ -353,7 +353,7 @@ async def test_other_bodies_take_no_fields(client: httpx.AsyncClient):
 
 
 async def test_bodies_over_one_mebibyte_are_refused_while_read(
-    web_host: Host, client: httpx.AsyncClient
+    web_host: LiveHost, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     text = "x" * (MAX_BODY_BYTES - len('{"text":""}'))
@@ -392,7 +392,7 @@ async def test_routes_and_methods(client: httpx.AsyncClient):
 
 
 async def test_storage_failures_are_503(
-    web_host: Host, backend: FaultInjectingBackend, client: httpx.AsyncClient
+    web_host: LiveHost, backend: FaultInjectingBackend, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     await web_host.close_session(sid)
@@ -406,7 +406,7 @@ async def test_storage_failures_are_503(
 
 
 async def test_every_storage_failure_is_one_answer_naming_its_operation(
-    web_host: Host,
+    web_host: LiveHost,
     backend: FaultInjectingBackend,
     client: httpx.AsyncClient,
     monkeypatch: pytest.MonkeyPatch,
@@ -461,7 +461,7 @@ async def test_every_storage_failure_is_one_answer_naming_its_operation(
         assert [e["operation"] for e in failed] == [operation], (path, logs)
 
 
-async def test_a_token_guards_the_api_but_not_the_page(web_host: Host, tmp_path: Path):
+async def test_a_token_guards_the_api_but_not_the_page(web_host: LiveHost, tmp_path: Path):
     async with serve(web_host, token="tok-1") as (_, client):
         _error(await client.get("/api/sessions"), 401, "unauthorized")
         for value in ("Bearer tok-2", "Bearer tok-1x", "Basic tok-1", "tok-1", "Bearer"):
@@ -494,7 +494,7 @@ async def test_a_tokenless_server_refuses_other_origins_and_hosts(client: httpx.
     assert (await client.get("/api/sessions", headers={"Host": "localhost"})).status_code == 200
 
 
-def test_binding_off_loopback_requires_a_token(web_host: Host):
+def test_binding_off_loopback_requires_a_token(web_host: LiveHost):
     with pytest.raises(WebConfigError, match="without a token"):
         WebServer(web_host, bind_host="0.0.0.0")
     with pytest.raises(WebConfigError):
@@ -505,7 +505,7 @@ def test_binding_off_loopback_requires_a_token(web_host: Host):
 
 
 @pytest.mark.parametrize("option", ["keepalive", "send_timeout", "body_timeout"])
-def test_the_server_and_the_app_refuse_the_same_unusable_options(web_host: Host, option: str):
+def test_the_server_and_the_app_refuse_the_same_unusable_options(web_host: LiveHost, option: str):
     """One check serves both: a server refuses at construction what its app would refuse."""
     with pytest.raises(WebConfigError, match="must be positive"):
         WebServer(web_host, **{option: 0})
@@ -522,7 +522,7 @@ def test_the_server_and_the_app_refuse_the_same_unusable_options(web_host: Host,
 # -- the page and its assets --------------------------------------------------------------------
 
 
-async def test_the_page_carries_the_renderer_config(web_host: Host, tmp_path: Path):
+async def test_the_page_carries_the_renderer_config(web_host: LiveHost, tmp_path: Path):
     module = tmp_path / "row.js"
     module.write_text("export default function register(registry) {}\n")
     web_host.load_plugin("test-renderers", factory=lambda: Renderers(module))
@@ -579,7 +579,7 @@ class _Stylesheet:
 
 
 async def test_a_css_asset_is_linked_as_a_stylesheet_and_served_as_css_only(
-    web_host: Host, tmp_path: Path
+    web_host: LiveHost, tmp_path: Path
 ):
     sheet = tmp_path / "look.css"
     sheet.write_text(".card { color: var(--fg); }\n")
@@ -622,7 +622,7 @@ async def test_every_module_the_page_imports_is_served_as_javascript(
         assert response.status_code == 200, name
         assert response.headers["content-type"] == "text/javascript; charset=utf-8", name
         pending += _STATIC_IMPORT.findall(response.text)
-    assert {"api.js", "render.js", "session-list.js", "session-view.js", "state.js"} <= seen
+    assert {"api.js", "render.js", "session-list.js", "session-view.js", "resume.js"} <= seen
 
 
 async def test_static_files_have_types_and_no_traversal(client: httpx.AsyncClient):
@@ -725,7 +725,7 @@ def _streams(method: str, segments: list[str], query: list, headers: dict) -> bo
     )
 
 
-def _snapshot(host: Host, backend: MemoryBackend) -> object:
+def _snapshot(host: LiveHost, backend: MemoryBackend) -> object:
     live = {s.id: len(s.events) for s in host.sessions.live()}
     stored = {sid: len(entry.events) for sid, entry in backend._sessions.items()}
     return live, stored, len(host.agents.all())
@@ -735,7 +735,9 @@ def _snapshot(host: Host, backend: MemoryBackend) -> object:
 # (test_any_request_is_answered_below_500_and_changes_nothing), with the Schedule plugins loaded.
 
 
-async def test_an_event_a_plugin_refuses_is_409_not_500(web_host: Host, client: httpx.AsyncClient):
+async def test_an_event_a_plugin_refuses_is_409_not_500(
+    web_host: LiveHost, client: httpx.AsyncClient
+):
     from dsh_hookspecs import hookimpl
 
     class Refuser:
@@ -755,7 +757,7 @@ async def test_an_event_a_plugin_refuses_is_409_not_500(web_host: Host, client: 
 
 
 async def test_a_create_answered_503_leaves_no_ghost_and_retries_make_no_duplicates(
-    web_host: Host, backend: FaultInjectingBackend, client: httpx.AsyncClient
+    web_host: LiveHost, backend: FaultInjectingBackend, client: httpx.AsyncClient
 ):
     parent = await _create(client)
     backend.plan.fail_appends = 2
@@ -788,7 +790,7 @@ async def test_well_formed_loopback_hosts_pass(client: httpx.AsyncClient):
     "request_bytes",
     [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"],
 )
-async def test_malformed_requests_get_a_json_400(web_host: Host, request_bytes: bytes):
+async def test_malformed_requests_get_a_json_400(web_host: LiveHost, request_bytes: bytes):
     async with serve(web_host) as (server, _):
         assert server.url is not None
         reader, writer = await asyncio.open_connection("127.0.0.1", server.url.rsplit(":", 1)[1])
@@ -810,7 +812,7 @@ async def test_malformed_requests_get_a_json_400(web_host: Host, request_bytes: 
 
 
 async def test_history_pages_of_a_live_session_prove_the_stored_prefix_once(
-    web_host: Host, backend: FaultInjectingBackend, client: httpx.AsyncClient
+    web_host: LiveHost, backend: FaultInjectingBackend, client: httpx.AsyncClient
 ):
     sid = await _create(client)
     session = web_host.sessions.get(sid)
@@ -837,7 +839,7 @@ async def test_history_pages_of_a_live_session_prove_the_stored_prefix_once(
     assert sum(view is not None for view in views) == 12  # every presentable event, once
 
 
-async def test_a_body_that_never_ends_is_answered_408_and_closed(web_host: Host):
+async def test_a_body_that_never_ends_is_answered_408_and_closed(web_host: LiveHost):
     body_timeout = 0.3
     async with serve(web_host, body_timeout=body_timeout) as (server, _):
         assert server.url is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 from dsh_host.web import history_page
@@ -10,7 +10,7 @@ from dsh_host.web import history_page
 
 async def test_none_model_turn_fails_after_dispatch_and_the_receipt_stays():
     clock = ManualClock()
-    async with Host(backend=MemoryBackend(), clock=clock, model="none") as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, model="none") as host:
         host.load_plugin("schedule")
         agent = await host.create_session()
         created = await agent.execute_tool(

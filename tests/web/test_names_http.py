@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from tests.names import SHOWN_NAMES
 
 from .support import FlushGate, serve
@@ -20,7 +20,7 @@ _CASES = [case for case in SHOWN_NAMES if case[0] != "surrogate"]
     ("typed", "shown"), [case[1:] for case in _CASES], ids=[case[0] for case in _CASES]
 )
 async def test_a_typed_rename_and_a_first_message_are_shown_by_one_rule(
-    web_host: Host, gate: FlushGate, typed: str, shown: str | None
+    web_host: LiveHost, gate: FlushGate, typed: str, shown: str | None
 ) -> None:
     # Fails before issue 23 item 4: control characters were refused, while bidi overrides and
     # invisible characters were stored and listed as typed, and a first message kept them all.

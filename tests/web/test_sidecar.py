@@ -10,7 +10,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, JSONValue
-from dsh_host import Host, LiveSession
+from dsh_host import LiveHost, LiveSession
 from dsh_host.persistence import StorageError, StoredSession
 from dsh_host.web import Frame, Sidecar, Subscription, history_page, page_range
 
@@ -61,7 +61,7 @@ def late(frames: list[Frame]) -> list[tuple[int, JSONValue]]:
 
 
 @pytest.fixture
-async def sidecar(web_host: Host) -> AsyncIterator[Sidecar]:
+async def sidecar(web_host: LiveHost) -> AsyncIterator[Sidecar]:
     sidecar = Sidecar(web_host.sessions, web_host.plugins)
     try:
         yield sidecar
@@ -73,7 +73,7 @@ async def sidecar(web_host: Host) -> AsyncIterator[Sidecar]:
 
 
 async def test_reversed_flush_completion_keeps_the_max_and_presents_each_event_once(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     session = web_host.sessions.create()
     subscription = sidecar.subscribe(session.id)
@@ -115,7 +115,7 @@ def _wire(frame: Frame) -> dict:
 
 
 async def test_view_withheld_after_rejection_and_published_on_the_next_success(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     session = web_host.sessions.create()
     subscription = sidecar.subscribe(session.id)
@@ -139,7 +139,7 @@ async def test_view_withheld_after_rejection_and_published_on_the_next_success(
 
 
 async def test_presentation_failures_are_logged_and_served_raw(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     session = web_host.sessions.create()
     subscription = sidecar.subscribe(session.id)
@@ -151,7 +151,7 @@ async def test_presentation_failures_are_logged_and_served_raw(
     assert any(e["event"] == "plugin.hook_failed" for e in logs)
 
 
-async def test_a_view_that_is_not_json_is_contained(web_host: Host, sidecar: Sidecar):
+async def test_a_view_that_is_not_json_is_contained(web_host: LiveHost, sidecar: Sidecar):
     class Odd:
         from dsh_hookspecs import hookimpl
 
@@ -170,7 +170,7 @@ async def test_a_view_that_is_not_json_is_contained(web_host: Host, sidecar: Sid
 
 
 async def test_presentation_is_told_the_live_session_whose_log_it_reads(
-    web_host: Host, sidecar: Sidecar
+    web_host: LiveHost, sidecar: Sidecar
 ):
     seen: list[tuple[str, object]] = []
 
@@ -197,7 +197,7 @@ async def test_presentation_is_told_the_live_session_whose_log_it_reads(
 
 
 async def test_watermark_is_per_session_object_and_only_counts_flushes(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     session = web_host.sessions.create()
     append(session, "a")
@@ -213,7 +213,7 @@ async def test_watermark_is_per_session_object_and_only_counts_flushes(
 
 
 async def test_a_resume_does_not_rebroadcast_historical_receipts(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     web_host.load_plugin("schedule")
     session = web_host.sessions.create()
@@ -233,7 +233,7 @@ async def test_a_resume_does_not_rebroadcast_historical_receipts(
 
 
 async def test_resumed_ancestor_dispatch_copied_into_a_fork_seed(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     web_host.load_plugin("schedule")
     parent = web_host.sessions.create()
@@ -270,7 +270,7 @@ async def test_resumed_ancestor_dispatch_copied_into_a_fork_seed(
 
 
 async def test_a_child_dispatch_reusing_a_parent_id_pairs_with_the_child_create(
-    web_host: Host, gate: FlushGate, sidecar: Sidecar
+    web_host: LiveHost, gate: FlushGate, sidecar: Sidecar
 ):
     web_host.load_plugin("schedule")
     parent = web_host.sessions.create()
@@ -287,7 +287,7 @@ async def test_a_child_dispatch_reusing_a_parent_id_pairs_with_the_child_create(
     ]
 
 
-async def test_closing_the_sidecar_ends_every_subscription(web_host: Host, sidecar: Sidecar):
+async def test_closing_the_sidecar_ends_every_subscription(web_host: LiveHost, sidecar: Sidecar):
     session = web_host.sessions.create()
     subscription = sidecar.subscribe(session.id)
     sidecar.close()
@@ -297,7 +297,7 @@ async def test_closing_the_sidecar_ends_every_subscription(web_host: Host, sidec
     assert drain(subscription) == []
 
 
-async def test_a_subscriber_that_falls_behind_is_closed_with_bounded_memory(web_host: Host):
+async def test_a_subscriber_that_falls_behind_is_closed_with_bounded_memory(web_host: LiveHost):
     sidecar = Sidecar(web_host.sessions, web_host.plugins, queue_size=3)
     try:
         session = web_host.sessions.create()
@@ -314,7 +314,7 @@ async def test_a_subscriber_that_falls_behind_is_closed_with_bounded_memory(web_
 # -- history views ----------------------------------------------------------------------------
 
 
-async def _stored_prefix(web_host: Host, gate: FlushGate) -> LiveSession:
+async def _stored_prefix(web_host: LiveHost, gate: FlushGate) -> LiveSession:
     session = web_host.sessions.create()
     append(session, "a")
     append(session, "b")
@@ -329,7 +329,7 @@ def _views(page: dict | None) -> list[JSONValue]:
 
 
 async def test_attached_history_presents_only_the_proven_stored_prefix(
-    web_host: Host, gate: FlushGate
+    web_host: LiveHost, gate: FlushGate
 ):
     session = await _stored_prefix(web_host, gate)
     stored = await web_host.inspect(session.id)
@@ -366,7 +366,7 @@ def _tampered(stored: StoredSession, how: str) -> StoredSession:
 
 @pytest.mark.parametrize("how", ["header", "cwd", "event", "time", "longer", "absent", "fails"])
 async def test_attached_history_falls_back_to_raw_without_a_proven_prefix(
-    web_host: Host, gate: FlushGate, monkeypatch: pytest.MonkeyPatch, how: str
+    web_host: LiveHost, gate: FlushGate, monkeypatch: pytest.MonkeyPatch, how: str
 ):
     session = await _stored_prefix(web_host, gate)
     # The proof reads storage through the persistence coordinator (the host's inspect too).
@@ -391,7 +391,7 @@ async def test_attached_history_falls_back_to_raw_without_a_proven_prefix(
 
 
 async def test_detached_history_presents_every_dispatch_without_activating(
-    web_host: Host, gate: FlushGate
+    web_host: LiveHost, gate: FlushGate
 ):
     web_host.load_plugin("schedule")
     agent = await web_host.create_session()

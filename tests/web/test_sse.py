@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import StoredSession
 from dsh_host.testing import wait_until
 from dsh_host.web import WebServer
@@ -18,7 +18,7 @@ from dsh_host.web import WebServer
 from .support import WAIT, FlushGate, SSEFrame, append, serve, stream
 
 
-async def _session(host: Host) -> str:
+async def _session(host: LiveHost) -> str:
     agent = await host.create_session()
     return agent.session.id
 
@@ -27,7 +27,7 @@ def _seqs(frames: list[SSEFrame]) -> list[int]:
     return [frame.seq for frame in frames]
 
 
-async def test_frames_carry_the_seq_as_id_and_the_json_shape(web_host: Host, gate: FlushGate):
+async def test_frames_carry_the_seq_as_id_and_the_json_shape(web_host: LiveHost, gate: FlushGate):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -50,7 +50,7 @@ async def test_frames_carry_the_seq_as_id_and_the_json_shape(web_host: Host, gat
     }
 
 
-async def test_without_last_event_id_only_new_events_are_sent(web_host: Host, gate: FlushGate):
+async def test_without_last_event_id_only_new_events_are_sent(web_host: LiveHost, gate: FlushGate):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -62,7 +62,9 @@ async def test_without_last_event_id_only_new_events_are_sent(web_host: Host, ga
     assert _seqs(frames) == [3]
 
 
-async def test_last_event_id_replays_exactly_the_missing_events(web_host: Host, gate: FlushGate):
+async def test_last_event_id_replays_exactly_the_missing_events(
+    web_host: LiveHost, gate: FlushGate
+):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -91,7 +93,9 @@ async def test_last_event_id_replays_exactly_the_missing_events(web_host: Host, 
             assert response.json()["error"]["code"] == "invalid_last_event_id"
 
 
-async def test_replay_attaches_views_only_below_the_live_watermark(web_host: Host, gate: FlushGate):
+async def test_replay_attaches_views_only_below_the_live_watermark(
+    web_host: LiveHost, gate: FlushGate
+):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -109,7 +113,7 @@ async def test_replay_attaches_views_only_below_the_live_watermark(web_host: Hos
 
 
 async def test_replay_views_follow_the_coordinator_even_for_flushes_before_the_server(
-    web_host: Host, gate: FlushGate
+    web_host: LiveHost, gate: FlushGate
 ):
     """The persistence coordinator is the one answer to "what is committed": a flush that
     completed before any server (and its sidecar) existed still gates the replay's views."""
@@ -127,7 +131,7 @@ async def test_replay_views_follow_the_coordinator_even_for_flushes_before_the_s
     assert [f.view["view"]["label"] if f.view else None for f in frames] == ["b", None]
 
 
-async def test_late_view_frames_follow_the_flush(web_host: Host, gate: FlushGate):
+async def test_late_view_frames_follow_the_flush(web_host: LiveHost, gate: FlushGate):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -148,7 +152,7 @@ async def test_late_view_frames_follow_the_flush(web_host: Host, gate: FlushGate
     assert upgraded.view == {"for": "event", "view": {"label": "receipt", "seedLength": 0, "of": 1}}
 
 
-async def test_keep_alive_comments_arrive_while_idle(web_host: Host):
+async def test_keep_alive_comments_arrive_while_idle(web_host: LiveHost):
     sid = await _session(web_host)
     async with serve(web_host, keepalive=0.05) as (_, client), stream(client, sid) as reader:
         comments = [await reader.next(comments=True) for _ in range(2)]
@@ -156,7 +160,7 @@ async def test_keep_alive_comments_arrive_while_idle(web_host: Host):
 
 
 async def test_a_cold_session_streams_once_resumed_without_rebroadcasting_receipts(
-    web_host: Host, gate: FlushGate
+    web_host: LiveHost, gate: FlushGate
 ):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
@@ -192,7 +196,7 @@ async def test_a_cold_session_streams_once_resumed_without_rebroadcasting_receip
 
 
 async def test_a_cold_replay_racing_a_resume_has_no_duplicates_and_no_gaps(
-    web_host: Host, gate: FlushGate, monkeypatch: pytest.MonkeyPatch
+    web_host: LiveHost, gate: FlushGate, monkeypatch: pytest.MonkeyPatch
 ):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
@@ -232,7 +236,7 @@ async def test_a_cold_replay_racing_a_resume_has_no_duplicates_and_no_gaps(
 
 
 async def test_a_slow_subscriber_is_disconnected_and_resumes_with_last_event_id(
-    web_host: Host,
+    web_host: LiveHost,
 ):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
@@ -249,7 +253,7 @@ async def test_a_slow_subscriber_is_disconnected_and_resumes_with_last_event_id(
             assert _seqs(await reader.frames(7)) == list(range(3, 10))
 
 
-async def test_stopping_the_server_ends_open_streams_promptly(web_host: Host):
+async def test_stopping_the_server_ends_open_streams_promptly(web_host: LiveHost):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -274,7 +278,7 @@ async def test_stopping_the_server_ends_open_streams_promptly(web_host: Host):
             await late_client.get("/api/sessions")
 
 
-async def test_stream_errors_are_plain_json_answers(web_host: Host):
+async def test_stream_errors_are_plain_json_answers(web_host: LiveHost):
     async with serve(web_host, token="s3cret") as (_, client):
         response = await client.get("/api/sessions/nope/events")
         assert response.status_code == 401
@@ -292,7 +296,7 @@ async def test_stream_errors_are_plain_json_answers(web_host: Host):
             assert _seqs(await reader.frames(1)) == [0]
 
 
-async def test_a_client_that_stops_reading_is_cut_off_with_bounded_memory(web_host: Host):
+async def test_a_client_that_stops_reading_is_cut_off_with_bounded_memory(web_host: LiveHost):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -339,7 +343,7 @@ async def _raw_stream_socket(port: int, sid: str) -> socket.socket:
     return sock
 
 
-async def test_a_client_that_never_reads_has_its_connection_aborted(web_host: Host):
+async def test_a_client_that_never_reads_has_its_connection_aborted(web_host: LiveHost):
     sid = await _session(web_host)
     session = web_host.sessions.get(sid)
     assert session is not None
@@ -374,7 +378,7 @@ async def test_a_client_that_never_reads_has_its_connection_aborted(web_host: Ho
 
 
 async def test_stopping_the_server_with_open_streams_leaves_no_task(
-    web_host: Host, gate: FlushGate
+    web_host: LiveHost, gate: FlushGate
 ):
     """Each stream's receive watcher and the server's main loop are owned tasks: once stop()
     returns, none of them (and no request task) is left running."""

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import PostgresBackend, SQLiteBackend
 from dsh_host.testing import wait_until
 from tests.host.test_user_tools import counter_tool
@@ -76,7 +76,7 @@ async def _timed(call: Any) -> tuple[httpx.Response, float]:
     return answer, loop.time() - start
 
 
-def _user_calls(host: Host, sid: str) -> list[Any]:
+def _user_calls(host: LiveHost, sid: str) -> list[Any]:
     live = host.sessions.get(sid)
     assert live is not None
     return [e for e in live.events if e.type == "tool/call" and "source" in e.data]
@@ -95,7 +95,7 @@ async def test_a_frozen_database_gets_503_within_the_wait_and_everything_resumes
     url: str,
 ) -> None:
     async with (
-        Host(backend=PostgresBackend(url), model="scripted") as host,
+        LiveHost(backend=PostgresBackend(url), model="scripted") as host,
         serve(host, storage_wait=STORAGE_WAIT) as (server, client),
     ):
         calls: list[Any] = []
@@ -164,7 +164,7 @@ async def test_a_sqlite_file_another_connection_holds_locked_gets_503_within_the
     # behind that write on its one worker thread: a create and a list both wait for storage.
     backend = SQLiteBackend(tmp_path)
     async with (
-        Host(backend=backend, model="scripted") as host,
+        LiveHost(backend=backend, model="scripted") as host,
         serve(host, storage_wait=STORAGE_WAIT) as (server, client),
     ):
         before = (await client.post("/api/sessions", json={})).json()["id"]

@@ -12,7 +12,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import JSONValue, Turn
-from dsh_host import Host, LiveSession
+from dsh_host import LiveHost, LiveSession
 from dsh_host.testing import FaultInjectingBackend, ManualClock
 from dsh_host.web import Frame, Sidecar, StreamFrame, Subscription
 
@@ -50,8 +50,8 @@ def model() -> GatedStreamer:
 @pytest.fixture
 async def stream_host(
     clock: ManualClock, backend: FaultInjectingBackend, model: GatedStreamer
-) -> AsyncIterator[Host]:
-    async with Host(backend=backend, clock=clock, model=model) as running:
+) -> AsyncIterator[LiveHost]:
+    async with LiveHost(backend=backend, clock=clock, model=model) as running:
         yield running
 
 
@@ -79,7 +79,7 @@ def pieces_of(frames: list[SSEFrame]) -> list[JSONValue]:
 
 
 async def test_stream_frames_have_no_id_and_are_in_no_history_log_or_replay(
-    stream_host: Host, model: GatedStreamer
+    stream_host: LiveHost, model: GatedStreamer
 ):
     async with serve(stream_host) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
@@ -129,7 +129,9 @@ async def test_stream_frames_have_no_id_and_are_in_no_history_log_or_replay(
             assert not any(text.strip() in repr(entry) for entry in logs), "a piece was logged"
 
 
-async def test_pieces_go_only_to_that_sessions_subscribers(stream_host: Host, model: GatedStreamer):
+async def test_pieces_go_only_to_that_sessions_subscribers(
+    stream_host: LiveHost, model: GatedStreamer
+):
     async with serve(stream_host) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
         other = (await client.post("/api/sessions", json={})).json()["id"]
@@ -168,7 +170,7 @@ def texts(frames: list[Frame | StreamFrame]) -> list[str]:
     return out
 
 
-def publish(host: Host, session: LiveSession, message_id: str, text: str) -> None:
+def publish(host: LiveHost, session: LiveSession, message_id: str, text: str) -> None:
     payload: dict[str, JSONValue] = {
         "type": "assistant/stream",
         "messageId": message_id,
@@ -178,12 +180,12 @@ def publish(host: Host, session: LiveSession, message_id: str, text: str) -> Non
 
 
 @pytest.fixture
-async def plain_host(clock: ManualClock, backend: FaultInjectingBackend) -> AsyncIterator[Host]:
-    async with Host(backend=backend, clock=clock, model="none") as running:
+async def plain_host(clock: ManualClock, backend: FaultInjectingBackend) -> AsyncIterator[LiveHost]:
+    async with LiveHost(backend=backend, clock=clock, model="none") as running:
         yield running
 
 
-async def test_a_subscriber_joining_mid_message_gets_none_of_it_then_the_next(plain_host: Host):
+async def test_a_subscriber_joining_mid_message_gets_none_of_it_then_the_next(plain_host: LiveHost):
     sidecar = Sidecar(plain_host.sessions, plain_host.plugins)
     try:
         session = plain_host.sessions.create()
@@ -204,7 +206,7 @@ async def test_a_subscriber_joining_mid_message_gets_none_of_it_then_the_next(pl
         sidecar.close()
 
 
-async def test_a_slow_subscriber_loses_the_rest_of_a_message_not_its_stream(plain_host: Host):
+async def test_a_slow_subscriber_loses_the_rest_of_a_message_not_its_stream(plain_host: LiveHost):
     sidecar = Sidecar(plain_host.sessions, plain_host.plugins, queue_size=3, stream_queue_size=2)
     try:
         session = plain_host.sessions.create()
@@ -236,7 +238,7 @@ async def test_a_slow_subscriber_loses_the_rest_of_a_message_not_its_stream(plai
         sidecar.close()
 
 
-async def test_get_hands_out_pieces_in_order_with_durable_frames(plain_host: Host):
+async def test_get_hands_out_pieces_in_order_with_durable_frames(plain_host: LiveHost):
     sidecar = Sidecar(plain_host.sessions, plain_host.plugins)
     try:
         session = plain_host.sessions.create()
@@ -261,13 +263,13 @@ async def test_get_hands_out_pieces_in_order_with_durable_frames(plain_host: Hos
         sidecar.close()
 
 
-def test_the_bounds_must_be_positive_integers(plain_host: Host):
+def test_the_bounds_must_be_positive_integers(plain_host: LiveHost):
     for bad in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="stream_queue_size"):
             Sidecar(plain_host.sessions, plain_host.plugins, stream_queue_size=bad)  # type: ignore[arg-type]
 
 
-async def test_a_piece_for_a_session_not_live_here_goes_nowhere(plain_host: Host):
+async def test_a_piece_for_a_session_not_live_here_goes_nowhere(plain_host: LiveHost):
     sidecar = Sidecar(plain_host.sessions, plain_host.plugins)
     try:
         session = plain_host.sessions.create()

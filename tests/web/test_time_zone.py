@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from dsh_hookspecs import Turn
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_host.web import ERROR_CODES
 
@@ -41,13 +41,13 @@ def model() -> ZoneRecorder:
 @pytest.fixture
 async def zone_host(
     clock: ManualClock, backend: FaultInjectingBackend, model: ZoneRecorder
-) -> AsyncIterator[Host]:
-    async with Host(backend=backend, clock=clock, model=model) as running:
+) -> AsyncIterator[LiveHost]:
+    async with LiveHost(backend=backend, clock=clock, model=model) as running:
         yield running
 
 
 @pytest.fixture
-async def client(zone_host: Host) -> AsyncIterator[httpx.AsyncClient]:
+async def client(zone_host: LiveHost) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(zone_host) as (_, http):
         yield http
 
@@ -62,7 +62,7 @@ async def _send(client: httpx.AsyncClient, sid: str, body: dict[str, object]) ->
     return await client.post(f"/api/sessions/{sid}/messages", json=body)
 
 
-async def _stored_text(host: Host, sid: str) -> str:
+async def _stored_text(host: LiveHost, sid: str) -> str:
     """The stored header and every stored event of ``sid`` as one JSON text."""
     stored = await host.inspect(sid)
     assert stored is not None
@@ -71,7 +71,7 @@ async def _stored_text(host: Host, sid: str) -> str:
 
 @pytest.mark.parametrize("zone", ["Asia/Kathmandu", "US/Eastern", "UTC", "Etc/GMT+8"])
 async def test_a_valid_zone_reaches_that_turn_and_is_stored_nowhere(
-    zone_host: Host, client: httpx.AsyncClient, model: ZoneRecorder, zone: str
+    zone_host: LiveHost, client: httpx.AsyncClient, model: ZoneRecorder, zone: str
 ):
     sid = await _create(client)
     response = await _send(client, sid, {"text": "what time is it?", "timeZone": zone})
@@ -114,7 +114,7 @@ async def test_a_valid_zone_reaches_that_turn_and_is_stored_nowhere(
     ],
 )
 async def test_a_refused_zone_is_400_and_changes_nothing(
-    zone_host: Host, client: httpx.AsyncClient, model: ZoneRecorder, value: object, message: str
+    zone_host: LiveHost, client: httpx.AsyncClient, model: ZoneRecorder, value: object, message: str
 ):
     live_sid = await _create(client)
     cold_sid = await _create(client)
@@ -137,7 +137,7 @@ async def test_a_refused_zone_is_400_and_changes_nothing(
 
 
 async def test_a_cold_session_resumed_by_a_message_gets_the_zone(
-    zone_host: Host, client: httpx.AsyncClient, model: ZoneRecorder
+    zone_host: LiveHost, client: httpx.AsyncClient, model: ZoneRecorder
 ):
     sid = await _create(client)
     await zone_host.close_session(sid)
@@ -149,7 +149,7 @@ async def test_a_cold_session_resumed_by_a_message_gets_the_zone(
     assert model.zones == ["Australia/Lord_Howe"]
 
 
-async def test_the_text_is_still_checked_first(zone_host: Host, client: httpx.AsyncClient):
+async def test_the_text_is_still_checked_first(zone_host: LiveHost, client: httpx.AsyncClient):
     sid = await _create(client)
     response = await _send(client, sid, {"text": " ", "timeZone": "nope"})
     assert response.status_code == 422

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.web import Sidecar, WebConfigError, WebServer, create_app
 from dsh_host.web._guard import token_problem
 
@@ -26,7 +26,7 @@ from dsh_host.web._guard import token_problem
     ],
 )
 def test_a_token_nobody_could_sign_in_with_is_refused(
-    web_host: Host, token: str, message: str
+    web_host: LiveHost, token: str, message: str
 ) -> None:
     # Fails before issue 23 item 5 for all but "": the server started and refused every request.
     with pytest.raises(WebConfigError, match=re.escape(message)):

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.persistence import MemoryBackend, SessionLiveElsewhereError
 from dsh_host.testing import ManualClock, wait_until
 from tests.host.models import GatedModel
@@ -19,9 +19,9 @@ from .support import serve
 
 
 @pytest.fixture
-async def gated(clock: ManualClock) -> AsyncIterator[Host]:
+async def gated(clock: ManualClock) -> AsyncIterator[LiveHost]:
     model = GatedModel()
-    async with Host(backend=MemoryBackend(), clock=clock, model=model) as host:
+    async with LiveHost(backend=MemoryBackend(), clock=clock, model=model) as host:
         host.test_model = model  # type: ignore[attr-defined]
         yield host
 
@@ -40,7 +40,7 @@ async def entries(client: httpx.AsyncClient, sid: str) -> list[dict[str, Any]]:
     return [entry["event"] for entry in answer.json()["entries"]]
 
 
-async def test_refusals_change_nothing(gated: Host):
+async def test_refusals_change_nothing(gated: LiveHost):
     async with serve(gated) as (_, client):
         assert error_code(await cancel(client, "no-such-session")) == (404, "session_not_found")
         sid = (await client.post("/api/sessions", json={})).json()["id"]
@@ -54,7 +54,7 @@ async def test_refusals_change_nothing(gated: Host):
         assert await entries(client, sid) == before
 
 
-async def test_a_running_turn_is_stopped_and_nothing_else_is(gated: Host):
+async def test_a_running_turn_is_stopped_and_nothing_else_is(gated: LiveHost):
     model: GatedModel = gated.test_model  # type: ignore[attr-defined]
     async with serve(gated) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
@@ -78,7 +78,7 @@ async def test_a_running_turn_is_stopped_and_nothing_else_is(gated: Host):
         assert (await cancel(client, sid)).json() == {"cancelled": False}  # it has ended
 
 
-async def test_a_cold_session_is_answered_false_and_stays_cold(gated: Host):
+async def test_a_cold_session_is_answered_false_and_stays_cold(gated: LiveHost):
     async with serve(gated) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
         await gated.close_session(sid)
@@ -109,7 +109,7 @@ class ForeignLeases:
         return session_id == self.taken
 
 
-async def test_a_session_live_on_another_host_is_answered_409_like_other_writes(gated: Host):
+async def test_a_session_live_on_another_host_is_answered_409_like_other_writes(gated: LiveHost):
     async with serve(gated) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
         await gated.close_session(sid)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from dsh_host import Host
+from dsh_host import LiveHost
 from dsh_host.testing import wait_until
 
 from .support import serve
@@ -39,7 +39,7 @@ async def _create(client: httpx.AsyncClient, sid: str, prompt: str) -> str:
     return str(next(item for item in view["active"] if item["prompt"] == prompt)["scheduleId"])
 
 
-async def test_cancel_is_a_user_tool_call_and_the_panel_and_transcript_agree(web_host: Host):
+async def test_cancel_is_a_user_tool_call_and_the_panel_and_transcript_agree(web_host: LiveHost):
     web_host.load_plugin("schedule")
     async with serve(web_host) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
@@ -80,7 +80,7 @@ async def test_cancel_is_a_user_tool_call_and_the_panel_and_transcript_agree(web
         assert next(r for r in rows if r["id"] == sid)["badges"] == {VIEW: 1}
 
 
-async def test_bad_requests_are_refused_with_stable_codes_and_change_nothing(web_host: Host):
+async def test_bad_requests_are_refused_with_stable_codes_and_change_nothing(web_host: LiveHost):
     web_host.load_plugin("schedule")
     async with serve(web_host) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]
@@ -128,7 +128,7 @@ async def test_bad_requests_are_refused_with_stable_codes_and_change_nothing(web
         assert wrong_method.status_code == 405
 
 
-async def test_a_body_may_be_left_out_for_a_tool_without_arguments(web_host: Host):
+async def test_a_body_may_be_left_out_for_a_tool_without_arguments(web_host: LiveHost):
     web_host.load_plugin("schedule")
     async with serve(web_host) as (_, client):
         sid = (await client.post("/api/sessions", json={})).json()["id"]

@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_hookspecs import Event, JSONValue, hookimpl
-from dsh_host import Host
+from dsh_host import LiveHost
 
 from .support import PRESENTABLE, FlushGate, append, serve, stream
 
@@ -33,19 +33,19 @@ class Broken:
 
 
 @pytest.fixture
-async def views_host(web_host: Host) -> Host:
+async def views_host(web_host: LiveHost) -> LiveHost:
     # The host calls the newest plugin first: the counter's views win over the broken ones.
     web_host.load_plugin("test-broken", factory=Broken)
     web_host.load_plugin("test-counter", factory=Counter)
     return web_host
 
 
-async def _live(host: Host) -> tuple[str, object]:
+async def _live(host: LiveHost) -> tuple[str, object]:
     agent = await host.create_session()
     return agent.session.id, agent.session
 
 
-async def test_views_come_from_the_committed_prefix_only(views_host: Host, gate: FlushGate):
+async def test_views_come_from_the_committed_prefix_only(views_host: LiveHost, gate: FlushGate):
     sid, session = await _live(views_host)
     append(session, "a")  # type: ignore[arg-type]
     async with serve(views_host) as (_, client):
@@ -65,7 +65,7 @@ async def test_views_come_from_the_committed_prefix_only(views_host: Host, gate:
     }
 
 
-async def test_a_failing_clashing_or_non_json_view_is_logged_and_left_out(views_host: Host):
+async def test_a_failing_clashing_or_non_json_view_is_logged_and_left_out(views_host: LiveHost):
     sid, session = await _live(views_host)
     async with serve(views_host) as (_, client):
         with capture_logs() as logs:
@@ -86,7 +86,7 @@ async def test_a_failing_clashing_or_non_json_view_is_logged_and_left_out(views_
         assert any(entry["event"] == "plugin.hook_failed" for entry in logs)
 
 
-async def test_reading_views_never_activates_a_cold_session(views_host: Host):
+async def test_reading_views_never_activates_a_cold_session(views_host: LiveHost):
     sid, session = await _live(views_host)
     append(session, "a")  # type: ignore[arg-type]
     await views_host.sessions.flush(session)  # type: ignore[arg-type]
@@ -105,7 +105,7 @@ async def test_reading_views_never_activates_a_cold_session(views_host: Host):
 
 
 async def test_the_stream_sends_views_after_the_replay_and_after_flushes_that_change_them(
-    views_host: Host, gate: FlushGate
+    views_host: LiveHost, gate: FlushGate
 ):
     sid, session = await _live(views_host)
     gate.auto = "ok"
@@ -146,7 +146,7 @@ async def test_the_stream_sends_views_after_the_replay_and_after_flushes_that_ch
         assert named.data["views"] == pushed.data["views"]
 
 
-async def test_without_asking_a_stream_gets_no_views_frames(views_host: Host, gate: FlushGate):
+async def test_without_asking_a_stream_gets_no_views_frames(views_host: LiveHost, gate: FlushGate):
     sid, session = await _live(views_host)
     gate.auto = "ok"
     async with serve(views_host) as (_, client):
@@ -167,7 +167,7 @@ async def test_without_asking_a_stream_gets_no_views_frames(views_host: Host, ga
 
 
 async def test_list_rows_carry_names_and_badges_and_cold_logs_are_read_once_per_length(
-    views_host: Host, gate: FlushGate, monkeypatch: pytest.MonkeyPatch
+    views_host: LiveHost, gate: FlushGate, monkeypatch: pytest.MonkeyPatch
 ):
     gate.auto = "ok"
     sid, session = await _live(views_host)
@@ -195,7 +195,7 @@ async def test_list_rows_carry_names_and_badges_and_cold_logs_are_read_once_per_
 
 
 async def test_a_rename_is_an_event_that_survives_and_bad_names_change_nothing(
-    views_host: Host, gate: FlushGate
+    views_host: LiveHost, gate: FlushGate
 ):
     gate.auto = "ok"
     sid, session = await _live(views_host)

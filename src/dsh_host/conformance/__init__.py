@@ -1,6 +1,6 @@
 """The dsh contract suites, as pytest classes another host or backend subclasses.
 
-DESIGN.md promises that the plugins run on any host that keeps the contract; these suites are
+docs/design.md section 8.6: the plugins run on any host that keeps the contract; these suites are
 that contract, executable. Each is a class whose name does not start with ``Test`` (so pytest
 does not collect it where it is defined); a test module subclasses it under a ``Test...`` name
 and provides a factory:
@@ -19,7 +19,7 @@ and provides a factory:
   :mod:`dsh_hookspecs` (what plugins are handed, by the :class:`Recorder` plugin they load) and
   the few operations of :class:`HostUnderTest`.
 * :class:`ReferenceHostContract` (``make_backend(tmp_path)``): the host suites against
-  :class:`dsh_host.Host` over your backend.
+  :class:`dsh_host.LiveHost` over your backend.
 
 Example (a backend)::
 

@@ -1,4 +1,4 @@
-"""The Agent phases (DESIGN section 2, :class:`dsh_hookspecs.Agent`).
+"""The Agent phases (docs/design.md section 4, :class:`dsh_hookspecs.Agent`).
 
 ``run_maintenance`` claims an idle Agent or fails at once; waking input that arrives during
 maintenance is parked and starts only after the phase is released; ``when_idle`` resolves when

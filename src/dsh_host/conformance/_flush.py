@@ -1,4 +1,4 @@
-"""The flush contract (DESIGN section 2, :meth:`dsh_hookspecs.SessionStore.flush`).
+"""The flush contract (docs/design.md section 3.6, :meth:`dsh_hookspecs.SessionStore.flush`).
 
 ``flush(session)`` captures ``through_seq = len(session.events)`` when it is entered, returns
 ``True`` only once storage acknowledged the write, then publishes ``dsh_session_flushed(session,

@@ -1,4 +1,4 @@
-"""Publication and disposal (DESIGN section 2 "Plugins", the hook docs of
+"""Publication and disposal (docs/design.md section 8.3, the hook docs of
 ``dsh_plugin_start`` and ``dsh_agent_published``).
 
 Publication is never historic: a plugin sees only the Agents published after it loaded. Every

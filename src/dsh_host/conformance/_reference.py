@@ -1,8 +1,8 @@
-"""The reference host (:class:`dsh_host.Host`) as a :class:`HostUnderTest`.
+"""The reference host (:class:`dsh_host.LiveHost`) as a :class:`HostUnderTest`.
 
-:class:`ReferenceHostContract` runs every host suite against ``dsh_host.Host`` over the backend
-a subclass makes: a backend author gets the backend suite *and* the host suites from two small
-subclasses.
+:class:`ReferenceHostContract` runs every host suite against ``dsh_host.LiveHost`` over the
+backend a subclass makes: a backend author gets the backend suite *and* the host suites from two
+small subclasses.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
-from dsh_hookspecs import Agent, Event, Host, JSONValue
+from dsh_hookspecs import Agent, Event, Host, JSONValue, Turn
 
-from .._host import Host as ReferenceHostObject
-from .._turn import Turn
+from .._host import LiveHost
 from ..persistence import Backend
 from ..testing import FaultInjectingBackend, ManualClock
 from ._agents import AgentPhaseContract
@@ -41,7 +40,7 @@ class _GatedModel:
         self._turns = turns
 
     async def run_turn(self, turn: Turn) -> None:
-        turn.say(await self._turns.run(turn.message.text))
+        turn.say(await self._turns.run(turn.input.text))
 
 
 class _Storage:
@@ -85,9 +84,9 @@ def _returning(plugin: object) -> Callable[[], object]:
 
 
 class ReferenceHost:
-    """A started :class:`dsh_host.Host` behind the :class:`HostUnderTest` operations."""
+    """A started :class:`dsh_host.LiveHost` behind the :class:`HostUnderTest` operations."""
 
-    def __init__(self, host: ReferenceHostObject, backend: FaultInjectingBackend) -> None:
+    def __init__(self, host: LiveHost, backend: FaultInjectingBackend) -> None:
         self.host = host
         self._storage = _Storage(backend)
 
@@ -96,7 +95,7 @@ class ReferenceHost:
         cls, backend: Backend, plugins: Sequence[tuple[str, object]], turns: TurnGate
     ) -> ReferenceHost:
         faulty = FaultInjectingBackend(backend)
-        host = ReferenceHostObject(backend=faulty, clock=ManualClock(), model=_GatedModel(turns))
+        host = LiveHost(backend=faulty, clock=ManualClock(), model=_GatedModel(turns))
         await host.start()
         try:
             for name, plugin in plugins:
@@ -108,7 +107,7 @@ class ReferenceHost:
 
     @property
     def services(self) -> Host:
-        # Cast: the host's SessionStore types flush() for its own LiveSession, narrower than
+        # Cast: the host's LiveSessionStore types flush() for its own LiveSession, narrower than
         # the Protocol's Session, so the structural check cannot pass as typed today.
         return cast("Host", self.host)
 
@@ -142,7 +141,8 @@ class ReferenceHost:
 
 
 class ReferenceHostContract(HostContract):
-    """Every host suite against :class:`dsh_host.Host` over the backend of :meth:`make_backend`."""
+    """Every host suite against :class:`dsh_host.LiveHost` over the backend of
+    :meth:`make_backend`."""
 
     def make_backend(self, tmp_path: Path) -> Backend:
         """A fresh, unopened backend storing under ``tmp_path`` (the host opens and closes it)."""

@@ -1,8 +1,17 @@
 """Durable storage of Session headers and event logs.
 
-:class:`Backend` is the interface; :class:`MemoryBackend` and :class:`SQLiteBackend` (the
-embedded default) implement it. :class:`DataDirLock` keeps one live dsh process per data folder;
-:func:`list_sessions_read_only` reads a store another process holds.
+:class:`Backend` is the interface (:mod:`._backend`); three backends implement it:
+
+* memory, :class:`MemoryBackend` (:mod:`._memory`): nothing survives the process, for tests;
+* SQLite, :class:`SQLiteBackend` (:mod:`.sqlite`): the embedded default, one file in the data
+  folder, where :class:`DataDirLock` keeps one live dsh process per data folder and
+  :func:`list_sessions_read_only` reads a store another process holds;
+* PostgreSQL, :class:`PostgresBackend` (:mod:`.postgres`): a database several hosts share, with
+  Session leases (:class:`Leases`).
+
+What the SQLite and PostgreSQL writers share is in :mod:`._writes`. The
+:class:`Coordinator` (:mod:`._coordinator`) sits above them: it writes each live Session's
+flushes to the backend in order and acknowledges durability.
 """
 
 from __future__ import annotations
@@ -33,10 +42,9 @@ from ._backend import (
     opened,
 )
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
-from ._lock import DataDirLock
 from ._memory import MemoryBackend
-from ._postgres import PostgresBackend, is_postgres_url, redacted
-from ._sqlite import SQLiteBackend, list_sessions_read_only
+from .postgres import PostgresBackend, is_postgres_url, redacted
+from .sqlite import DataDirLock, SQLiteBackend, list_sessions_read_only
 
 __all__ = [
     "NO_WAKES",

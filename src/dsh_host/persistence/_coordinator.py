@@ -27,7 +27,9 @@ of every acknowledged flush, so flushes completing out of order never move it ba
 :meth:`Coordinator.proven_prefix` is how much of what storage holds is proven identical to it.
 
 This module sits on the storage floor, below the Sessions: it types the live Sessions against
-:class:`dsh_hookspecs.Session` and the store it observes against :class:`SessionSource`.
+:class:`dsh_hookspecs.Session` and the store it observes against :class:`SessionSource`. It
+subscribes to the store's observations (:mod:`dsh_host._observations`) first, when the host
+builds the store, so it has taken in each of them before any other subscriber.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ from typing import Protocol
 
 import structlog
 
-from dsh_hookspecs import Clock, Event, Session, TaskSet, TimerHandle
+from dsh_hookspecs import Clock, Session, TaskSet, TimerHandle
 
+from .._observations import Appended, Detached, Opened, WakeChanged
 from .._records import events_identical, headers_identical
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
 
@@ -59,28 +62,24 @@ class Durability(Protocol):
         ...
 
 
-class SessionSource(Protocol):
-    """The observations the coordinator subscribes to (the host's ``SessionStore``).
+#: The observations the coordinator subscribes to.
+Observed = Appended | Opened | WakeChanged | Detached
 
-    Each ``add_*`` returns a callable that removes the subscription.
+
+class SessionSource(Protocol):
+    """What the coordinator needs of a Session store (the host's ``LiveSessionStore``).
+
+    ``subscribe`` and ``add_flush_listener`` each return a callable that ends what they began.
     """
 
-    def add_open_observer(
-        self, observer: Callable[[Session, str, int], None]
-    ) -> Callable[[], None]: ...
-
-    def add_append_observer(
-        self, observer: Callable[[Session, Event], None]
+    def subscribe(
+        self,
+        callback: Callable[[Observed], object],
+        kinds: tuple[type[Appended], type[Opened], type[WakeChanged], type[Detached]],
     ) -> Callable[[], None]: ...
 
     def add_flush_listener(
         self, listener: Callable[[Session], Awaitable[bool | None]]
-    ) -> Callable[[], None]: ...
-
-    def add_detach_observer(self, observer: Callable[[Session], None]) -> Callable[[], None]: ...
-
-    def add_wake_observer(
-        self, observer: Callable[[Session, str, int | None], None]
     ) -> Callable[[], None]: ...
 
     def set_loader(self, loader: Callable[[str], Awaitable[StoredSession | None]]) -> None: ...
@@ -142,11 +141,8 @@ class Coordinator:
         self._background = TaskSet("persistence.background_drain")
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = [
-            store.add_open_observer(self._on_open),
-            store.add_append_observer(self._on_append),
+            store.subscribe(self._observe, (Appended, Opened, WakeChanged, Detached)),
             store.add_flush_listener(self._on_flush),
-            store.add_detach_observer(self._on_detach),
-            store.add_wake_observer(self._on_wake),
         ]
         store.set_loader(self.backend.load)
         store.set_durability(self)
@@ -164,7 +160,7 @@ class Coordinator:
         return 0 if state is None else state.durable
 
     def acknowledged(self, session: Session, through_seq: int) -> None:
-        """The store's report of an acknowledged flush (before ``session/flushed`` observers)."""
+        """The store's report of an acknowledged flush (before any subscriber hears ``Flushed``)."""
         state = self._states.get(session)
         if state is not None and through_seq > state.durable:
             state.durable = through_seq
@@ -206,7 +202,18 @@ class Coordinator:
             return 0
         return len(stored.events)
 
-    # -- store observers ------------------------------------------------------------------
+    # -- store observations ---------------------------------------------------------------
+    def _observe(self, observation: Observed) -> None:
+        match observation:
+            case Appended(session=session):
+                self._on_append(session)
+            case Opened(session=session, reason=reason, stored_length=stored_length):
+                self._on_open(session, reason, stored_length)
+            case WakeChanged(session=session, plugin=plugin, at_ms=at_ms):
+                self._on_wake(session, plugin, at_ms)
+            case Detached(session=session):
+                self._on_detach(session)
+
     def _on_open(self, session: Session, reason: str, stored_length: int) -> None:
         if reason == "resumed":
             self._states[session] = _State(
@@ -221,9 +228,9 @@ class Coordinator:
         if state is None:
             return
         state.wakes[plugin] = at_ms
-        self._on_append(session, None)
+        self._on_append(session)
 
-    def _on_append(self, session: Session, _event: object) -> None:
+    def _on_append(self, session: Session) -> None:
         state = self._states.get(session)
         if state is None or self._closed:
             return

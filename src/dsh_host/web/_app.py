@@ -33,7 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .._host import Host
+from .._host import LiveHost
 from ._assets import Assets
 from ._errors import DEFAULT_STORAGE_WAIT, ApiError, StorageWait, WebConfigError, error_response
 from ._guard import RESPONSE_HEADERS, Guard, token_problem
@@ -101,7 +101,7 @@ def check_options(
 
 
 def create_app(
-    host: Host,
+    host: LiveHost,
     *,
     sidecar: Sidecar,
     token: str | None = None,

@@ -8,11 +8,16 @@ every wait for storage is bounded by the app's :class:`~._errors.StorageWait` (o
 request, shared by its storage calls): past it the request answers 503 ``storage_unavailable``
 at once, saying what became of it. The stream itself lives in :mod:`._stream`, its data in
 :mod:`._sidecar`, pages in :mod:`._history`.
+
+The other route groups (:mod:`._views`, :mod:`._user_tools`) are :class:`Routes` on this same
+:class:`Api`: they parse a request on one Session with :meth:`Api.session_request` or
+:meth:`Api.session_post` and answer what a live Session refuses with :func:`session_refusals`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -31,7 +36,7 @@ from dsh_hookspecs import (
 )
 
 from .._agent import LiveAgent
-from .._host import Host
+from .._host import LiveHost
 from .._session import ForkBoundaryError
 from ..persistence import SessionLiveElsewhereError, StoredSession
 from ._errors import RETRY_LATER, ApiError, StorageWait, json_response
@@ -55,7 +60,7 @@ _FLUSH_LATE = "the flush goes on and may still complete; flush again later to le
 class Settings:
     """What one app runs with (``app.state.web``); set ``closing`` to refuse new API requests."""
 
-    host: Host
+    host: LiveHost
     sidecar: Sidecar
     token: bytes | None
     keepalive: float
@@ -96,42 +101,31 @@ class Api:
         return rows
 
     async def fork(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        body = await self.read_body(request, required=False)
-        fields(body, ("boundary",))
+        sid, body = await self.session_post(request, ("boundary",))
         boundary = body.get("boundary")
         if "boundary" in body and type(boundary) is not int:
             raise ApiError("invalid_field", "boundary must be an integer")
         assert boundary is None or isinstance(boundary, int)
         try:
             # A cold parent is checked against its stored log first and stays cold if refused.
-            agent = await self.storage.run(
-                "fork", self.host.fork_session(sid, boundary), late=_FORK_LATE
-            )
+            with session_refusals():
+                agent = await self.storage.run(
+                    "fork", self.host.fork_session(sid, boundary), late=_FORK_LATE
+                )
         except KeyError:
             raise ApiError("session_not_found", "no such session") from None
         except ForkBoundaryError as exc:
             raise ApiError("invalid_boundary", str(exc)) from None
-        except EventRejectedError as exc:
-            raise ApiError("event_rejected", str(exc)) from None
-        except SessionNotLiveError:
-            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         session = agent.session
         return json_response({"id": session.id, "header": session.header.to_json()}, 201)
 
     async def resume(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        fields(await self.read_body(request, required=False), ())
+        sid, _ = await self.session_post(request)
         agent = await self.resume_live(sid, late=_RESUME_LATE)
         return json_response({"id": agent.session.id, "live": True})
 
     async def messages(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        body = await self.read_body(request, required=True)
-        fields(body, ("text", "timeZone"))
+        sid, body = await self.session_post(request, ("text", "timeZone"), required=True)
         if "text" not in body:
             raise ApiError("missing_field", "text is required")
         text = body["text"]
@@ -147,9 +141,7 @@ class Api:
         return json_response({"accepted": True}, 202)
 
     async def flush(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        fields(await self.read_body(request, required=False), ())
+        sid, _ = await self.session_post(request)
         session = self.host.sessions.get(sid)
         if session is None:
             # A cold Session is its stored log: everything it has is durable already, and
@@ -157,12 +149,10 @@ class Api:
             stored = await self.stored_session(sid)
             return json_response({"durable": True, "throughSeq": len(stored.events)})
         through_seq = len(session.events)  # what this flush covers (captured at entry)
-        try:
+        with session_refusals():
             durable = await self.storage.run(
                 "flush", self.host.sessions.flush(session), late=_FLUSH_LATE
             )
-        except SessionNotLiveError:
-            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         return json_response({"durable": durable, "throughSeq": through_seq})
 
     async def cancel_turn(self, request: Request) -> Response:
@@ -170,9 +160,7 @@ class Api:
 
         Never resumes a cold Session: a cold Session runs no turn, so it answers ``false``
         (404 when there is no such Session, 409 when another live host holds it)."""
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        fields(await self.read_body(request, required=False), ())
+        sid, _ = await self.session_post(request)
         agent = self.host.agents.for_session(sid)
         if agent is None:
             deadline = self.storage.deadline()  # one storage wait for both reads
@@ -229,6 +217,22 @@ class Api:
         )
 
     # -- helpers --------------------------------------------------------------------------------
+    def session_request(self, request: Request) -> str:
+        """The Session id of a request on one Session that takes no query parameter."""
+        sid = session_id(request)
+        query(request, _NO_QUERY)
+        return sid
+
+    async def session_post(
+        self, request: Request, allowed: tuple[str, ...] = (), *, required: bool = False
+    ) -> tuple[str, dict[str, object]]:
+        """:meth:`session_request` for a POST, with its JSON body: an object of the ``allowed``
+        keys only (``required``: a body must be sent; otherwise none is ``{}``)."""
+        sid = self.session_request(request)
+        body = await self.read_body(request, required=required)
+        fields(body, allowed)
+        return sid, body
+
     async def read_body(self, request: Request, *, required: bool) -> dict[str, object]:
         return await read_json(
             request, limit=self.s.max_body, timeout=self.s.body_timeout, required=required
@@ -279,7 +283,7 @@ class Api:
             events: Sequence[Event] = live.events
             end = len(events)
             view_limit = self.host.persistence.durable_length(live)  # what is committed
-            seed_length = live.header.seed_length or 0
+            seed_length = live.header.owned_from
         else:
             deadline = self.storage.deadline()
             await self._not_live_elsewhere(sid, deadline=deadline)
@@ -287,7 +291,7 @@ class Api:
             events = stored.events
             end = len(events)
             view_limit = end  # every stored event is committed
-            seed_length = stored.header.seed_length or 0
+            seed_length = stored.header.owned_from
         if last_seen is None:
             # Only what is appended after connecting; the queue holds nothing older.
             return Replay(events, range(0), view_limit, seed_length, floor=-1, session=live)
@@ -296,6 +300,27 @@ class Api:
         return Replay(
             events, range(start, end), view_limit, seed_length, floor=end - 1, session=live
         )
+
+
+class Routes:
+    """Route handlers beside :class:`Api` that share its request parsing, resume and storage
+    wait; one instance per app."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.host = api.host
+
+
+@contextlib.contextmanager
+def session_refusals() -> Iterator[None]:
+    """Answer what a live Session refuses inside the block: an event it refused is 409
+    ``event_rejected``; a Session (or its Agent) closed meanwhile is 503 ``session_unavailable``."""
+    try:
+        yield
+    except EventRejectedError as exc:
+        raise ApiError("event_rejected", str(exc)) from None
+    except (AgentDisposedError, SessionNotLiveError):
+        raise ApiError("session_unavailable", "the session was closed meanwhile") from None
 
 
 def _time_zone(value: object) -> str:

@@ -31,7 +31,7 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from .._host import Host
+from .._host import LiveHost
 from ..persistence import StoredSession
 from ._present import present
 
@@ -54,7 +54,7 @@ def page_range(events: Sequence[Event], before_seq: int | None, max_messages: in
 
 
 async def history_page(
-    host: Host,
+    host: LiveHost,
     session_id: str,
     before_seq: int | None,
     max_messages: int,
@@ -64,7 +64,7 @@ async def history_page(
     """One page of ``session_id``'s history, or ``None`` when no such Session exists.
 
     ``stored``: the cold Session, already read from storage by the caller (it is then served
-    as is). Else a cold Session is read here, and whatever :meth:`Host.inspect` raises (a
+    as is). Else a cold Session is read here, and whatever :meth:`LiveHost.inspect` raises (a
     storage failure) is raised. A live Session's stored-prefix proof is the coordinator's, reused
     across pages (see ``Coordinator.proven_prefix``).
     """
@@ -76,7 +76,7 @@ async def history_page(
             if stored is None:
                 return None
         events = stored.events
-        seed_length = stored.header.seed_length or 0
+        seed_length = stored.header.owned_from
         presented_through = len(events)
     else:
         # Inspect first, snapshot after: events appended meanwhile only make storage the
@@ -84,7 +84,7 @@ async def history_page(
         needed = len(live.events) if before_seq is None else min(before_seq, len(live.events))
         presented_through = await host.persistence.proven_prefix(live, needed=needed)
         events = live.events
-        seed_length = live.header.seed_length or 0
+        seed_length = live.header.owned_from
     entries: list[JSONValue] = []
     seqs = page_range(events, before_seq, max_messages)
     for seq in seqs:

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 
 from dsh_hookspecs import TaskSlot
 
-from .._host import Host
+from .._host import LiveHost
 from ._app import check_options, create_app
 from ._errors import DEFAULT_STORAGE_WAIT, WebConfigError
 from ._guard import is_loopback
@@ -61,7 +61,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class WebServer:
-    """The HTTP + SSE server of one :class:`~dsh_host.Host`.
+    """The HTTP + SSE server of one :class:`~dsh_host.LiveHost`.
 
     ``await start()`` binds (``port=0`` picks a free port) and returns the URL;
     ``await stop()`` ends every stream, closes the listener and waits for in-flight requests.
@@ -72,7 +72,7 @@ class WebServer:
 
     def __init__(
         self,
-        host: Host,
+        host: LiveHost,
         *,
         bind_host: str = "127.0.0.1",
         port: int = 8765,

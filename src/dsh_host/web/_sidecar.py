@@ -1,14 +1,15 @@
 """The commit-gated event sidecar: raw events on append, presented views only after commit.
 
-Two observations of the :class:`~dsh_host.SessionStore` feed the event streams:
+Two observations of the :class:`~dsh_host.LiveSessionStore` (its one subscription, see
+:mod:`dsh_host._observations` for the order they arrive in) feed the event streams:
 
 * every append is fanned out at once, raw, to the subscribers of that Session id (an append is
   never durability evidence, so it never carries a presented view);
 * every ``session/flushed(session, through_seq)`` may move what is committed. The one authority
-  on that is the persistence coordinator (``SessionStore.durable_length``, which reads
+  on that is the persistence coordinator (``LiveSessionStore.durable_length``, which reads
   ``host.persistence.durable_length``): the stored length of a resumed Session, 0 for a created
   or forked one until its first acknowledged flush, then the maximum acknowledged
-  ``through_seq``, advanced before this observer runs. For each seq it newly covers the plugins'
+  ``through_seq``, advanced before this subscriber runs. For each seq it newly covers the plugins'
   ``dsh_event_present`` is asked for a view; when there is one the *identical* event is sent
   again with ``{"for": "event", "view": view}`` (a late view). A rejected or unacknowledged
   flush publishes nothing, so its views wait for a later successful one.
@@ -55,8 +56,9 @@ import structlog
 from dsh_hookspecs import Event, JSONValue
 
 from .. import _json
+from .._observations import Appended, Flushed, Opened, Streamed
 from .._plugins import PluginManager
-from .._session import LiveSession, OpenReason, SessionStore
+from .._session import LiveSession, LiveSessionStore
 from ._present import present
 from ._viewdata import encode_views_frame, views_payload
 
@@ -248,7 +250,7 @@ class Sidecar:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: LiveSessionStore,
         plugins: PluginManager,
         *,
         queue_size: int = DEFAULT_QUEUE_SIZE,
@@ -274,12 +276,7 @@ class Sidecar:
         )
         self._subscribers: dict[str, set[Subscription]] = {}
         self._closed = False
-        self._unsubscribe = [
-            store.add_open_observer(self._on_open),
-            store.add_append_observer(self._on_append),
-            store.add_flushed_observer(self._on_flushed),
-            store.add_stream_observer(self._on_stream),
-        ]
+        self._unsubscribe = store.subscribe(self._observe, (Appended, Streamed, Flushed, Opened))
 
     # -- queries ------------------------------------------------------------------------------
     def subscriber_count(self, session_id: str) -> int:
@@ -321,15 +318,25 @@ class Sidecar:
         if self._closed:
             return
         self._closed = True
-        for unsubscribe in self._unsubscribe:
-            unsubscribe()
+        self._unsubscribe()
         for subscribers in list(self._subscribers.values()):
             for subscription in list(subscribers):
                 subscription.close("shutdown")
 
-    # -- store observers ------------------------------------------------------------------------
-    def _on_open(self, session: LiveSession, reason: OpenReason, stored_length: int) -> None:
-        del reason, stored_length  # the authority answers (it observed the open first)
+    # -- store observations ---------------------------------------------------------------------
+    def _observe(self, observation: Appended | Streamed | Flushed | Opened) -> None:
+        match observation:
+            case Appended(session=session, event=event):
+                self._on_append(session, event)
+            case Streamed(session=session, payload=payload):
+                self._on_stream(session, payload)
+            case Flushed(session=session):
+                self._on_flushed(session)
+            case Opened(session=session):
+                self._on_open(session)
+
+    def _on_open(self, session: LiveSession) -> None:
+        # The authority answers: it took in the open first (rule 1 of _observations).
         # What is committed at open is presentable through replay, never as late views.
         self._presented[session] = self._store.durable_length(session)
 
@@ -354,8 +361,8 @@ class Sidecar:
         for subscription in list(subscribers):
             subscription.push_piece(frame)
 
-    def _on_flushed(self, session: LiveSession, through_seq: int) -> None:
-        del through_seq  # the durable length already counts it (the maximum of all)
+    def _on_flushed(self, session: LiveSession) -> None:
+        # Not its through_seq: the durable length already counts it (the maximum of all).
         previous = self._presented.get(session, 0)
         durable = self._store.durable_length(session)
         if durable <= previous:
@@ -367,7 +374,7 @@ class Sidecar:
         if current is not None and current is not session:
             return  # the id belongs to another lifecycle now; its streams follow that one
         events = session.events
-        seed_length = session.header.seed_length or 0
+        seed_length = session.header.owned_from
         for seq in range(previous, min(durable, len(events))):
             view = present(self._plugins, events, seq, seed_length, session)
             if view is not None:

@@ -22,33 +22,22 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dsh_hookspecs import AgentDisposedError, EventRejectedError, SessionNotLiveError
-
 from .._agent import LiveAgent
 from .._tools import resolve, validate_arguments
 from ._errors import ApiError, json_response
-from ._handlers import Api
-from ._requests import brief, fields, query, session_id
+from ._handlers import Routes, session_refusals
+from ._requests import brief
 
-_NO_QUERY = frozenset[str]()
 _NOT_RUN = "the action was not run; retry later"
 _STARTED = "the action has started and its outcome is not known yet; it will show in the session"
 
 
-class UserTools:
+class UserTools(Routes):
     """The route handler; one instance per app."""
 
-    def __init__(self, api: Api) -> None:
-        """``api``: the app's Session handlers, whose body reading and resume these share."""
-        self.api = api
-        self.host = api.host
-
     async def run(self, request: Request) -> Response:
-        sid = session_id(request)
         name: str = request.path_params["name"]
-        query(request, _NO_QUERY)
-        body = await self.api.read_body(request, required=False)
-        fields(body, ("arguments",))
+        sid, body = await self.api.session_post(request, ("arguments",))
         arguments = body.get("arguments", {})
         if not isinstance(arguments, dict):
             raise ApiError("invalid_field", "arguments must be an object")
@@ -60,15 +49,11 @@ class UserTools:
         problem = validate_arguments(tool.parameters, arguments)
         if problem is not None:
             raise ApiError("invalid_arguments", problem)
-        try:
+        with session_refusals():
             queued = agent.run_user_tool(name, arguments)
             call_id, value, durable = await self.api.storage.run(
                 "tool", queued, deadline=deadline, late=lambda: _withdrawn(agent, queued.call_id)
             )
-        except EventRejectedError as exc:
-            raise ApiError("event_rejected", str(exc)) from None
-        except (AgentDisposedError, SessionNotLiveError):
-            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         return json_response({"callId": call_id, "name": name, "value": value, "durable": durable})
 
 

@@ -22,7 +22,7 @@ from .._session import LiveSession
 from ..persistence import StorageError
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from .._host import LiveHost
 
 log = structlog.get_logger(__name__)
 
@@ -80,7 +80,7 @@ class RowSummaries:
     re-read unchanged logs); a live one's from its committed prefix, once per durable length.
     """
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: LiveHost) -> None:
         self.host = host
         #: id -> ((committed length, live), name, badges)
         self._cache: dict[str, tuple[tuple[int, bool], str | None, dict[str, JSONValue]]] = {}
@@ -118,7 +118,7 @@ class RowSummaries:
             return cached[1], cached[2]
         if live is not None:
             committed: Sequence[Event] = events[: key[0]]
-            seed_length = live.header.seed_length or 0
+            seed_length = live.header.owned_from
         else:
             try:
                 stored = await self.host.inspect(sid)
@@ -127,7 +127,7 @@ class RowSummaries:
                 return None
             if stored is None:
                 return None
-            committed, seed_length = stored.events, stored.header.seed_length or 0
+            committed, seed_length = stored.events, stored.header.owned_from
             key = (len(committed), False)
         views = session_views(self.host.plugins, committed, seed_length, live)
         summary = (session_name(committed), badges(views))

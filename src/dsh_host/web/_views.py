@@ -14,37 +14,25 @@ from collections.abc import Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 
-from dsh_hookspecs import Event, EventRejectedError, SessionNotLiveError
+from dsh_hookspecs import Event
 
 from .._names import RENAME, clean_name, session_name
 from .._session import LiveSession
 from ._errors import ApiError, json_response
-from ._handlers import Api
-from ._requests import fields, query, session_id
+from ._handlers import Routes, session_refusals
 from ._viewdata import views_payload
 
-_NO_QUERY = frozenset[str]()
 
-
-class SessionViews:
+class SessionViews(Routes):
     """The route handlers; one instance per app."""
 
-    def __init__(self, api: Api) -> None:
-        """``api``: the app's Session handlers, whose body reading and resume these share."""
-        self.api = api
-        self.host = api.host
-
     async def views(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
+        sid = self.api.session_request(request)
         committed, seed_length, live = await self._committed(sid)
         return json_response(views_payload(self.host.plugins, committed, seed_length, live))
 
     async def rename(self, request: Request) -> Response:
-        sid = session_id(request)
-        query(request, _NO_QUERY)
-        body = await self.api.read_body(request, required=True)
-        fields(body, ("name",))
+        sid, body = await self.api.session_post(request, ("name",), required=True)
         if "name" not in body:
             raise ApiError("missing_field", "name is required")
         try:
@@ -55,7 +43,7 @@ class SessionViews:
         deadline = self.api.storage.deadline()  # one storage wait for the resume and the flush
         agent = await self.api.resume_live(sid, deadline=deadline)
         session = agent.session
-        try:
+        with session_refusals():
             if session_name(session.events) != name:  # a retried rename adds no second copy
                 session.append(RENAME, {"name": name})
             durable = await self.api.storage.run(
@@ -64,10 +52,6 @@ class SessionViews:
                 deadline=deadline,
                 late="the new name is kept and may still be saved; it shows once it is",
             )
-        except EventRejectedError as exc:
-            raise ApiError("event_rejected", str(exc)) from None
-        except SessionNotLiveError:
-            raise ApiError("session_unavailable", "the session was closed meanwhile") from None
         return json_response({"id": session.id, "name": name, "durable": durable})
 
     async def _committed(self, sid: str) -> tuple[Sequence[Event], int, LiveSession | None]:
@@ -75,6 +59,6 @@ class SessionViews:
         if live is not None:
             events = live.events
             durable = min(self.host.persistence.durable_length(live), len(events))
-            return events[:durable], live.header.seed_length or 0, live
+            return events[:durable], live.header.owned_from, live
         stored = await self.api.stored_session(sid, "views")
-        return stored.events, stored.header.seed_length or 0, None
+        return stored.events, stored.header.owned_from, None

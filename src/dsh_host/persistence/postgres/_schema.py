@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from ._backend import StorageCorruptError, StorageError
+from .._backend import StorageCorruptError, StorageError
 
 #: The version of the schema below, stored in ``dsh_schema``.
 SCHEMA_VERSION = 2
@@ -99,7 +99,7 @@ _LEASES = (
     ),
 )
 
-#: Every Session, oldest first; the columns :func:`._postgres.listing` decodes.
+#: Every Session, oldest first; the columns :func:`._store.listing` decodes.
 LIST_SQL = 'SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id COLLATE "C"'
 
 #: The wake entries due by ``%(now)s`` whose Session no other live host leases, earliest

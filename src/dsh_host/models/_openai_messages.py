@@ -29,7 +29,7 @@ from typing import Any
 
 from dsh_hookspecs import Event, JSONValue, Tool
 
-from . import _json
+from .. import _json
 
 __all__ = [
     "STOPPED_NOTE",

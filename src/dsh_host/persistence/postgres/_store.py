@@ -4,8 +4,8 @@
 :class:`~dsh_host.persistence.Backend` contract as SQLite, through psycopg 3 (async) and its
 connection pool. Open connects once first (so a refused connection is a plain
 :class:`StorageError`, never with the password in it), creates the schema on an empty
-database and refuses one written by a newer dsh (:mod:`._postgres_schema`). Appends are
-committed in groups (:mod:`._postgres_writer`); reads use pooled connections.
+database and refuses one written by a newer dsh (:mod:`._schema`). Appends are
+committed in groups (:mod:`._writer`); reads use pooled connections.
 
 Event data and headers are stored as the strict JSON codec writes them (text; a NUL inside a
 JSON string is the escape ``\\u0000``, which PostgreSQL text holds), so what is loaded is
@@ -15,7 +15,7 @@ undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`. Several processes may share one database: the
 position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
 
-Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._postgres_leases`) holds this
+Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._leases`) holds this
 process's leases; every append carries the epoch it holds and the database refuses a stale one
 (:class:`StorageFencedError`). Due wakes of a Session another live host leases are not listed
 here (that host delivers them); once its lease runs out they are. Closing the backend releases
@@ -36,8 +36,8 @@ import structlog
 
 from dsh_hookspecs import Event, JSONValue, SessionHeader
 
-from .. import _json, _records
-from ._backend import (
+from ... import _json, _records
+from .._backend import (
     NO_WAKES,
     DamagedSummary,
     DueWake,
@@ -48,8 +48,9 @@ from ._backend import (
     StoredSummary,
     encode_append,
 )
-from ._postgres_leases import PgLeases, new_owner
-from ._postgres_schema import (
+from .._writes import Request
+from ._leases import PgLeases, new_owner
+from ._schema import (
     DUE_SQL,
     EARLIEST_SQL,
     LIST_SQL,
@@ -60,8 +61,7 @@ from ._postgres_schema import (
     plain,
     redacted,
 )
-from ._postgres_writer import Connection, PgWriter
-from ._sqlite_writer import Request as PgRequest
+from ._writer import Connection, PgWriter
 
 __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
 
@@ -332,7 +332,7 @@ class PostgresBackend:
             )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._writer.submit(
-            PgRequest(
+            Request(
                 session_id=session_id,
                 start=start,
                 header_json=encoded.header_json,

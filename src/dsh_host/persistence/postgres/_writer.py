@@ -7,7 +7,7 @@ connection inside a single transaction that shares one COMMIT (one WAL flush,
 the next batch.
 
 First the whole batch is decided and written with a fixed number of statements
-(:mod:`._postgres_batch`); a request that conflicts fails alone. Should a statement fail on one
+(:mod:`._batch`); a request that conflicts fails alone. Should a statement fail on one
 request's data, or a create race with another process, that transaction is rolled back and the
 batch is applied again request by request, each in its own SAVEPOINT, so only the bad request
 fails. The stored lengths are read ``FOR UPDATE`` in id order and a create is an ``INSERT ...
@@ -31,21 +31,19 @@ import structlog
 
 from dsh_hookspecs import TaskSlot
 
-from ._backend import (
+from .._backend import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
     StorageFencedError,
     check_position,
 )
-from ._postgres_batch import Fence, Replan, lock_lengths, write_planned
-from ._postgres_schema import is_fenced, is_request_error
+from .._writes import Outcomes, Request
+from ._batch import Fence, Replan, lock_lengths, write_planned
+from ._schema import is_fenced, is_request_error
 
 if TYPE_CHECKING:
-    from ._postgres_leases import PgLeases
-
-# The queued request is the same record as SQLite's (one encoded append and its future).
-from ._sqlite_writer import Request as PgRequest
+    from ._leases import PgLeases
 
 log = structlog.get_logger(__name__)
 
@@ -63,8 +61,8 @@ _CLAIM_SQL = (
 
 #: Runs ``body(conn)`` on a pooled connection; driver errors become :class:`StorageError`.
 Borrow = Callable[
-    [Callable[[Connection], Awaitable[list[StorageError | None]]], str],
-    Awaitable[list[StorageError | None]],
+    [Callable[[Connection], Awaitable[Outcomes]], str],
+    Awaitable[Outcomes],
 ]
 
 
@@ -76,7 +74,7 @@ class PgWriter:
         self._leases = leases
         self._slot = TaskSlot(f"dsh-postgres-writer:{where}")
         #: ``None`` while not accepting; a ``None`` item asks the task to finish.
-        self._inbox: asyncio.Queue[PgRequest | None] | None = None
+        self._inbox: asyncio.Queue[Request | None] | None = None
         self.commits = 0  # transactions committed, each holding one group of appends
         self.appends = 0  # append requests stored
 
@@ -85,11 +83,11 @@ class PgWriter:
         return self._inbox is not None
 
     def start(self, borrow: Borrow) -> None:
-        inbox: asyncio.Queue[PgRequest | None] = asyncio.Queue()
+        inbox: asyncio.Queue[Request | None] = asyncio.Queue()
         self._inbox = inbox
         self._slot.start(lambda: self._run(inbox, borrow))
 
-    def submit(self, request: PgRequest) -> None:
+    def submit(self, request: Request) -> None:
         assert self._inbox is not None, "submit() before start() or after stop()"
         self._inbox.put_nowait(request)
 
@@ -100,8 +98,8 @@ class PgWriter:
             inbox.put_nowait(None)  # behind every request already queued
         await self._slot.join()
 
-    async def _run(self, inbox: asyncio.Queue[PgRequest | None], borrow: Borrow) -> None:
-        taken: list[PgRequest | None] = []
+    async def _run(self, inbox: asyncio.Queue[Request | None], borrow: Borrow) -> None:
+        taken: list[Request | None] = []
         try:
             while None not in taken:
                 taken = [await inbox.get()]
@@ -121,7 +119,7 @@ class PgWriter:
                 if request is not None and not request.future.done():
                     request.future.set_exception(type(gone)(str(gone)))
 
-    async def _commit(self, borrow: Borrow, batch: list[PgRequest]) -> None:
+    async def _commit(self, borrow: Borrow, batch: list[Request]) -> None:
         try:
             outcomes = await borrow(lambda conn: self._transaction(conn, batch), "commit appends")
         except StorageError as exc:
@@ -141,9 +139,7 @@ class PgWriter:
             else:
                 future.set_exception(failure)
 
-    async def _transaction(
-        self, conn: Connection, batch: list[PgRequest]
-    ) -> list[StorageError | None]:
+    async def _transaction(self, conn: Connection, batch: list[Request]) -> Outcomes:
         try:
             async with conn.transaction():
                 stored = await lock_lengths(conn, batch)
@@ -182,9 +178,7 @@ class PgWriter:
                 epochs[cast(str, claimed)] = cast(int, claimed_epoch)
         return Fence(owner=leases.owner, ttl_ms=leases.ttl_ms, epochs=epochs)
 
-    def _settled(
-        self, batch: list[PgRequest], outcomes: list[StorageError | None], fence: Fence
-    ) -> list[StorageError | None]:
+    def _settled(self, batch: list[Request], outcomes: Outcomes, fence: Fence) -> Outcomes:
         """Record what the committed transaction granted, and the leases found lost."""
         for request, outcome in zip(batch, outcomes, strict=True):
             sid = request.session_id
@@ -196,7 +190,7 @@ class PgWriter:
         return outcomes
 
     async def _in_savepoint(
-        self, conn: Connection, request: PgRequest, fence: Fence
+        self, conn: Connection, request: Request, fence: Fence
     ) -> StorageError | None:
         try:
             async with conn.transaction():
@@ -220,7 +214,7 @@ class PgWriter:
         return None
 
 
-async def _apply(conn: Connection, request: PgRequest, fence: Fence) -> None:
+async def _apply(conn: Connection, request: Request, fence: Fence) -> None:
     sid, start = request.session_id, request.start
     cur = await conn.execute("SELECT length FROM sessions WHERE id = %s FOR UPDATE", (sid,))
     row = await cur.fetchone()

@@ -3,9 +3,10 @@
 :func:`lock_lengths` locks the ``sessions`` rows of every Session a batch touches, in id order
 (so two hosts committing overlapping batches never deadlock), and returns their stored lengths.
 :func:`write_planned` decides every request against those lengths in order, exactly as if they
-were applied one by one (:func:`~._backend.check_position`), then writes what was accepted with
-one statement per table (``unnest`` of arrays). It raises :class:`Replan` when a create lost a
-race with another process (the caller rolls back and takes the per-request path).
+were applied one by one (:func:`~dsh_host.persistence._backend.check_position`), then writes
+what was accepted with one statement per table (``unnest`` of arrays). It raises
+:class:`Replan` when a create lost a race with another process (the caller rolls back and takes
+the per-request path).
 
 Every write carries its lease epoch (:class:`Fence`): a create is leased to this process at
 epoch 1, every other request sets ``writer`` to the epoch it holds (or claimed in this
@@ -19,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from ._backend import StorageConflictError, StorageError, check_position
+from .._backend import StorageConflictError, StorageError, check_position
 
 if TYPE_CHECKING:
-    from ._postgres_writer import Connection
-    from ._sqlite_writer import Request as PgRequest
+    from .._writes import Request
+    from ._writer import Connection
 
 _LOCK_SQL = "SELECT id, length FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
 _CREATE_SQL = (
@@ -72,7 +73,7 @@ class Replan(Exception):  # noqa: N818 - a signal to the caller, not a failure
     """A create of this batch met a Session another process created meanwhile."""
 
 
-async def lock_lengths(conn: Connection, batch: Sequence[PgRequest]) -> dict[str, int | None]:
+async def lock_lengths(conn: Connection, batch: Sequence[Request]) -> dict[str, int | None]:
     """The stored length of each Session of ``batch`` (``None``: absent), its row locked."""
     lengths: dict[str, int | None] = dict.fromkeys(sorted({r.session_id for r in batch}))
     # (An id PostgreSQL text cannot hold is absent; its request fails in its own savepoint.)
@@ -85,7 +86,7 @@ async def lock_lengths(conn: Connection, batch: Sequence[PgRequest]) -> dict[str
 
 @dataclass(slots=True)
 class _Plan:
-    created: dict[str, PgRequest] = field(default_factory=dict)
+    created: dict[str, Request] = field(default_factory=dict)
     lengths: dict[str, int] = field(default_factory=dict)
     events: list[tuple[str, int, str, int, str]] = field(default_factory=list)
     wakes: dict[tuple[str, str], int | None] = field(default_factory=dict)
@@ -96,7 +97,7 @@ def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object
 
 
 async def write_planned(
-    conn: Connection, batch: Sequence[PgRequest], stored: dict[str, int | None], fence: Fence
+    conn: Connection, batch: Sequence[Request], stored: dict[str, int | None], fence: Fence
 ) -> list[StorageError | None]:
     """Decide and write ``batch`` inside the open transaction; the outcome of each request."""
     plan = _Plan()

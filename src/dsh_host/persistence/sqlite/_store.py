@@ -9,16 +9,16 @@ Threading: every ``sqlite3`` call runs on one worker thread owned by the backend
 loop never waits on the disk and the connection is never used from two threads at once.
 
 Group commit: :meth:`SQLiteBackend.append` only queues a request; the writer of
-:mod:`._sqlite_writer` commits every queued request in one transaction, each in its own
+:mod:`._writer` commits every queued request in one transaction, each in its own
 SAVEPOINT (a conflicting request fails alone). ``commits`` / ``appends`` count transactions and
 stored requests so that grouping can be observed.
 
 The store is never replaced or rewritten to "repair" it: a file that is not ours, truncated, or
 failing ``PRAGMA quick_check`` is reported at :meth:`~SQLiteBackend.open` with
 :class:`StorageCorruptError`, and the integrity checks run on a read-only connection
-(:mod:`._sqlite_file`). Open also refuses a store it cannot write (:class:`StorageReadOnlyError`,
+(:mod:`._file`). Open also refuses a store it cannot write (:class:`StorageReadOnlyError`,
 proven by a write that is rolled back) and a store that holds less than was acknowledged
-(:class:`StorageBehindError`, against the position record of :mod:`._sqlite_position`). One
+(:class:`StorageBehindError`, against the position record of :mod:`._position`). One
 undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`.
 """
@@ -36,8 +36,8 @@ import structlog
 
 from dsh_hookspecs import Event, SessionHeader
 
-from .. import _json, _records
-from ._backend import (
+from ... import _json, _records
+from .._backend import (
     NO_WAKES,
     DueWake,
     SessionListing,
@@ -46,8 +46,8 @@ from ._backend import (
     StoredSummary,
     encode_append,
 )
-from ._lock import DataDirLock
-from ._sqlite_file import (
+from .._writes import Outcomes, Request
+from ._file import (
     DEFAULT_FILENAME,
     LIST_SQL,
     SCHEMA_VERSION,
@@ -57,14 +57,9 @@ from ._sqlite_file import (
     list_sessions_read_only,
     summaries,
 )
-from ._sqlite_position import POSITION_SUFFIX, PositionRecord
-from ._sqlite_writer import (
-    GroupWriter,
-    Outcomes,
-    Request,
-    apply_in_savepoint,
-    write_batch,
-)
+from ._lock import DataDirLock
+from ._position import POSITION_SUFFIX, PositionRecord
+from ._writer import GroupWriter, apply_in_savepoint, write_batch
 
 __all__ = [
     "DEFAULT_FILENAME",

@@ -18,8 +18,8 @@ import structlog
 
 from dsh_hookspecs import SessionHeader
 
-from .. import _json, _records
-from ._backend import (
+from ... import _json, _records
+from .._backend import (
     DamagedSummary,
     SessionListing,
     StorageCorruptError,

@@ -47,7 +47,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from dsh_hookspecs import JSONValue, ModelSettings, Turn
 
-from . import _json
+from .. import _json
 from ._openai_messages import SYSTEM_PROMPT, chat_messages, function_tools
 
 __all__ = ["FRAGMENT_CHARS", "NO_KEY", "TRIES", "ModelServerError", "OpenAIModel", "retry_wait"]

@@ -1,4 +1,4 @@
-"""Values derived from records: the tool-facing view of a record and the reminder framings.
+"""What the tools and reminders say: the tools' answer for a record and the reminder framings.
 
 A due one-shot (after or at) is delivered alone with the five-line single framing; all overdue
 every records share one three-line batch framing whose last line is a compact JSON array of
@@ -27,7 +27,7 @@ __all__ = [
     "parse_batch_framing",
     "parse_reminder_framing",
     "read_json_string",
-    "record_view",
+    "record_answer",
     "reminder_framing",
 ]
 
@@ -50,20 +50,20 @@ PROMPT_PREFIX: Final = "reminder_prompt_json: "
 BatchItem = tuple[str, str, str]
 
 
-def record_view(record: Record, now_ms: int) -> dict[str, JSONValue]:
-    """The tool-facing view of an active record at ``now_ms`` (overdue iff now >= target), keys
+def record_answer(record: Record, now_ms: int) -> dict[str, JSONValue]:
+    """The tools' answer for an active record at ``now_ms`` (overdue iff now >= target), keys
     in the contract's order: ``id, kind, prompt``, the selector (``afterSeconds`` or
     ``everySeconds``; an at record has none), ``scheduledAt, state, deliveryMode``. An every
     record's ``scheduledAt`` is its next undispatched target."""
-    view: dict[str, JSONValue] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
+    answer: dict[str, JSONValue] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
     if isinstance(record, AfterRecord):
-        view["afterSeconds"] = record.after_seconds
+        answer["afterSeconds"] = record.after_seconds
     elif isinstance(record, EveryRecord):
-        view["everySeconds"] = record.every_seconds
-    view["scheduledAt"] = record.scheduled_at
-    view["state"] = "overdue" if now_ms >= parse_instant(record.scheduled_at) else "scheduled"
-    view["deliveryMode"] = DELIVERY_MODE
-    return view
+        answer["everySeconds"] = record.every_seconds
+    answer["scheduledAt"] = record.scheduled_at
+    answer["state"] = "overdue" if now_ms >= parse_instant(record.scheduled_at) else "scheduled"
+    answer["deliveryMode"] = DELIVERY_MODE
+    return answer
 
 
 def _json_string(value: str) -> str:

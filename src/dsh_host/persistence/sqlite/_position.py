@@ -14,8 +14,8 @@ from pathlib import Path
 
 import structlog
 
-from ._backend import StorageBehindError, StorageError
-from ._sqlite_file import Position, if_present
+from .._backend import StorageBehindError, StorageError
+from ._file import Position, if_present
 
 log = structlog.get_logger(__name__)
 

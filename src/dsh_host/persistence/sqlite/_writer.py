@@ -14,35 +14,19 @@ import asyncio
 import sqlite3
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
 from dsh_hookspecs import TaskSlot
 
-from ._backend import StorageConflictError, StorageError, check_position
-from ._sqlite_file import StoreFile, rollback
+from .._backend import StorageConflictError, StorageError, check_position
+from .._writes import Outcomes, Request
+from ._file import StoreFile, rollback
 
 log = structlog.get_logger(__name__)
 
 
-@dataclass(slots=True, eq=False)
-class Request:
-    """One queued append, already encoded."""
-
-    session_id: str
-    start: int
-    header_json: str | None
-    created_at: int
-    rows: list[tuple[str, int, str, int, str]]
-    future: asyncio.Future[None]
-    #: The batch's checked wake entries, ``(plugin, at_ms or None to remove)``.
-    wakes: tuple[tuple[str, int | None], ...] = ()
-
-
-#: One outcome per request of a batch: ``None`` stored, else the error that request fails with.
-Outcomes = list[StorageError | None]
 #: Runs one batch on the worker thread (see :func:`write_batch`).
 BatchWriter = Callable[[list[Request]], Outcomes]
 

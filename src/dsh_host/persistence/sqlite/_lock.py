@@ -15,7 +15,7 @@ from pathlib import Path
 
 import structlog
 
-from ._backend import DataDirLockedError, StorageError
+from .._backend import DataDirLockedError, StorageError
 
 log = structlog.get_logger(__name__)
 

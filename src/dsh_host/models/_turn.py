@@ -1,8 +1,8 @@
 """One turn as a model adapter sees it: the host's :class:`dsh_hookspecs.Turn`.
 
 The adapter reads the message, the time context, the transcript and the Agent's tools, and acts
-only through the turn: tool calls run through the Agent's pipeline, :meth:`Turn.say` appends a
-durable ``assistant/message``, :meth:`Turn.stream` sends ephemeral text to the Session's
+only through the turn: tool calls run through the Agent's pipeline, :meth:`LiveTurn.say` appends a
+durable ``assistant/message``, :meth:`LiveTurn.stream` sends ephemeral text to the Session's
 viewers (never logged).
 
 Once the user has stopped the turn (:meth:`LiveAgent.cancel_turn`), it says and streams nothing
@@ -13,26 +13,17 @@ catches the cancellation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from dsh_hookspecs import Event, JSONValue, ScriptedPhrase, TimeContext, Tool, TurnInput
+from dsh_hookspecs import Event, JSONValue, TimeContext, Tool, TurnInput
 
-from ._inbox import InboxMessage
+from .._inbox import InboxMessage
 
 if TYPE_CHECKING:
-    from ._agent import LiveAgent
+    from .._agent import LiveAgent
 
 
-class ModelAdapter(Protocol):
-    """Runs one turn: reads ``turn.input`` and acts through ``turn``'s methods (the host's view
-    of :class:`dsh_hookspecs.ModelAdapter`: any adapter of that protocol is one of these)."""
-
-    name: str
-
-    async def run_turn(self, turn: Turn) -> None: ...
-
-
-class Turn:
+class LiveTurn:
     """What a model adapter may do during one turn (implements :class:`dsh_hookspecs.Turn`).
 
     ``agent`` and ``message`` are the host's own objects, for host tests and host adapters.
@@ -74,7 +65,3 @@ class Turn:
     def stream(self, text: str) -> None:
         if text and not self.agent.turn_stop_requested:
             self.agent.stream_text(self.message.message_id, text)
-
-    def scripted_phrases(self) -> Sequence[ScriptedPhrase]:
-        """The phrases the loaded plugins offer a scripted model (``dsh_scripted_phrases``)."""
-        return self.agent.scripted_phrases()

@@ -3,7 +3,7 @@
 :class:`PgLeases` is :class:`~dsh_host.persistence.Leases` for :class:`PostgresBackend`. Each
 process is an *owner* (a random name). The epochs it holds are kept here; the writer reads them
 when it commits a batch (every write carries its epoch and the database's fence refuses a stale
-one, see :mod:`._postgres_schema`), and tells this object what a commit granted (a create, a
+one, see :mod:`._schema`), and tells this object what a commit granted (a create, a
 claim on write) or refused (:meth:`PgLeases.lost`). Lease times are the database clock's, so
 hosts whose clocks disagree still agree on who holds a lease.
 """
@@ -20,8 +20,8 @@ import structlog
 
 from dsh_hookspecs import Once
 
-from ._backend import SessionLiveElsewhereError
-from ._postgres_writer import Connection
+from .._backend import SessionLiveElsewhereError
+from ._writer import Connection
 
 log = structlog.get_logger(__name__)
 
