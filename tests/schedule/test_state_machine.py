@@ -493,7 +493,14 @@ class ScheduleMachine(RuleBasedStateMachine):
         def settled() -> bool:
             # A driver waiting out a storage back-off holds its turn back: that is a settled
             # state too (its retry timer or a later acknowledged flush moves it on).
-            waiting = {a._driving.task for a in agents.all() if a.waiting_for_storage}
+            # The model turn runs in a task of its own (so that Stop can end it): a follow-up
+            # turn waiting for its turn/start to be durable waits there.
+            waiting = set()
+            for a in agents.all():
+                if a.waiting_for_storage:
+                    waiting.add(a._driving.task)
+                    if a._turn is not None:
+                        waiting.add(a._turn.task)
             return all(task is me or task in waiting for task in asyncio.all_tasks())
 
         await wait_until(settled, timeout=10)
@@ -904,6 +911,27 @@ class ScheduleMachine(RuleBasedStateMachine):
         for _ in range(20):
             await asyncio.sleep(0)
         assert not task.done()
+        if at_barrier:
+            # The record is in the log and only its barrier hangs: any other flush of the
+            # Session (a turn's checkpoint, say) may still make it durable before the crash.
+            # Nobody was told either way, so it is an uncertain create, settled by the resync.
+            session = gen.agent(sm.sid).session
+            change = next(
+                event.data
+                for event in reversed(session.events)
+                if event.type == SCHEDULE_CHANGE and event.data["operation"] == "create"
+            )
+            record = change["schedule"]
+            rec = Rec(
+                id=record["id"],
+                prompt=record["prompt"],
+                after=record["afterSeconds"],
+                at=record["scheduledAt"],
+                confirmed=False,
+                order=self.counter,
+            )
+            sm.recs[rec.id] = rec
+            self.ever.add((sm.sid, *rec.key))
         return task
 
     async def _dispatch_in_flight(self, gen: Generation, sm: SessionModel) -> None:
@@ -1159,3 +1187,43 @@ def test_schedule_state_machine() -> None:
         ScheduleMachine,
         settings=settings(max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None),
     )
+
+
+def test_a_create_caught_at_its_barrier_may_still_become_durable_through_another_flush() -> None:
+    # Found by the machine: the record is in the log while its barrier hangs, and the earlier
+    # turn's checkpoint commits it before the crash. Nobody was told, so it is uncertain, not
+    # a phantom.
+    state = ScheduleMachine()
+    state.boot(first=[])
+    state.reference_model_holds()
+    state.list_reminders(index=0)
+    state.reference_model_holds()
+    state.restart(index=0, kind="crash", raw="")
+    state.reference_model_holds()
+    state.inject_failure(failure=("flush", ["raise"]))
+    state.reference_model_holds()
+    state.chat(index=0, seconds=0, text="hello")
+    state.reference_model_holds()
+    state.restart(index=0, kind="crash_in_create_barrier", raw="")
+    state.teardown()
+
+
+def test_a_turn_waiting_for_storage_in_its_own_task_is_settled() -> None:
+    # Found by the machine: a follow-up's model call waits for its turn/start in the turn's
+    # own task (the one Stop cancels), which is as settled as a driver waiting for storage.
+    state = ScheduleMachine()
+    state.boot(first=[("", 1)])
+    state.reference_model_holds()
+    for _ in range(4):
+        state.new_session()
+        state.reference_model_holds()
+    state.chat(index=0, seconds=0, text="list reminders")
+    state.reference_model_holds()
+    state.create_every(index=450, raw="", seconds=300)
+    state.reference_model_holds()
+    state.inject_failure(failure=("append", 1))
+    state.reference_model_holds()
+    state.inject_failure(failure=("flush", ["ok", "ok", "raise", "ok"]))
+    state.reference_model_holds()
+    state.clock(move=("advance", 1))
+    state.teardown()
