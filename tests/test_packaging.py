@@ -21,7 +21,7 @@ PACKAGES = {
 STDLIB = set(sys.stdlib_module_names)
 THIRD_PARTY = {
     "dsh_hookspecs": {"pluggy"},
-    "dsh_schedule": {"pluggy", "attrs", "cattrs", "structlog"},
+    "dsh_schedule": {"pluggy", "attrs", "cattrs", "structlog", "dateparser"},
     "dsh_schedule_ui": {"pluggy", "structlog"},
 }
 FORBIDDEN = {
@@ -113,13 +113,13 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("package", ["__init__"]),
     ],
     "dsh_schedule": [
-        ("instants", ["_instants"]),
+        ("instants and the phrase grammar", ["_instants", "_grammar"]),
         ("codec and values", ["_codec", "_fifo", "_every", "_at"]),
         ("fold", ["_fold"]),
         ("answers, receipts and the Session view", ["_answers", "_receipts", "_due", "_panel"]),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
-        ("tools and the scripted model's phrases", ["_tools", "_phrases"]),
+        ("tools and the scripted model's phrases", ["_tools", "_words", "_phrases"]),
         ("plugin", ["_plugin"]),
         ("package", ["__init__"]),
     ],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -144,17 +144,35 @@ class ScriptedPhrase:
     ``reply(match, value)``, ``value`` being the tool's JSON result (a domain error is a value
     too); without a ``tool`` (a follow-up the plugin itself queued, which the model should
     present) it says ``reply(match, None)`` at once. ``example`` is a message the model's help
-    text quotes (``None``: not quoted). A raise in ``arguments`` or ``reply`` fails that turn.
+    text may quote (``None``: not quoted), and ``examples`` more of them, in any language: the
+    help quotes three that fit the message it did not understand, in that message's language.
+    A raise in ``arguments`` or ``reply`` fails that turn.
+
+    ``respond`` is the whole-turn form, for a phrase that needs more than one tool call or the
+    conversation so far (a question it asked before): when it is set, the model awaits
+    ``respond(match, turn)`` instead (``tool``, ``arguments``, ``timed_arguments`` and
+    ``reply`` are not used). It may call tools and read ``turn.time`` and
+    ``turn.transcript()``; the text it returns is said, and ``None`` passes the message on to
+    the next phrase (return ``None`` only before calling a tool). A raise fails the turn. A
+    phrase needs ``reply`` or ``respond`` (``ValueError`` otherwise).
 
     .. versionchanged:: 0.3 ``timed_arguments``.
+    .. versionchanged:: 0.4 ``respond`` and ``examples``; ``reply`` is optional with ``respond``.
     """
 
     pattern: re.Pattern[str]
-    reply: Callable[[re.Match[str], JSONValue], str]
+    reply: Callable[[re.Match[str], JSONValue], str] | None = None
     tool: str | None = None
     arguments: Callable[[re.Match[str]], JSONValue] | None = None
     timed_arguments: Callable[[re.Match[str], TimeContext], JSONValue] | None = None
     example: str | None = None
+    respond: Callable[[re.Match[str], Turn], Awaitable[str | None]] | None = None
+    examples: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.reply is None and self.respond is None:
+            msg = "a ScriptedPhrase needs reply or respond"
+            raise ValueError(msg)
 
 
 class ModelAdapter(Protocol):

@@ -202,9 +202,10 @@ def dsh_scripted_phrases() -> Sequence[ScriptedPhrase]:
 
     Result: collected from every plugin, in the host's call order. The model tries its own
     ``/tool NAME {json}`` first, then each offered phrase in that order: the first whose
-    pattern matches answers the message; with none, the model answers a help text quoting
-    every phrase's ``example``. A raise, or an item that is not a :class:`ScriptedPhrase`, is
-    logged and skipped. Synchronous.
+    pattern matches answers the message (a ``respond`` phrase may pass it on); with none, the
+    model answers a help text, in the message's language, quoting three of the phrases'
+    ``example`` and ``examples`` that fit it. A raise, or an item that is not a
+    :class:`ScriptedPhrase`, is logged and skipped. Synchronous.
 
     .. versionadded:: 0.2
     """

@@ -1,32 +1,31 @@
-"""The phrases this plugin teaches a host's keyless ``scripted`` demo model (English, and one
-Chinese form).
+# ruff: noqa: RUF002  (the Chinese examples in the docstring use Chinese punctuation)
+"""The phrases this plugin teaches a host's keyless ``scripted`` demo model, in English and
+Chinese.
 
-Offered through ``dsh_scripted_phrases``, they call the three tools and word their results:
+Offered through ``dsh_scripted_phrases``:
 
-* "remind me in N seconds|minutes|hours to TEXT" and "remind me to TEXT in N ..." (after_seconds);
-* "remind me at 18:30 [Area/City] to TEXT" (``at``, the next 18:30 in that zone, else in the
-  zone the user's browser sent with the message, else UTC) and "remind me tomorrow at
-  9am|9:15am|9pm|21:00 [Area/City] to TEXT" (tomorrow in that zone);
-* "every N minutes|hours remind me to TEXT" and "remind me every N ... to TEXT" (every_seconds;
-  the tool refuses less than 300 seconds and the reply says so);
-* "list reminders" and "delete schedule-N";
-* "提醒我N秒|分钟|小时后TEXT" and "N分钟后提醒我TEXT" (after_seconds, answered in Chinese).
-
-A reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to the
-user as the reminder, and a batch follow-up (:data:`~._answers.BATCH_HEADER`, the due fixed-rate
-reminders) as "Reminders: A; B". The texts are the demo's (the README and the browser tests
-quote them).
+* a reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to
+  the user as the reminder ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
+  (:data:`~._answers.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A; B";
+* any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all, a
+  confirmation) and answered through the whole turn (``respond``): it calls the tools and says
+  the outcome in the message's language with :mod:`._words` (times in the user's zone,
+  reminders named by their text). Cancelling everything asks first ("Cancel all 3 reminders?
+  Say 'yes, cancel all'"), and so does a second reminder with the same text at the same minute
+  ("You already have ... Add another? Say 'yes, add it'"); the confirmation is read from the
+  transcript, where the question is the last thing the assistant said. A message that is not
+  about reminders is passed on (the host's help then quotes :data:`EXAMPLES`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import math
 import re
-from collections.abc import Callable
 from typing import Final
 
-from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, hookspecs, load_time_zone
+from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
 
+from . import _words
 from ._answers import (
     BATCH_HEADER,
     PROMPT_PREFIX,
@@ -34,206 +33,47 @@ from ._answers import (
     parse_batch_framing,
     read_json_string,
 )
-
-__all__ = ["PHRASES"]
-
-_UNIT: Final = r"(?P<unit>seconds?|secs?|s|minutes?|mins?|m|hours?|h)"
-_COUNT: Final = r"(?P<n>\d{1,9})\s*" + _UNIT
-_TEXT: Final = r"(?P<text>.+?)"
-# A zone the user names: UTC or Area/Location-shaped (the tool checks that it exists).
-_ZONE: Final = r"(?:\s+(?P<zone>UTC|[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+))?"
-# 21:00, 9:15am, 9am, 9 pm; a bare hour needs am or pm.
-_CLOCK: Final = (
-    r"(?P<hour>\d{1,2})(?:(?::(?P<minute>\d{2}))?\s*(?P<meridiem>am|pm|a\.m\.|p\.m\.)|"
-    r":(?P<minute24>\d{2}))"
+from ._at import ScheduleInputError, at_instant
+from ._grammar import (
+    CONFIRM_ADD,
+    CONFIRM_CANCEL_ALL,
+    Ask,
+    Cancel,
+    CancelAll,
+    Confirm,
+    Create,
+    ListAll,
+    read,
 )
-_FLAGS: Final = re.IGNORECASE | re.DOTALL
+from ._instants import parse_instant
 
+__all__ = ["EXAMPLES", "PHRASES"]
 
-def _phrase(body: str) -> re.Pattern[str]:
-    return re.compile(rf"^\s*{body}\s*$", _FLAGS)
-
-
-_REMIND: Final = _phrase(rf"remind me in\s+{_COUNT}\s+(?:to\s+)?{_TEXT}")
-_REMIND_TO: Final = _phrase(rf"remind me to\s+{_TEXT}\s+in\s+{_COUNT}[.!]?")
-_AT: Final = _phrase(rf"remind me at\s+{_CLOCK}{_ZONE}\s+to\s+{_TEXT}")
-_TOMORROW: Final = _phrase(rf"remind me tomorrow at\s+{_CLOCK}{_ZONE}\s+to\s+{_TEXT}")
-_EVERY: Final = _phrase(rf"every\s+{_COUNT}[,:]?\s+remind me to\s+{_TEXT}")
-_REMIND_EVERY: Final = _phrase(rf"remind me every\s+{_COUNT}\s+to\s+{_TEXT}")
-_ZH_COUNT: Final = r"(?P<n>\d{1,9})\s*(?P<unit>秒钟?|分钟|分|个?小时)"
-_ZH_END: Final = r"\s*[。！!.]?"
-_ZH_REMIND: Final = _phrase(
-    rf"(?:请)?提醒我(?:在)?\s*{_ZH_COUNT}\s*(?:之|以)?后\s*{_TEXT}{_ZH_END}"
-)
-_ZH_LATER: Final = _phrase(rf"(?:请)?(?:在)?{_ZH_COUNT}\s*(?:之|以)?后提醒我\s*{_TEXT}{_ZH_END}")
-_ZH_UNIT_SECONDS: Final = {"秒": 1, "分": 60, "个": 3600, "小": 3600}
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
-_LIST: Final = re.compile(r"^\s*(?:list|show)\s+(?:my\s+)?reminders?\s*[.!?]?\s*$", re.IGNORECASE)
-_DELETE: Final = re.compile(
-    r"^\s*(?:delete|cancel|remove)\s+(?:reminder\s+)?(?P<id>\S+?)\s*[.!?]?\s*$", re.IGNORECASE
-)
 _REMINDER: Final = re.compile(re.escape(REMINDER_HEADER))
 _BATCH: Final = re.compile(re.escape(BATCH_HEADER))
-_UNIT_SECONDS: Final = {"s": 1, "m": 60, "h": 3600}
-_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+#: Any message: the grammar decides whether it is about reminders.
+_ANY: Final = re.compile(r"(?s).")
+#: Two reminders this close together (ms) with the same text are "at the same time".
+_SAME_TIME_MS: Final = 60_000
 
-
-def _seconds(match: re.Match[str]) -> int:
-    return int(match["n"]) * _UNIT_SECONDS[match["unit"].lower()[0]]
-
-
-def _create_arguments(match: re.Match[str]) -> JSONValue:
-    return {"prompt": match["text"], "after_seconds": _seconds(match)}
-
-
-def _zh_create_arguments(match: re.Match[str]) -> JSONValue:
-    seconds = int(match["n"]) * _ZH_UNIT_SECONDS[match["unit"][0]]
-    return {"prompt": match["text"], "after_seconds": seconds}
-
-
-def _every_arguments(match: re.Match[str]) -> JSONValue:
-    return {"prompt": match["text"], "every_seconds": _seconds(match)}
-
-
-def _wall_clock(match: re.Match[str]) -> tuple[int, int]:
-    """The 24-hour (hour, minute) the user named. Nonsense (``25:00``, ``13pm``) is passed on
-    as an hour past 23, so the tool refuses it in its own words."""
-    hour = int(match["hour"])
-    minute = int(match["minute24"] or match["minute"] or 0)
-    meridiem = (match["meridiem"] or "").lower()
-    if not meridiem:
-        return hour, minute
-    if not 1 <= hour <= 12:
-        return 24 + hour, minute
-    return hour % 12 + (12 if meridiem.startswith("p") else 0), minute
-
-
-def _local_now(time_zone: str, time: TimeContext) -> dt.datetime:
-    """The turn's instant as naive wall time in ``time_zone`` (UTC for a zone tzdata lacks:
-    the tool then refuses the zone)."""
-    instant = _EPOCH + dt.timedelta(milliseconds=time.now_ms)
-    try:
-        zone: dt.tzinfo = load_time_zone(time_zone)
-    except InvalidTimeZoneError:
-        zone = dt.UTC
-    return instant.astimezone(zone).replace(tzinfo=None)
-
-
-def _at_arguments(match: re.Match[str], time: TimeContext, *, tomorrow: bool) -> JSONValue:
-    """``at`` as a local ``{date, time, time_zone}``: the zone named, else the turn's, else
-    UTC; the date is tomorrow there, or (without "tomorrow") today when that time is still
-    ahead and tomorrow when it has passed."""
-    named = match["zone"]
-    if named is not None and named.upper() == "UTC":
-        named = "UTC"  # the phrases ignore case; the zone check does not
-    time_zone = named or time.time_zone or "UTC"
-    hour, minute = _wall_clock(match)
-    now = _local_now(time_zone, time)
-    day = now.date()
-    if tomorrow or (hour, minute) <= (now.hour, now.minute):
-        day += dt.timedelta(days=1)
-    return {
-        "prompt": match["text"],
-        "at": {
-            "date": day.isoformat(),
-            "time": f"{hour:02d}:{minute:02d}:00",
-            "time_zone": time_zone,
-        },
-    }
-
-
-def _next_at_arguments(match: re.Match[str], time: TimeContext) -> JSONValue:
-    return _at_arguments(match, time, tomorrow=False)
-
-
-def _tomorrow_arguments(match: re.Match[str], time: TimeContext) -> JSONValue:
-    return _at_arguments(match, time, tomorrow=True)
-
-
-def _interval(seconds: object) -> str:
-    """``every 30 minutes``, ``every hour``, ``every 90 seconds``."""
-    if not isinstance(seconds, int) or seconds <= 0:
-        return "at a fixed rate"
-    count, unit = seconds, "second"
-    for size, name in ((3600, "hour"), (60, "minute")):
-        if seconds % size == 0:
-            count, unit = seconds // size, name
-            break
-    return f"every {unit}" if count == 1 else f"every {count} {unit}s"
-
-
-def _error(value: JSONValue) -> str | None:
-    if isinstance(value, dict) and isinstance(value.get("code"), str) and "deleted" not in value:
-        message = value.get("message")
-        return f"{value['code']}: {message}" if isinstance(message, str) else str(value["code"])
-    return None
-
-
-def _describe_create(match: re.Match[str], value: JSONValue) -> str:
-    del match
-    problem = _error(value)
-    if problem or not isinstance(value, dict):
-        hint = _HINTS.get(value.get("code")) if isinstance(value, dict) else None
-        return f"I could not create that reminder ({problem}).{hint or ''}"
-    if value.get("kind") == "every":
-        when = f"repeats {_interval(value.get('everySeconds'))}, next at"
-    else:
-        when = "is due at"
-    return (
-        f"Done: reminder {value.get('id')} {when} {value.get('scheduledAt')} "
-        f'("{value.get("prompt")}"). It is delivered in this session only.'
-    )
-
-
-def _describe_create_zh(match: re.Match[str], value: JSONValue) -> str:
-    del match
-    problem = _error(value)
-    if problem or not isinstance(value, dict):
-        return f"无法设置这个提醒（{problem}）。"
-    return (
-        f"好的：提醒 {value.get('id')} 将于 {value.get('scheduledAt')} 到期"
-        f"（“{value.get('prompt')}”），只在当前会话中送达。"
-    )
-
-
-#: What a refusal's reply adds, for the codes a demo user meets.
-_HINTS: Final[dict[object, str]] = {
-    "frequency_too_high": " A reminder can repeat at most every 5 minutes.",
-    "not_future": " That time has already passed.",
-}
-
-
-def _describe_list(match: re.Match[str], value: JSONValue) -> str:
-    del match
-    problem = _error(value)
-    if problem or not isinstance(value, list):
-        return f"I could not list reminders ({problem})."
-    if not value:
-        return "You have no active reminders in this session."
-    lines = [
-        f'- {item.get("id")}: "{item.get("prompt")}" {_when(item)} {item.get("scheduledAt")} '
-        f"({item.get('state')})"
-        for item in value
-        if isinstance(item, dict)
-    ]
-    return "\n".join(["Active reminders in this session:", *lines])
-
-
-def _when(view: dict[str, JSONValue]) -> str:
-    """``at`` for a one-shot, ``every 30 minutes, next at`` for a fixed-rate reminder."""
-    if view.get("kind") == "every":
-        return f"{_interval(view.get('everySeconds'))}, next at"
-    return "at"
-
-
-def _describe_delete(match: re.Match[str], value: JSONValue) -> str:
-    del match
-    problem = _error(value)
-    if problem or not isinstance(value, dict):
-        return f"I could not delete that reminder ({problem})."
-    if value.get("deleted") is True:
-        return f"Deleted reminder {value.get('id')}."
-    return f"There is no active reminder {value.get('id')}."
+#: What the host's help may quote, in both languages (it picks three that fit).
+EXAMPLES: Final = (
+    "remind me in 10 minutes to stretch",
+    "remind me tomorrow morning to water the plants",
+    "remind me to call mom at 5pm",
+    "every 30 minutes remind me to drink water",
+    "what reminders do I have?",
+    "cancel the stretch reminder",
+    "cancel all my reminders",
+    "提醒我10分钟后伸展一下",
+    "明天早上9点提醒我开会",
+    "下午3点提醒我取快递",
+    "每30分钟提醒我喝水",
+    "我有哪些提醒",
+    "取消伸展的提醒",
+    "取消所有提醒",
+)
 
 
 def _present_reminder(match: re.Match[str], value: JSONValue) -> str:
@@ -266,45 +106,199 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def _create(
-    pattern: re.Pattern[str],
-    example: str,
-    arguments: Callable[[re.Match[str]], JSONValue] | None = None,
-    timed: Callable[[re.Match[str], TimeContext], JSONValue] | None = None,
-    reply: Callable[[re.Match[str], JSONValue], str] = _describe_create,
-) -> hookspecs.ScriptedPhrase:
-    """A phrase that creates a reminder and words the tool's answer (in English unless
-    ``reply`` words it otherwise)."""
-    return hookspecs.ScriptedPhrase(
-        pattern=pattern,
-        tool="schedule_create",
-        arguments=arguments,
-        timed_arguments=timed,
-        reply=reply,
-        example=example,
-    )
+async def _list(turn: Turn) -> JSONValue:
+    return await turn.call_tool("schedule_list", {})
+
+
+def _views(value: JSONValue) -> list[dict[str, JSONValue]]:
+    return [view for view in value if isinstance(view, dict)] if isinstance(value, list) else []
+
+
+def _last_question(turn: Turn) -> tuple[str, str | None, int] | None:
+    """What the assistant said last before this turn's message, with the user's message it
+    answered and that message's time: ``(said, asked_text, asked_ms)``."""
+    said: str | None = None
+    seen_current = False
+    for event in reversed(turn.transcript()):
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.type == "user/message":
+            if not seen_current:
+                seen_current = True
+                continue
+            if said is None:
+                return None
+            text = data.get("text")
+            return said, text if isinstance(text, str) else None, event.time
+        if seen_current and event.type == "assistant/message" and said is None:
+            text = data.get("text")
+            said = text if isinstance(text, str) else ""
+    return None
+
+
+def _asked(turn: Turn, confirmations: dict[str, str]) -> tuple[str | None, int] | None:
+    """The message the last question answered, when that question asked for one of
+    ``confirmations``."""
+    last = _last_question(turn)
+    if last is None:
+        return None
+    said, asked, at_ms = last
+    if not any(said.endswith((f"“{say}”。", f'"{say}".')) for say in confirmations.values()):
+        return None
+    return asked, at_ms
+
+
+def _target_ms(selector: tuple[str, JSONValue], time: TimeContext) -> int | None:
+    """When a create with ``selector`` would first fire (``None``: the tool refuses it)."""
+    name, value = selector
+    if name == "at":
+        try:
+            return at_instant(value, time.now_ms)
+        except ScheduleInputError:
+            return None  # the tool refuses it in its words
+    assert isinstance(value, int)  # the grammar's after_seconds and every_seconds
+    return time.now_ms + value * 1000
+
+
+def _duplicate(
+    create: Create, views: list[dict[str, JSONValue]], time: TimeContext
+) -> dict[str, JSONValue] | None:
+    target = _target_ms(create.selector, time)
+    if target is None:
+        return None
+    for view in views:
+        same_text = str(view.get("prompt")).casefold() == create.prompt.casefold()
+        if same_text and abs(parse_instant(str(view.get("scheduledAt"))) - target) < _SAME_TIME_MS:
+            return view
+    return None
+
+
+async def _create(create: Create, turn: Turn, *, check: bool = True) -> str:
+    if check:
+        same = _duplicate(create, _views(await _list(turn)), turn.time)
+        if same is not None:
+            return _words.ask_add(same, CONFIRM_ADD[create.lang], turn.time, create.lang)
+    name, value = create.selector
+    result = await turn.call_tool("schedule_create", {"prompt": create.prompt, name: value})
+    return _words.created(result, turn.time, create.lang)
+
+
+def _matching(views: list[dict[str, JSONValue]], what: str) -> list[dict[str, JSONValue]]:
+    """The reminders ``what`` names: by id, else the one whose text is ``what``, else those
+    whose text contains it (case and surrounding quotes ignored)."""
+    wanted = what.casefold().strip("\"'“”‘’ ")
+    by_id = [view for view in views if view.get("id") == what]
+    if by_id:
+        return by_id
+    exact = [view for view in views if str(view.get("prompt", "")).casefold() == wanted]
+    if exact:
+        return exact
+    return [view for view in views if wanted and wanted in str(view.get("prompt", "")).casefold()]
+
+
+async def _cancel(cancel: Cancel, turn: Turn) -> str:
+    lang = cancel.lang
+    listed = await _list(turn)
+    refused = _words.problem(listed, lang)
+    if refused is not None:
+        return _words.listing(listed, turn.time, lang)
+    found = _matching(_views(listed), cancel.what)
+    if not found:
+        if lang == "zh":
+            return (
+                f"没有找到{_words.quote(cancel.what, lang)}这个提醒。问“我有哪些提醒”可以看到全部。"
+            )
+        return (
+            f"You have no reminder that says {_words.quote(cancel.what, lang)}. "
+            'Ask "what reminders do I have?" to see them all.'
+        )
+    if len(found) > 1:
+        listed_items = ("；" if lang == "zh" else "; ").join(
+            _words.quote(str(view.get("prompt")), lang)
+            + " "
+            + _words.when(str(view.get("scheduledAt")), turn.time, lang)
+            for view in found
+        )
+        if lang == "zh":
+            return (
+                f"有 {len(found)} 个提醒符合：{listed_items}。请说出完整的内容，"
+                f"或说“取消所有{cancel.what}的提醒”。"
+            )
+        return (
+            f"{len(found)} reminders match: {listed_items}. Say the whole text of one, or "
+            f'"cancel all {cancel.what} reminders".'
+        )
+    view = found[0]
+    value = await turn.call_tool("schedule_delete", {"id": view.get("id")})
+    return _words.deleted(view, value, turn.time, lang)
+
+
+async def _cancel_all(request: CancelAll, turn: Turn, *, confirmed: bool) -> str:
+    lang = request.lang
+    listed = await _list(turn)
+    if _words.problem(listed, lang) is not None:
+        return _words.listing(listed, turn.time, lang)
+    views = _views(listed)
+    if request.what is not None:
+        views = _matching(views, request.what)
+        if not views:
+            return await _cancel(Cancel(lang, request.what), turn)
+    elif not views:
+        return "没有可以取消的提醒。" if lang == "zh" else "You have no reminders to cancel."
+    elif not confirmed:
+        return _words.ask_cancel_all(views, CONFIRM_CANCEL_ALL[lang], lang)
+    failures: list[str] = []
+    for view in views:
+        value = await turn.call_tool("schedule_delete", {"id": view.get("id")})
+        if not (isinstance(value, dict) and value.get("deleted") is True):
+            failures.append(str(view.get("prompt")))
+    return _words.deleted_all(len(views) - len(failures), failures, lang)
+
+
+async def _confirm(confirm: Confirm, turn: Turn) -> str:
+    lang = confirm.lang
+    if confirm.kind == "cancel_all":
+        confirmed = _asked(turn, CONFIRM_CANCEL_ALL) is not None
+        return await _cancel_all(CancelAll(lang), turn, confirmed=confirmed)
+    asked = _asked(turn, CONFIRM_ADD)
+    text, asked_ms = asked if asked is not None else (None, 0)
+    if text is None:
+        return _words.nothing_to_add(lang)
+    then = TimeContext(now_ms=asked_ms, time_zone=turn.time.time_zone)
+    again = read(text, then)
+    if not isinstance(again, Create):
+        return _words.nothing_to_add(lang)
+    name, value = again.selector
+    if name == "after_seconds" and isinstance(value, int):
+        # as first asked: the same moment, not the same delay from now
+        left = math.ceil((asked_ms + value * 1000 - turn.time.now_ms) / 1000)
+        again = Create(again.lang, again.prompt, (name, max(left, 1)))
+    return await _create(again, turn, check=False)
+
+
+async def _respond(match: re.Match[str], turn: Turn) -> str | None:
+    """The whole turn for a message about reminders; ``None`` for any other message."""
+    del match
+    reading = read(turn.input.text, turn.time)
+    if reading is None:
+        return None
+    if isinstance(reading, Ask):
+        return reading.text
+    if isinstance(reading, ListAll):
+        return _words.listing(await _list(turn), turn.time, reading.lang)
+    if isinstance(reading, Cancel):
+        return await _cancel(reading, turn)
+    if isinstance(reading, CancelAll):
+        return await _cancel_all(reading, turn, confirmed=False)
+    if isinstance(reading, Confirm):
+        return await _confirm(reading, turn)
+    return await _create(reading, turn)
 
 
 #: What the plugin offers the scripted model, in the order it tries them.
 PHRASES: Final = (
     hookspecs.ScriptedPhrase(pattern=_REMINDER, reply=_present_reminder),
     hookspecs.ScriptedPhrase(pattern=_BATCH, reply=_present_batch),
-    _create(_REMIND, "remind me in 10 seconds to stretch", _create_arguments),
-    _create(_REMIND_TO, "remind me to stretch in 10 minutes", _create_arguments),
-    _create(_AT, "remind me at 18:30 Europe/Paris to join the call", timed=_next_at_arguments),
-    _create(_TOMORROW, "remind me tomorrow at 9am to call mom", timed=_tomorrow_arguments),
-    _create(_EVERY, "every 30 minutes remind me to drink water", _every_arguments),
-    _create(_REMIND_EVERY, "remind me every 2 hours to stand up", _every_arguments),
-    _create(_ZH_REMIND, "提醒我10分钟后伸展一下", _zh_create_arguments, reply=_describe_create_zh),
-    _create(_ZH_LATER, "30秒后提醒我喝水", _zh_create_arguments, reply=_describe_create_zh),
     hookspecs.ScriptedPhrase(
-        pattern=_LIST, tool="schedule_list", reply=_describe_list, example="list reminders"
-    ),
-    hookspecs.ScriptedPhrase(
-        pattern=_DELETE,
-        tool="schedule_delete",
-        arguments=lambda match: {"id": match["id"]},
-        reply=_describe_delete,
-        example="delete schedule-1",
+        pattern=_ANY, respond=_respond, example=EXAMPLES[0], examples=EXAMPLES[1:]
     ),
 )

@@ -1,6 +1,7 @@
-"""The reminder phrases the plugin offers a host's scripted model (``dsh_scripted_phrases``).
-
-The demo texts are quoted word for word: the README and the browser tests rely on them.
+"""The reminder phrases the plugin offers a host's scripted model (``dsh_scripted_phrases``):
+the follow-ups presented as reminders, and what the assistant says about reminders in people's
+words (:mod:`dsh_schedule._words`). Reading messages is ``test_phrase_corpus.py``'s; the whole
+turns (questions back, cancelling) are ``test_scripted_model.py``'s.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import JSONValue, TimeContext, hookspecs
-from dsh_schedule import MESSAGES, AfterRecord, SchedulePlugin, parse_instant, reminder_framing
+from dsh_schedule import AfterRecord, SchedulePlugin, parse_instant, reminder_framing
+from dsh_schedule import _words as words
 from dsh_schedule._answers import batch_framing
+from dsh_schedule._phrases import EXAMPLES
 
 RECORD = AfterRecord(
     id="schedule-1",
@@ -25,184 +28,34 @@ RECORD = AfterRecord(
 
 #: The turn's time: 2026-08-05T12:00Z, which is 20:00 in Shanghai and 08:00 in New York.
 NOON = TimeContext(now_ms=parse_instant("2026-08-05T12:00:00.000Z"), time_zone="Asia/Shanghai")
+UTC_NOON = TimeContext(now_ms=NOON.now_ms)
 
 
-def answer(
-    text: str, value: JSONValue = None, time: TimeContext = NOON
-) -> tuple[str | None, Any, str] | None:
-    """What the offered phrases make of ``text`` in a turn at ``time``: (tool, arguments, reply
-    to ``value``), as the host's scripted model uses them."""
+def answer(text: str, value: JSONValue = None) -> tuple[str | None, Any, str] | None:
+    """What the follow-up phrases make of ``text``: (tool, arguments, reply)."""
     for phrase in SchedulePlugin().dsh_scripted_phrases():
         match = phrase.pattern.match(text)
-        if match is not None:
-            if phrase.timed_arguments is not None:
-                arguments = phrase.timed_arguments(match, time)
-            else:
-                arguments = None if phrase.arguments is None else phrase.arguments(match)
-            return phrase.tool, arguments, phrase.reply(match, value)
+        if match is not None and phrase.reply is not None:
+            return phrase.tool, None, phrase.reply(match, value)
     return None
 
 
 def test_hook_dsh_scripted_phrases() -> None:
     phrases = SchedulePlugin().dsh_scripted_phrases()
     assert all(isinstance(phrase, hookspecs.ScriptedPhrase) for phrase in phrases)
-    assert [phrase.tool for phrase in phrases] == [
-        None,  # the reminder follow-up: presented, no tool
-        None,  # the batch follow-up of due fixed-rate reminders, likewise
-        *["schedule_create"] * 8,
-        "schedule_list",
-        "schedule_delete",
-    ]
-    assert [phrase.example for phrase in phrases] == [
-        None,
-        None,
-        "remind me in 10 seconds to stretch",
-        "remind me to stretch in 10 minutes",
-        "remind me at 18:30 Europe/Paris to join the call",
-        "remind me tomorrow at 9am to call mom",
-        "every 30 minutes remind me to drink water",
-        "remind me every 2 hours to stand up",
-        "提醒我10分钟后伸展一下",
-        "30秒后提醒我喝水",
-        "list reminders",
-        "delete schedule-1",
-    ]
-    # Each example is understood by its own phrase.
-    for phrase in phrases[2:]:
-        assert phrase.example is not None
-        assert phrase.pattern.match(phrase.example)
-        assert answer(phrase.example) is not None
-        assert answer(phrase.example)[0] == phrase.tool  # type: ignore[index]
-    assert answer("hello") is None
+    follow, batch, conversation = phrases
+    assert (follow.tool, batch.tool, follow.respond, batch.respond) == (None, None, None, None)
+    assert conversation.respond is not None
+    assert conversation.reply is None
+    assert (conversation.example, *conversation.examples) == EXAMPLES
+    assert conversation.pattern.match("anything at all")
+    # The examples are in both languages, and each is understood.
+    assert sum(bool(re.search(r"[\u4e00-\u9fff]", e)) for e in EXAMPLES) == 7
 
 
-@pytest.mark.parametrize(
-    ("text", "seconds", "prompt"),
-    [
-        ("remind me in 10 seconds to stretch", 10, "stretch"),
-        ("  Remind me in 2 min drink water  ", 120, "drink water"),
-        ("remind me in 1 h to check\nthe log", 3600, "check\nthe log"),
-        ("remind me in 3s to x", 3, "x"),
-    ],
-)
-def test_remind_me_creates_a_reminder(text: str, seconds: int, prompt: str) -> None:
-    value = {"id": "schedule-1", "scheduledAt": "2026-08-05T12:00:10.000Z", "prompt": prompt}
-    tool, arguments, reply = answer(text, value) or (None, None, "")
-    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "after_seconds": seconds})
-    assert reply == (
-        f'Done: reminder schedule-1 is due at 2026-08-05T12:00:10.000Z ("{prompt}"). '
-        "It is delivered in this session only."
-    )
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds", "prompt"),
-    [
-        ("提醒我10分钟后伸展一下", 600, "伸展一下"),
-        ("提醒我10秒后喝水", 10, "喝水"),
-        ("提醒我10秒钟以后喝水。", 10, "喝水"),
-        ("请提醒我在 2 小时之后 开会", 7200, "开会"),
-        ("30秒后提醒我喝水！", 30, "喝水"),
-        ("请在1个小时后提醒我打电话", 3600, "打电话"),
-        ("5分后提醒我看一下部署", 300, "看一下部署"),
-    ],
-)
-def test_the_chinese_phrase_creates_a_reminder_and_answers_in_chinese(
-    text: str, seconds: int, prompt: str
-) -> None:
-    value = {"id": "schedule-1", "scheduledAt": "2026-08-05T12:00:10.000Z", "prompt": prompt}
-    tool, arguments, reply = answer(text, value) or (None, None, "")
-    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "after_seconds": seconds})
-    assert reply == (
-        "好的：提醒 schedule-1 将于 2026-08-05T12:00:10.000Z 到期"
-        f"（“{prompt}”），只在当前会话中送达。"
-    )
-    refused = {"code": "invalid_prompt", "message": "m"}
-    assert answer(text, refused)[2] == "无法设置这个提醒（invalid_prompt: m）。"  # type: ignore[index]
-    assert answer(text, [])[2] == "无法设置这个提醒（None）。"  # type: ignore[index]
-
-
-@pytest.mark.parametrize(
-    "text", ["提醒我喝水", "提醒我十分钟后喝水", "10分钟提醒我喝水", "提醒我10天后喝水"]
-)
-def test_chinese_the_phrase_does_not_understand_gets_the_help(text: str) -> None:
-    assert answer(text) is None
-
-
-def test_a_chinese_reminder_is_presented_in_chinese() -> None:
-    record = AfterRecord(
-        id="schedule-2", kind="after", prompt="喝水", after_seconds=10,
-        scheduled_at="2026-08-05T12:00:10.000Z",
-    )  # fmt: skip
-    assert answer(reminder_framing(record)) == (None, None, "提醒：喝水")
-
-
-def test_a_refused_create_is_worded_with_its_code_and_message() -> None:
-    refused = {"code": "invalid_prompt", "message": MESSAGES["invalid_prompt"]}
-    assert answer("remind me in 5 seconds to x", refused)[2] == (  # type: ignore[index]
-        f"I could not create that reminder (invalid_prompt: {MESSAGES['invalid_prompt']})."
-    )
-    assert answer("remind me in 5 seconds to x", {"code": "oops"})[2] == (  # type: ignore[index]
-        "I could not create that reminder (oops)."
-    )
-    assert answer("remind me in 5 seconds to x", [])[2] == (  # type: ignore[index]
-        "I could not create that reminder (None)."
-    )
-
-
-def test_list_reminders_words_the_active_records() -> None:
-    views = [
-        {"id": "schedule-1", "prompt": "a", "scheduledAt": "T1", "state": "scheduled"},
-        "not a view",
-        {"id": "schedule-2", "prompt": "b", "scheduledAt": "T2", "state": "overdue"},
-        {
-            "id": "schedule-3",
-            "kind": "every",
-            "prompt": "c",
-            "everySeconds": 1800,
-            "scheduledAt": "T3",
-            "state": "scheduled",
-        },
-    ]
-    for text in ("list reminders", "Show my reminders.", " list reminder "):
-        tool, arguments, reply = answer(text, views) or (None, None, "")
-        assert (tool, arguments) == ("schedule_list", None)  # called with {}
-        assert reply == (
-            "Active reminders in this session:\n"
-            '- schedule-1: "a" at T1 (scheduled)\n'
-            '- schedule-2: "b" at T2 (overdue)\n'
-            '- schedule-3: "c" every 30 minutes, next at T3 (scheduled)'
-        )
-    assert answer("list reminders", [])[2] == (  # type: ignore[index]
-        "You have no active reminders in this session."
-    )
-    assert answer("list reminders", {"code": "corrupt_schedule_log"})[2] == (  # type: ignore[index]
-        "I could not list reminders (corrupt_schedule_log)."
-    )
-
-
-def test_delete_words_deleted_missing_and_refused() -> None:
-    tool, arguments, reply = answer("delete schedule-1", {"id": "schedule-1", "deleted": True}) or (
-        None,
-        None,
-        "",
-    )
-    assert (tool, arguments, reply) == (
-        "schedule_delete",
-        {"id": "schedule-1"},
-        "Deleted reminder schedule-1.",
-    )
-    missing = {"id": "schedule-9", "deleted": False, "code": "schedule_not_found"}
-    assert answer("Cancel reminder schedule-9!", missing)[1:] == (  # type: ignore[index]
-        {"id": "schedule-9"},
-        "There is no active reminder schedule-9.",
-    )
-    assert answer("remove schedule-1", {"code": "persistence_uncertain"})[2] == (  # type: ignore[index]
-        "I could not delete that reminder (persistence_uncertain)."
-    )
-    assert answer("remove schedule-1", "odd")[2] == (  # type: ignore[index]
-        "I could not delete that reminder (None)."
-    )
+def test_a_phrase_needs_a_reply_or_respond() -> None:
+    with pytest.raises(ValueError, match="reply or respond"):
+        hookspecs.ScriptedPhrase(pattern=re.compile("x"))
 
 
 def test_a_reminder_follow_up_is_presented_as_the_reminder() -> None:
@@ -230,163 +83,49 @@ def test_the_last_prompt_line_of_a_follow_up_counts() -> None:
     assert answer(frame) == (None, None, "Reminder: b")
 
 
-def test_the_phrases_are_anchored_at_the_start_of_the_message() -> None:
-    assert answer("please remind me in 5 seconds to x") is None
-    assert answer(" [SCHEDULE REMINDER]") is None
-    assert answer("list reminders now") is None
-    assert all(isinstance(p.pattern, re.Pattern) for p in SchedulePlugin().dsh_scripted_phrases())
-
-
-# --------------------------------------------------------------------------------------------
-# The phrases of issue 12: the suffix order, at a time of day, tomorrow, and every N
+def test_a_chinese_reminder_is_presented_in_chinese() -> None:
+    record = AfterRecord(
+        id="schedule-2", kind="after", prompt="喝水", after_seconds=10,
+        scheduled_at="2026-08-05T12:00:10.000Z",
+    )  # fmt: skip
+    assert answer(reminder_framing(record)) == (None, None, "提醒：喝水")
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds", "prompt"),
+    ("instant", "time", "lang", "said"),
     [
-        ("remind me to stretch in 10 minutes", 600, "stretch"),
-        ("Remind me to check in on Sam in 2 hours.", 7200, "check in on Sam"),
-        ("remind me to drink water in 30s", 30, "drink water"),
-        ("  remind me to call\nmom in 1 hour  ", 3600, "call\nmom"),
+        ("2026-08-05T12:00:10.000Z", NOON, "en", "today at 20:00, in 10 seconds"),
+        ("2026-08-05T12:10:00.000Z", NOON, "en", "today at 20:10, in 10 minutes"),
+        ("2026-08-05T15:00:00.000Z", NOON, "en", "today at 23:00, in 3 hours"),
+        ("2026-08-05T13:30:00.000Z", NOON, "en", "today at 21:30, in 1 hour 30 minutes"),
+        ("2026-08-06T01:00:00.000Z", NOON, "en", "tomorrow at 09:00, in 13 hours"),
+        ("2026-08-07T01:00:00.000Z", NOON, "en", "on Friday at 09:00, in 1 day 13 hours"),
+        ("2026-08-09T01:00:00.000Z", NOON, "en", "on Sunday at 09:00, in 4 days"),
+        ("2026-09-01T01:00:00.000Z", NOON, "en", "on 1 September at 09:00, in 27 days"),
+        ("2027-01-01T01:00:00.000Z", NOON, "en", "on 1 January 2027 at 09:00, in 149 days"),
+        ("2026-08-05T11:00:00.000Z", NOON, "en", "today at 19:00, due now"),
+        ("2026-08-05T17:00:00.000Z", UTC_NOON, "en", "today at 17:00 UTC, in 5 hours"),
+        ("2026-08-06T01:00:00.000Z", NOON, "zh", "明天 09:00（13小时后）"),
+        ("2026-08-05T12:10:00.000Z", NOON, "zh", "今天 20:10（10分钟后）"),
+        ("2026-08-07T01:00:00.000Z", NOON, "zh", "后天 09:00（1天13小时后）"),
+        ("2026-08-09T01:00:00.000Z", NOON, "zh", "周日 09:00（4天后）"),
+        ("2026-09-01T01:00:00.000Z", NOON, "zh", "9月1日 09:00（27天后）"),
+        ("2027-01-01T01:00:00.000Z", NOON, "zh", "2027年1月1日 09:00（149天后）"),
+        ("2026-08-05T11:00:00.000Z", NOON, "zh", "今天 19:00（已到期）"),
+        ("not an instant", NOON, "en", "at some time"),
+        ("not an instant", NOON, "zh", "在某个时间"),
     ],
 )
-def test_remind_me_to_x_in_n_creates_an_after_reminder(text, seconds, prompt):
-    tool, arguments, _ = answer(text) or (None, None, "")
-    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "after_seconds": seconds})
+def test_a_time_is_said_in_the_users_zone_and_language(instant, time, lang, said):
+    assert words.when(instant, time, lang) == said
 
 
-def at_of(text: str, time: TimeContext = NOON) -> dict[str, object]:
-    tool, arguments, _ = answer(text, None, time) or (None, None, "")
-    assert tool == "schedule_create", text
-    assert isinstance(arguments, dict)
-    assert set(arguments) == {"prompt", "at"}
-    return {"prompt": arguments["prompt"], **arguments["at"]}
-
-
-def turn_at(instant: str, time_zone: str | None) -> TimeContext:
-    return TimeContext(now_ms=parse_instant(instant), time_zone=time_zone)
-
-
-def test_remind_me_at_a_time_is_the_next_such_time_in_the_turns_zone():
-    # 20:00 in Shanghai: 18:30 has passed there today, 20:30 has not.
-    assert at_of("remind me at 18:30 to join the call") == {
-        "prompt": "join the call",
-        "date": "2026-08-06",
-        "time": "18:30:00",
-        "time_zone": "Asia/Shanghai",
-    }
-    assert at_of("remind me at 20:30 to eat")["date"] == "2026-08-05"
-    assert at_of("remind me at 20:00 to eat")["date"] == "2026-08-06"  # this minute has begun
-    assert at_of("remind me at 20:01 to eat")["date"] == "2026-08-05"
-    assert at_of("remind me at 8:30pm to eat")["time"] == "20:30:00"
-
-
-def test_remind_me_at_a_time_in_a_named_zone_uses_that_zone():
-    # 08:00 in New York, whatever the browser's zone
-    assert at_of("remind me at 18:30 America/New_York to join the call") == {
-        "prompt": "join the call",
-        "date": "2026-08-05",
-        "time": "18:30:00",
-        "time_zone": "America/New_York",
-    }
-    assert at_of("remind me at 7:00 America/New_York to run")["date"] == "2026-08-06"
-    assert at_of("remind me at 9am UTC to stand up")["time_zone"] == "UTC"
-    assert at_of("remind me at 9am UTC to stand up")["date"] == "2026-08-06"  # 12:00 UTC now
-    assert at_of("Remind me at 9am utc to stand up")["time_zone"] == "UTC"
-    # other zones keep their spelling: the tool refuses a wrongly cased one
-    assert at_of("remind me at 9am asia/shanghai to x")["time_zone"] == "asia/shanghai"
-
-
-def test_without_a_zone_from_the_browser_times_are_utc():
-    no_zone = turn_at("2026-08-05T12:00:00.000Z", None)
-    assert at_of("remind me at 18:30 to x", no_zone) == {
-        "prompt": "x",
-        "date": "2026-08-05",
-        "time": "18:30:00",
-        "time_zone": "UTC",
-    }
-    assert at_of("remind me tomorrow at 9am to call mom", no_zone) == {
-        "prompt": "call mom",
-        "date": "2026-08-06",
-        "time": "09:00:00",
-        "time_zone": "UTC",
-    }
-
-
-def test_a_zone_tzdata_lacks_is_passed_on_for_the_tool_to_refuse():
-    # The date is worked out in UTC; the tool answers invalid_time_zone.
-    assert at_of("remind me at 18:30 Mars/Olympus_Mons to wave") == {
-        "prompt": "wave",
-        "date": "2026-08-05",
-        "time": "18:30:00",
-        "time_zone": "Mars/Olympus_Mons",
-    }
-
-
-@pytest.mark.parametrize(
-    ("clock", "time"),
-    [
-        ("9am", "09:00:00"),
-        ("9 AM", "09:00:00"),
-        ("9:15am", "09:15:00"),
-        ("9pm", "21:00:00"),
-        ("9 p.m.", "21:00:00"),
-        ("21:00", "21:00:00"),
-        ("12am", "00:00:00"),
-        ("12pm", "12:00:00"),
-        ("12:30am", "00:30:00"),
-        ("00:05", "00:05:00"),
-        # nonsense goes to the tool, which refuses it in its words
-        ("13pm", "37:00:00"),
-        ("0am", "24:00:00"),
-        ("25:00", "25:00:00"),
-        ("9:75", "09:75:00"),
-    ],
-)
-def test_remind_me_tomorrow_reads_12_and_24_hour_clocks(clock, time):
-    assert at_of(f"remind me tomorrow at {clock} to call mom") == {
-        "prompt": "call mom",
-        "date": "2026-08-06",
-        "time": time,
-        "time_zone": "Asia/Shanghai",
-    }
-
-
-def test_tomorrow_is_the_next_day_where_the_user_is():
-    # 16:30 UTC is already 00:30 on the 6th in Shanghai, still the 5th in New York.
-    late = turn_at("2026-08-05T16:30:00.000Z", "Asia/Shanghai")
-    assert at_of("remind me tomorrow at 9am to call mom", late)["date"] == "2026-08-07"
-    assert at_of("remind me tomorrow at 9am America/New_York to call", late) == {
-        "prompt": "call",
-        "date": "2026-08-06",
-        "time": "09:00:00",
-        "time_zone": "America/New_York",
-    }
-    assert at_of("remind me at 9am to call mom", late)["date"] == "2026-08-06"  # today there
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds", "prompt"),
-    [
-        ("every 30 minutes remind me to drink water", 1800, "drink water"),
-        ("Every 2 hours, remind me to stand up.", 7200, "stand up."),
-        ("every 1 h remind me to x", 3600, "x"),
-        ("every 1 minute remind me to blink", 60, "blink"),  # the tool refuses it
-        ("remind me every 10 minutes to stretch", 600, "stretch"),
-        ("remind me every 3 hours to eat", 10800, "eat"),
-        ("remind me every 45 seconds to breathe", 45, "breathe"),
-    ],
-)
-def test_every_n_creates_a_fixed_rate_reminder(text, seconds, prompt):
-    tool, arguments, _ = answer(text) or (None, None, "")
-    assert (tool, arguments) == ("schedule_create", {"prompt": prompt, "every_seconds": seconds})
-
-
-def view(**fields: object) -> dict[str, object]:
+def view(**fields: Any) -> dict[str, Any]:
     return {
         "id": "schedule-2",
-        "prompt": "drink water",
-        "scheduledAt": "2026-08-05T12:30:00.000Z",
+        "kind": "after",
+        "prompt": "stretch",
+        "scheduledAt": "2026-08-05T15:00:00.000Z",
         "state": "scheduled",
         "deliveryMode": "session-local",
         **fields,
@@ -394,66 +133,105 @@ def view(**fields: object) -> dict[str, object]:
 
 
 @pytest.mark.parametrize(
-    ("every", "words"),
+    ("every", "en", "zh"),
     [
-        (1800, "every 30 minutes"),
-        (3600, "every hour"),
-        (7200, "every 2 hours"),
-        (5400, "every 90 minutes"),
-        (300, "every 5 minutes"),
-        (301, "every 301 seconds"),
-        (None, "at a fixed rate"),
-        ("1800", "at a fixed rate"),
+        (1800, "every 30 minutes", "每30分钟"),
+        (3600, "every hour", "每1小时"),
+        (7200, "every 2 hours", "每2小时"),
+        (5400, "every 1 hour 30 minutes", "每1小时30分钟"),
+        (None, "at a fixed rate", "定时"),
+        ("1800", "at a fixed rate", "定时"),
     ],
 )
-def test_a_created_fixed_rate_reminder_is_worded_with_its_rate_and_next_time(every, words):
-    value = view(kind="every", everySeconds=every)
-    if every is None:
-        del value["everySeconds"]
-    reply = answer("every 30 minutes remind me to drink water", value)[2]  # type: ignore[index]
-    assert reply == (
-        f"Done: reminder schedule-2 repeats {words}, next at 2026-08-05T12:30:00.000Z "
-        '("drink water"). It is delivered in this session only.'
+def test_a_created_reminder_is_named_by_its_text_with_its_time(every, en, zh):
+    assert words.created(view(), NOON, "en") == (
+        'Reminder set: "stretch", today at 23:00, in 3 hours.'
     )
-
-
-def test_a_created_at_reminder_is_worded_with_its_utc_instant():
-    value = view(kind="at", prompt="call mom", scheduledAt="2026-08-06T01:00:00.000Z")
-    assert answer("remind me tomorrow at 9am to call mom", value)[2] == (  # type: ignore[index]
-        'Done: reminder schedule-2 is due at 2026-08-06T01:00:00.000Z ("call mom"). '
-        "It is delivered in this session only."
+    assert words.created(view(), NOON, "zh") == "好的，已设置提醒“stretch”：今天 23:00（3小时后）。"
+    repeating = view(kind="every", everySeconds=every)
+    assert words.created(repeating, NOON, "en") == (
+        f'Reminder set: "stretch", {en}; the first is today at 23:00, in 3 hours.'
     )
-
-
-def test_refusals_a_demo_user_meets_say_what_to_do():
-    too_often = {"code": "frequency_too_high", "message": "every_seconds must be at least 300."}
-    assert answer("every 1 minute remind me to blink", too_often)[2] == (  # type: ignore[index]
-        "I could not create that reminder (frequency_too_high: every_seconds must be at least "
-        "300.). A reminder can repeat at most every 5 minutes."
-    )
-    past = {"code": "not_future", "message": "The scheduled time must be strictly in the future."}
-    assert answer("remind me at 9am to x", past)[2] == (  # type: ignore[index]
-        "I could not create that reminder (not_future: The scheduled time must be strictly in "
-        "the future.). That time has already passed."
+    assert words.created(repeating, NOON, "zh") == (
+        f"好的，已设置提醒“stretch”，{zh}一次，第一次在今天 23:00（3小时后）。"
     )
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("code", "en", "zh"),
     [
-        "remind me at 9 to x",  # a bare hour: am or pm?
-        "remind me at 18:30",  # nothing to remind of
-        "remind me at 18:30 Europe/Paris",
-        "remind me tomorrow to call mom",
-        "remind me tomorrow at noon to call mom",
-        "every 30 minutes drink water",
-        "remind me every day to x",
-        "remind me to stretch",
-        "remind me to stretch in a while",
+        (
+            "frequency_too_high",
+            "a reminder can repeat at most every 5 minutes",
+            "提醒最多每5分钟重复一次",
+        ),
+        ("not_future", "that time has already passed", "这个时间已经过去了"),
+        ("invalid_prompt", "the reminder needs some text", "提醒需要有内容"),
+        (
+            "too_many_active",
+            "this conversation already has too many reminders; cancel some first",
+            "这个对话里的提醒太多了，请先取消一些",
+        ),
+        ("internal_error", "something went wrong", "出了点问题"),
+        ("made_up", "something went wrong", "出了点问题"),
     ],
 )
-def test_what_the_phrases_do_not_understand_gets_the_help(text):
-    assert answer(text) is None
+def test_a_refusal_is_said_in_plain_words_never_its_code(code, en, zh):
+    refused = {"code": code, "message": "m"}
+    assert words.created(refused, NOON, "en") == f"I could not set that reminder: {en}."
+    assert words.created(refused, NOON, "zh") == f"没能设置这个提醒：{zh}。"
+    assert words.listing(refused, NOON, "en") == f"I could not list your reminders: {en}."
+    assert words.listing(refused, NOON, "zh") == f"没能列出提醒：{zh}。"
+    assert words.deleted(view(), refused, NOON, "en") == f'I could not cancel "stretch": {en}.'
+    assert words.deleted(view(), refused, NOON, "zh") == f"没能取消“stretch”：{zh}。"
+
+
+def test_odd_tool_values_are_said_plainly():
+    assert words.created([], NOON, "en") == "I could not set that reminder: something went wrong."
+    assert words.created([], NOON, "zh") == "没能设置这个提醒：出了点问题。"
+    assert words.listing({}, NOON, "en") == "I could not list your reminders: something went wrong."
+    assert words.listing({}, NOON, "zh") == "没能列出提醒：出了点问题。"
+    assert words.deleted(view(), "odd", NOON, "en") == (
+        'I could not cancel "stretch": something went wrong.'
+    )
+    assert words.problem([], "en") is None
+
+
+def test_a_list_names_each_reminder_by_its_text_and_time():
+    views = [
+        view(),
+        "not a view",
+        view(kind="every", everySeconds=1800, prompt="drink water",
+             scheduledAt="2026-08-05T12:30:00.000Z"),
+    ]  # fmt: skip
+    assert words.listing(views, NOON, "en") == (
+        "You have 2 reminders:\n"
+        '- "stretch", today at 23:00, in 3 hours\n'
+        '- "drink water", every 30 minutes, next today at 20:30, in 30 minutes'
+    )
+    assert words.listing(views, NOON, "zh") == (
+        "你有 2 个提醒：\n"
+        "- “stretch”，今天 23:00（3小时后）\n"
+        "- “drink water”，每30分钟一次，下一次在今天 20:30（30分钟后）"
+    )
+    assert words.listing([view()], NOON, "en").startswith("You have 1 reminder:\n")
+    assert words.listing([], NOON, "en") == "You have no reminders in this conversation."
+    assert words.listing([], NOON, "zh") == "这个对话里没有提醒。"
+
+
+def test_a_cancel_is_said_with_the_text_it_cancelled():
+    done = {"id": "schedule-2", "deleted": True}
+    gone = {"id": "schedule-2", "deleted": False, "code": "schedule_not_found"}
+    assert words.deleted(view(), done, NOON, "en") == (
+        'Cancelled "stretch" (it was today at 23:00).'
+    )
+    assert words.deleted(view(), done, NOON, "zh") == "已取消“stretch”（原定今天 23:00）。"
+    assert words.deleted(view(), gone, NOON, "en") == '"stretch" was already gone.'
+    assert words.deleted(view(), gone, NOON, "zh") == "“stretch”已经不在了。"
+    assert words.deleted_all(3, [], "en") == "Cancelled 3 reminders."
+    assert words.deleted_all(1, ["a"], "en") == 'Cancelled 1 reminder. I could not cancel "a".'
+    assert words.deleted_all(2, [], "zh") == "已取消 2 个提醒。"
+    assert words.deleted_all(0, ["a", "b"], "zh") == "已取消 0 个提醒。没能取消：“a”、“b”。"
 
 
 # --------------------------------------------------------------------------------------------

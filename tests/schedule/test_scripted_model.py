@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Chinese replies use Chinese punctuation)
 """The host's scripted model knows no plugin: it speaks the phrases plugins offer it.
 
 A toy plugin offers an ``echo`` phrase (and a tool for it); the Schedule plugin offers the
@@ -18,14 +19,11 @@ from dsh_host import LiveAgent, LiveHost
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock, wait_until
 
-SCHEDULE_EXAMPLES = (
-    '"remind me in 10 seconds to stretch", "remind me to stretch in 10 minutes", '
-    '"remind me at 18:30 Europe/Paris to join the call", '
-    '"remind me tomorrow at 9am to call mom", "every 30 minutes remind me to drink water", '
-    '"remind me every 2 hours to stand up", "提醒我10分钟后伸展一下", "30秒后提醒我喝水", '
-    '"list reminders", "delete schedule-1"'
+SCHEDULE_HELP_EXAMPLES = (
+    '"remind me in 10 minutes to stretch", "remind me tomorrow morning to water the plants" '
+    'or "remind me to call mom at 5pm"'
 )
-DEMO_HELP = f'I am the scripted demo model. Try {SCHEDULE_EXAMPLES}, or "/tool NAME {{json}}".'
+DEMO_HELP = f"I did not understand that. Try {SCHEDULE_HELP_EXAMPLES}."
 
 
 async def shout(call: ToolCall) -> JSONValue:
@@ -98,15 +96,23 @@ async def test_a_plugin_phrase_calls_its_tool_and_words_the_result(host: LiveHos
     assert [e.type for e in agent.session.events].count("tool/call") == 1
 
 
-async def test_help_quotes_every_offered_example_and_tool_comes_first(host: LiveHost) -> None:
+async def test_help_quotes_three_fitting_examples_and_tool_comes_first(host: LiveHost) -> None:
     agent = await host.create_session()
     assert await reply(agent, "hello") == 'I am the scripted demo model. Try "/tool NAME {json}".'
     host.load_plugin("schedule")
     assert await reply(agent, "hello") == DEMO_HELP  # offered from the next turn on
+    # The examples that share the most words with the message, in its language.
+    assert await reply(agent, "how do I cancel something?") == (
+        'I did not understand that. Try "cancel the stretch reminder", "cancel all my reminders" '
+        'or "remind me in 10 minutes to stretch".'
+    )
+    assert await reply(agent, "你好") == (
+        "我没有听懂。可以试试：“提醒我10分钟后伸展一下”、“明天早上9点提醒我开会”或“下午3点提醒我取快递”。"
+    )
     host.load_plugin("echo", factory=EchoPlugin)
     assert await reply(agent, "hello") == (
-        f'I am the scripted demo model. Try "say hi", {SCHEDULE_EXAMPLES}, '
-        'or "/tool NAME {json}".'
+        'I did not understand that. Try "say hi", "remind me in 10 minutes to stretch" or '
+        '"remind me tomorrow morning to water the plants".'
     )
     assert await reply(agent, '/tool shout {"word": "x"}') == '"X"'
     await host.unload_plugin("echo")
@@ -129,20 +135,20 @@ async def test_the_schedule_demo_phrases_through_the_host(host: LiveHost) -> Non
     host.load_plugin("schedule")
     agent = await host.create_session()
     created = await reply(agent, "remind me in 10 seconds to stretch")
-    assert re.fullmatch(
-        r'Done: reminder schedule-1 is due at \S+Z \("stretch"\)\. '
-        r"It is delivered in this session only\.",
-        created,
-    ), created
-    assert (await reply(agent, "list reminders")).startswith(
-        'Active reminders in this session:\n- schedule-1: "stretch" at '
+    assert created == 'Reminder set: "stretch", today at 12:00 UTC, in 10 seconds.', created
+    assert await reply(agent, "list reminders") == (
+        'You have 1 reminder:\n- "stretch", today at 12:00 UTC, in 10 seconds'
     )
-    assert await reply(agent, "delete schedule-1") == "Deleted reminder schedule-1."
-    assert await reply(agent, "delete schedule-1") == "There is no active reminder schedule-1."
+    assert await reply(agent, "cancel the stretch reminder") == (
+        'Cancelled "stretch" (it was today at 12:00 UTC).'
+    )
+    assert await reply(agent, "cancel the stretch reminder") == (
+        'You have no reminder that says "stretch". Ask "what reminders do I have?" to see them all.'
+    )
 
 
 # --------------------------------------------------------------------------------------------
-# The phrases of issue 12 end to end: the zone the browser sent, the tool's answer, delivery
+# End to end: the zone the browser sent, the tool's answer in people's words, delivery
 
 
 @pytest.fixture
@@ -165,9 +171,17 @@ async def reply_in(agent: LiveAgent, text: str, time_zone: str | None) -> str:
     return said(agent)[-1]
 
 
+def calls(agent: LiveAgent) -> list[tuple[str, JSONValue]]:
+    found = [e.data for e in agent.session.events if e.type == "tool/call"]
+    return [(c["name"], c["arguments"]) for c in found]  # type: ignore[index]
+
+
 def last_call(agent: LiveAgent) -> JSONValue:
-    calls = [e.data for e in agent.session.events if e.type == "tool/call"]
-    return calls[-1]["arguments"]  # type: ignore[index]
+    return calls(agent)[-1][1]
+
+
+def results(agent: LiveAgent) -> list[JSONValue]:
+    return [e.data["value"] for e in agent.session.events if e.type == "tool/result"]  # type: ignore[index]
 
 
 async def test_tomorrow_at_9am_in_the_browsers_zone_is_created_and_delivered(
@@ -179,10 +193,16 @@ async def test_tomorrow_at_9am_in_the_browsers_zone_is_created_and_delivered(
         "prompt": "call mom",
         "at": {"date": "2026-08-06", "time": "09:00:00", "time_zone": "Asia/Shanghai"},
     }
-    assert created == (
-        'Done: reminder schedule-1 is due at 2026-08-06T01:00:00.000Z ("call mom"). '
-        "It is delivered in this session only."
-    )
+    assert created == 'Reminder set: "call mom", tomorrow at 09:00, in 13 hours.'
+    # The model-facing result keeps its contract: the id and the UTC instant are there.
+    assert results(agent)[-1] == {
+        "id": "schedule-1",
+        "kind": "at",
+        "prompt": "call mom",
+        "scheduledAt": "2026-08-06T01:00:00.000Z",
+        "state": "scheduled",
+        "deliveryMode": "session-local",
+    }
     # The zone was request-local: only the tool call's arguments name it, not the record.
     assert "Asia/Shanghai" not in str(
         [e.data for e in agent.session.events if e.type != "tool/call"]
@@ -191,27 +211,47 @@ async def test_tomorrow_at_9am_in_the_browsers_zone_is_created_and_delivered(
     await wait_until(lambda: "Reminder: call mom" in said(agent))
 
 
+async def test_what_the_assistant_says_names_no_id_instant_or_code(timed_host: LiveHost) -> None:
+    agent = await timed_host.create_session()
+    for text in (
+        "remind me at 18:30 to stretch",
+        "remind me at 18:30 America/New_York to eat",
+        "remind me at 18:30 Mars/Olympus_Mons to wave",
+        "every 30 minutes remind me to drink water",
+        "remind me every 1 minute to blink",
+        "what reminders do I have?",
+        "cancel the eat reminder",
+        "cancel all my reminders",
+        "yes, cancel all",
+    ):
+        await reply_in(agent, text, "Asia/Shanghai")
+    for line in said(agent):
+        assert not re.search(r"schedule-\d|\d{4}-\d\d-\d\dT|_[a-z]+_|[a-z]+_[a-z]+", line), line
+
+
 async def test_at_a_time_without_a_zone_reads_utc_and_a_named_zone_wins(
     timed_host: LiveHost,
 ) -> None:
     agent = await timed_host.create_session()
     assert await reply_in(agent, "remind me at 18:30 to stretch", None) == (
-        'Done: reminder schedule-1 is due at 2026-08-05T18:30:00.000Z ("stretch"). '
-        "It is delivered in this session only."
+        'Reminder set: "stretch", today at 18:30 UTC, in 6 hours 30 minutes.'
     )
+    # 18:30 in New York is 22:30Z, 06:30 tomorrow in Shanghai where the browser is
     assert await reply_in(agent, "remind me at 18:30 America/New_York to eat", "Asia/Shanghai") == (
-        'Done: reminder schedule-2 is due at 2026-08-05T22:30:00.000Z ("eat"). '
-        "It is delivered in this session only."
+        'Reminder set: "eat", tomorrow at 06:30, in 11 hours.'
     )
+    assert results(agent)[-1]["scheduledAt"] == "2026-08-05T22:30:00.000Z"  # type: ignore[index]
     refused = await reply_in(agent, "remind me at 18:30 Mars/Olympus_Mons to wave", None)
     assert refused == (
-        "I could not create that reminder (invalid_time_zone: time_zone must be UTC or a valid "
-        "IANA Area/Location name.)."
+        "I could not set that reminder: I do not know that time zone; use a name like "
+        "Europe/Paris or UTC."
     )
+    assert results(agent)[-1]["code"] == "invalid_time_zone"  # type: ignore[index]
+    calls_before = len(calls(agent))
     assert await reply_in(agent, "remind me tomorrow at 13pm to x", None) == (
-        "I could not create that reminder (invalid_rule: The local at value must be a real ISO "
-        "calendar date and time.)."
+        'I could not read "13pm" as a time. Try "5pm", "17:30" or "in 10 minutes".'
     )
+    assert len(calls(agent)) == calls_before  # a question: no tool was called
 
 
 async def test_every_30_minutes_repeats_and_too_often_is_refused_in_words(
@@ -219,26 +259,21 @@ async def test_every_30_minutes_repeats_and_too_often_is_refused_in_words(
 ) -> None:
     agent = await timed_host.create_session()
     assert await reply_in(agent, "every 30 minutes remind me to drink water", None) == (
-        "Done: reminder schedule-1 repeats every 30 minutes, next at 2026-08-05T12:30:00.000Z "
-        '("drink water"). It is delivered in this session only.'
+        'Reminder set: "drink water", every 30 minutes; the first is today at 12:30 UTC, '
+        "in 30 minutes."
     )
     assert last_call(agent) == {"prompt": "drink water", "every_seconds": 1800}
     assert await reply_in(agent, "remind me every 1 minute to blink", None) == (
-        "I could not create that reminder (frequency_too_high: every_seconds must be at least "
-        "300.). A reminder can repeat at most every 5 minutes."
+        "I could not set that reminder: a reminder can repeat at most every 5 minutes."
     )
     assert await reply_in(agent, "remind me to stretch in 10 minutes", None) == (
-        'Done: reminder schedule-2 is due at 2026-08-05T12:10:00.000Z ("stretch"). '
-        "It is delivered in this session only."
+        'Reminder set: "stretch", today at 12:10 UTC, in 10 minutes.'
     )
-    listed = await reply_in(agent, "list reminders", None)
-    assert listed.splitlines()[1:] == [
-        (
-            '- schedule-1: "drink water" every 30 minutes, next at 2026-08-05T12:30:00.000Z '
-            "(scheduled)"
-        ),
-        '- schedule-2: "stretch" at 2026-08-05T12:10:00.000Z (scheduled)',
-    ]
+    assert await reply_in(agent, "list reminders", None) == (
+        "You have 2 reminders:\n"
+        '- "drink water", every 30 minutes, next today at 12:30 UTC, in 30 minutes\n'
+        '- "stretch", today at 12:10 UTC, in 10 minutes'
+    )
     clock.advance(10 * 60)
     await wait_until(lambda: said(agent)[-1] == "Reminder: stretch")
     clock.advance(20 * 60)  # 12:30: the first occurrence, in a batch of one
@@ -257,3 +292,121 @@ async def test_fixed_rate_reminders_due_together_are_presented_together(
     await wait_until(lambda: said(agent)[-1] == "Reminders: drink water; stretch")
     followups = [e.data for e in agent.session.events if e.type == "agent/followup"]
     assert len(followups) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# Questions back: a second reminder like the first, cancelling everything
+
+
+async def test_the_same_reminder_at_the_same_time_asks_before_adding(
+    timed_host: LiveHost, clock: ManualClock
+) -> None:
+    agent = await timed_host.create_session()
+    await reply_in(agent, "remind me in 3 hours to stretch", "Asia/Shanghai")
+    clock.advance(20)  # 20 s later: the same minute
+    assert await reply_in(agent, "Remind me to Stretch in 3 hours!", "Asia/Shanghai") == (
+        'You already have "stretch" today at 23:00, in 3 hours. Add another? Say "yes, add it".'
+    )
+    assert [name for name, _ in calls(agent)] == [
+        "schedule_list", "schedule_create", "schedule_list",
+    ]  # fmt: skip
+    clock.advance(40)
+    assert await reply_in(agent, "yes, add it", "Asia/Shanghai") == (
+        'Reminder set: "Stretch", today at 23:00, in 2 hours 59 minutes.'
+    )
+    # as first asked: three hours from the question, not from the confirmation
+    assert last_call(agent) == {"prompt": "Stretch", "after_seconds": 3 * 3600 - 40}
+    assert await reply_in(agent, "yes, add it", "Asia/Shanghai") == (
+        "There is no reminder waiting to be added."
+    )
+    # a different time is no duplicate
+    assert await reply_in(agent, "remind me in 4 hours to stretch", "Asia/Shanghai") == (
+        'Reminder set: "stretch", tomorrow at 00:01, in 4 hours.'
+    )
+
+
+async def test_a_chinese_duplicate_asks_in_chinese(timed_host: LiveHost) -> None:
+    agent = await timed_host.create_session()
+    assert await reply_in(agent, "明天早上9点提醒我开会", "Asia/Shanghai") == (
+        "好的，已设置提醒“开会”：明天 09:00（13小时后）。"
+    )
+    assert await reply_in(agent, "提醒我明天上午9点开会。", "Asia/Shanghai") == (
+        "你已经有“开会”，明天 09:00（13小时后）。还要再加一个吗？请说“是的，添加”。"
+    )
+    assert await reply_in(agent, "是的，添加", "Asia/Shanghai") == (
+        "好的，已设置提醒“开会”：明天 09:00（13小时后）。"
+    )
+    assert await reply_in(agent, "我有哪些提醒？", "Asia/Shanghai") == (
+        "你有 2 个提醒：\n- “开会”，明天 09:00（13小时后）\n- “开会”，明天 09:00（13小时后）"
+    )
+
+
+async def test_cancel_all_asks_first_and_yes_cancels_every_reminder(timed_host: LiveHost) -> None:
+    agent = await timed_host.create_session()
+    assert await reply_in(agent, "cancel all my reminders", None) == (
+        "You have no reminders to cancel."
+    )
+    for text in ("in 10 minutes remind me to stretch", "remind me in 1 hour to eat"):
+        await reply_in(agent, text, None)
+    assert await reply_in(agent, "yes, cancel all", None) == (
+        'Cancel all 2 reminders? Say "yes, cancel all".'
+    )  # no question was pending: it asks first
+    assert await reply_in(agent, "yes, cancel all", None) == "Cancelled 2 reminders."
+    assert await reply_in(agent, "what reminders do I have?", None) == (
+        "You have no reminders in this conversation."
+    )
+    await reply_in(agent, "提醒我半小时后出门", None)
+    assert await reply_in(agent, "取消所有提醒", None) == (
+        "要取消全部 1 个提醒吗？请说“是的，全部取消”。"
+    )
+    assert await reply_in(agent, "是的，全部取消", None) == "已取消 1 个提醒。"
+    await reply_in(agent, "remind me in 10 minutes to stretch", None)
+    assert await reply_in(agent, "cancel all reminders", None) == (
+        'Cancel your only reminder, "stretch"? Say "yes, cancel all".'
+    )
+    await reply_in(agent, "hello", None)  # something else was said in between
+    assert await reply_in(agent, "yes, cancel all", None) == (
+        'Cancel your only reminder, "stretch"? Say "yes, cancel all".'
+    )
+
+
+async def test_cancel_by_what_the_reminder_says(timed_host: LiveHost) -> None:
+    agent = await timed_host.create_session()
+    for text in (
+        "remind me in 10 minutes to check the oven",
+        "remind me in 20 minutes to take the oven tray out",
+        "remind me in 30 minutes to call mom",
+    ):
+        await reply_in(agent, text, None)
+    assert await reply_in(agent, "cancel the oven reminder", None) == (
+        '2 reminders match: "check the oven" today at 12:10 UTC, in 10 minutes; '
+        '"take the oven tray out" today at 12:20 UTC, in 20 minutes. Say the whole text of '
+        'one, or "cancel all oven reminders".'
+    )
+    assert await reply_in(agent, "cancel the check the oven reminder", None) == (
+        'Cancelled "check the oven" (it was today at 12:10 UTC).'
+    )
+    assert await reply_in(agent, "delete call mom", None) == (
+        'Cancelled "call mom" (it was today at 12:30 UTC).'
+    )
+    assert await reply_in(agent, "cancel all oven reminders", None) == "Cancelled 1 reminder."
+    assert await reply_in(agent, "cancel it", None) == (
+        'Which reminder? Say what it says, for example "cancel the stretch reminder".'
+    )
+
+
+async def test_one_hour_and_30_minutes_is_never_one_hour_titled_and_30_minutes(
+    timed_host: LiveHost,
+) -> None:
+    # Issue 25: this set a one-hour reminder titled "and 30 minutes to leave".
+    agent = await timed_host.create_session()
+    assert await reply_in(agent, "remind me in 1 hour and 30 minutes to leave", None) == (
+        'Reminder set: "leave", today at 13:30 UTC, in 1 hour 30 minutes.'
+    )
+    assert last_call(agent) == {"prompt": "leave", "after_seconds": 5400}
+    before = len(calls(agent))
+    assert await reply_in(agent, "remind me in 1 hour plus 30 minutes to leave", None) == (
+        'I understood "in 1 hour" but not "plus 30 minutes". When should I remind you? '
+        'For example "in 1 hour and 30 minutes".'
+    )
+    assert len(calls(agent)) == before

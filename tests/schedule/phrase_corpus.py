@@ -1,0 +1,517 @@
+# ruff: noqa: RUF001, E501  (data: Chinese punctuation, and each question quoted whole)
+"""The phrase corpus: messages people type, in English and Chinese, each with what the scripted
+model's grammar must make of it, read on a fixed clock (Wednesday 2026-08-05 09:00 in
+Asia/Shanghai, 01:00 UTC).
+
+Each expectation is one of:
+
+* ``("create", prompt, {selector: value})``: the ``schedule_create`` arguments;
+* ``("ask", question)``: the question back, word for word (it names the part it could not read);
+* ``("list",)``, ``("cancel", what)``, ``("cancel_all", what_or_None)``, ``("confirm", kind)``;
+* ``None``: not about reminders (the host's help answers, in the message's language).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_hookspecs import TimeContext
+from dsh_schedule import parse_instant
+
+#: The corpus clock: 09:00 on Wednesday 5 August 2026 in Shanghai.
+CLOCK = TimeContext(now_ms=parse_instant("2026-08-05T01:00:00.000Z"), time_zone="Asia/Shanghai")
+SH = "Asia/Shanghai"
+
+
+def at(date: str, time: str, zone: str = SH) -> dict[str, Any]:
+    return {"at": {"date": date, "time": time, "time_zone": zone}}
+
+
+CORPUS: list[tuple[str, Any]] = [
+    ("remind me in 10 seconds to stretch", ("create", "stretch", {"after_seconds": 10})),
+    ("remind me in 10 minutes to stretch", ("create", "stretch", {"after_seconds": 600})),
+    ("Remind me in 2 min drink water", ("create", "drink water", {"after_seconds": 120})),
+    ("remind me in 1 h to check the log", ("create", "check the log", {"after_seconds": 3600})),
+    ("remind me in 3s to x", ("create", "x", {"after_seconds": 3})),
+    ("remind me in 1 hour and 30 minutes to leave", ("create", "leave", {"after_seconds": 5400})),
+    ("remind me in 1 hour, 30 minutes to leave", ("create", "leave", {"after_seconds": 5400})),
+    ("remind me in 1h30m to leave", ("create", "leave", {"after_seconds": 5400})),
+    ("remind me in an hour and a half to leave", ("create", "leave", {"after_seconds": 5400})),
+    ("remind me in half an hour to leave", ("create", "leave", {"after_seconds": 1800})),
+    ("remind me in a quarter of an hour to leave", ("create", "leave", {"after_seconds": 900})),
+    ("remind me in 2 and a half hours to leave", ("create", "leave", {"after_seconds": 9000})),
+    ("remind me in 2 hours and a half to leave", ("create", "leave", {"after_seconds": 9000})),
+    ("remind me in an hour to stretch", ("create", "stretch", {"after_seconds": 3600})),
+    ("remind me in a minute to breathe", ("create", "breathe", {"after_seconds": 60})),
+    (
+        "remind me in 90 minutes to move the car",
+        ("create", "move the car", {"after_seconds": 5400}),
+    ),
+    ("remind me in 1.5 hours to leave", ("create", "leave", {"after_seconds": 5400})),
+    (
+        "remind me in two hours to call the bank",
+        ("create", "call the bank", {"after_seconds": 7200}),
+    ),
+    (
+        "remind me in twenty minutes to check the rice",
+        ("create", "check the rice", {"after_seconds": 1200}),
+    ),
+    (
+        "remind me in a couple of hours to water the garden",
+        ("create", "water the garden", {"after_seconds": 7200}),
+    ),
+    ("remind me in 3 days to pay rent", ("create", "pay rent", {"after_seconds": 259200})),
+    (
+        "remind me in a week to renew the parking permit",
+        ("create", "renew the parking permit", {"after_seconds": 604800}),
+    ),
+    (
+        "remind me in 45 secs to flip the pancake",
+        ("create", "flip the pancake", {"after_seconds": 45}),
+    ),
+    ("remind me to stretch in 10 minutes", ("create", "stretch", {"after_seconds": 600})),
+    (
+        "Remind me to check in on Sam in 2 hours.",
+        ("create", "check in on Sam", {"after_seconds": 7200}),
+    ),
+    ("remind me to drink water in 30s", ("create", "drink water", {"after_seconds": 30})),
+    ("remind me to call mom in 1 hour", ("create", "call mom", {"after_seconds": 3600})),
+    ("remind me to leave in 1 hour and 30 minutes", ("create", "leave", {"after_seconds": 5400})),
+    ("remind me to leave in an hour and a half!", ("create", "leave", {"after_seconds": 5400})),
+    (
+        "in 10 minutes remind me to check the oven",
+        ("create", "check the oven", {"after_seconds": 600}),
+    ),
+    (
+        "In 5 minutes, remind me to take the tea out",
+        ("create", "take the tea out", {"after_seconds": 300}),
+    ),
+    ("in an hour remind me to stand up", ("create", "stand up", {"after_seconds": 3600})),
+    ("30 minutes from now remind me to stretch", ("create", "stretch", {"after_seconds": 1800})),
+    ("remind me 10 minutes from now to stretch", ("create", "stretch", {"after_seconds": 600})),
+    ("remind me to call mom at 5pm", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("remind me to call mom at 5 pm.", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("remind me at 5pm to call mom", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("remind me at 17:00 to call mom", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    (
+        "remind me at 18:30 to join the call",
+        ("create", "join the call", at("2026-08-05", "18:30:00")),
+    ),
+    ("remind me at 8:30pm to eat", ("create", "eat", at("2026-08-05", "20:30:00"))),
+    ("remind me at 9:15am to stand up", ("create", "stand up", at("2026-08-05", "09:15:00"))),
+    ("remind me at noon to eat lunch", ("create", "eat lunch", at("2026-08-05", "12:00:00"))),
+    ("remind me at midnight to sleep", ("create", "sleep", at("2026-08-06", "00:00:00"))),
+    (
+        "remind me at 9am UTC to stand up",
+        ("create", "stand up", at("2026-08-05", "09:00:00", "UTC")),
+    ),
+    (
+        "remind me at 18:30 Europe/Paris to join the call",
+        ("create", "join the call", at("2026-08-05", "18:30:00", "Europe/Paris")),
+    ),
+    (
+        "remind me at 7:00 America/New_York to run",
+        ("create", "run", at("2026-08-05", "07:00:00", "America/New_York")),
+    ),
+    (
+        "remind me to take my pills at 10pm",
+        ("create", "take my pills", at("2026-08-05", "22:00:00")),
+    ),
+    (
+        "remind me to take my pills at 22:00 please",
+        ("create", "take my pills", at("2026-08-05", "22:00:00")),
+    ),
+    ("remind me tomorrow at 9am to call mom", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    (
+        "remind me tomorrow at 21:00 to lock the door",
+        ("create", "lock the door", at("2026-08-06", "21:00:00")),
+    ),
+    (
+        "remind me tomorrow morning to water the plants",
+        ("create", "water the plants", at("2026-08-06", "09:00:00")),
+    ),
+    (
+        "remind me tomorrow afternoon to go to the bank",
+        ("create", "go to the bank", at("2026-08-06", "15:00:00")),
+    ),
+    (
+        "remind me tomorrow evening to call grandma",
+        ("create", "call grandma", at("2026-08-06", "18:00:00")),
+    ),
+    (
+        "remind me tomorrow night to set the alarm",
+        ("create", "set the alarm", at("2026-08-06", "20:00:00")),
+    ),
+    ("remind me tonight to call dad", ("create", "call dad", at("2026-08-05", "20:00:00"))),
+    ("remind me tonight at 8pm to call dad", ("create", "call dad", at("2026-08-05", "20:00:00"))),
+    ("remind me tonight at 8 to call dad", ("create", "call dad", at("2026-08-05", "20:00:00"))),
+    ("remind me this evening to read", ("create", "read", at("2026-08-05", "18:00:00"))),
+    (
+        "remind me this afternoon at 3 to pick up the kids",
+        ("create", "pick up the kids", at("2026-08-05", "15:00:00")),
+    ),
+    ("remind me in the morning to buy milk", ("create", "buy milk", at("2026-08-06", "09:00:00"))),
+    (
+        "remind me in the afternoon to go for a run",
+        ("create", "go for a run", at("2026-08-05", "15:00:00")),
+    ),
+    ("remind me to call dad tonight", ("create", "call dad", at("2026-08-05", "20:00:00"))),
+    (
+        "remind me to water the plants tomorrow morning",
+        ("create", "water the plants", at("2026-08-06", "09:00:00")),
+    ),
+    ("remind me to call mom tomorrow at 9am", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    (
+        "remind me to submit the report on friday at 3pm",
+        ("create", "submit the report", at("2026-08-07", "15:00:00")),
+    ),
+    (
+        "remind me on Friday at 3pm to submit the report",
+        ("create", "submit the report", at("2026-08-07", "15:00:00")),
+    ),
+    (
+        "remind me next monday at 10am to book the dentist",
+        ("create", "book the dentist", at("2026-08-10", "10:00:00")),
+    ),
+    (
+        "remind me on august 7 at 9am to send the card",
+        ("create", "send the card", at("2026-08-07", "09:00:00")),
+    ),
+    (
+        "remind me on 7 august at 9am to send the card",
+        ("create", "send the card", at("2026-08-07", "09:00:00")),
+    ),
+    (
+        "remind me the day after tomorrow at 8am to pack",
+        ("create", "pack", at("2026-08-07", "08:00:00")),
+    ),
+    ("remind me tomorrow 9am to call mom", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    ("remind me at 9am tomorrow to call mom", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    (
+        "please remind me in 5 minutes to check the door",
+        ("create", "check the door", {"after_seconds": 300}),
+    ),
+    (
+        "can you remind me in 5 minutes to check the door",
+        ("create", "check the door", {"after_seconds": 300}),
+    ),
+    ("hey, remind me to stretch in 10 minutes", ("create", "stretch", {"after_seconds": 600})),
+    ("set a reminder in 10 minutes to stretch", ("create", "stretch", {"after_seconds": 600})),
+    (
+        "remind me about the meeting in 15 minutes",
+        ("create", "the meeting", {"after_seconds": 900}),
+    ),
+    (
+        "remind me that the pizza is ready in 12 minutes",
+        ("create", "the pizza is ready", {"after_seconds": 720}),
+    ),
+    (
+        'remind me in 10 minutes: "take the cake out"',
+        ("create", "take the cake out", {"after_seconds": 600}),
+    ),
+    (
+        "every 30 minutes remind me to drink water",
+        ("create", "drink water", {"every_seconds": 1800}),
+    ),
+    ("Every 2 hours, remind me to stand up.", ("create", "stand up", {"every_seconds": 7200})),
+    ("every 1 h remind me to x", ("create", "x", {"every_seconds": 3600})),
+    (
+        "every hour remind me to look away from the screen",
+        ("create", "look away from the screen", {"every_seconds": 3600}),
+    ),
+    ("remind me every 10 minutes to stretch", ("create", "stretch", {"every_seconds": 600})),
+    ("remind me every 3 hours to eat", ("create", "eat", {"every_seconds": 10800})),
+    ("remind me every hour to drink water", ("create", "drink water", {"every_seconds": 3600})),
+    (
+        "remind me every 45 minutes to walk around",
+        ("create", "walk around", {"every_seconds": 2700}),
+    ),
+    ("remind me every day to take vitamins", ("create", "take vitamins", {"every_seconds": 86400})),
+    ("remind me hourly to stretch", ("create", "stretch", {"every_seconds": 3600})),
+    (
+        "remind me to drink water every 30 minutes",
+        ("create", "drink water", {"every_seconds": 1800}),
+    ),
+    (
+        "remind me every day at 9am to take vitamins",
+        (
+            "ask",
+            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
+        ),
+    ),
+    (
+        "remind me every morning to meditate",
+        (
+            "ask",
+            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
+        ),
+    ),
+    (
+        "remind me every monday to take out the trash",
+        (
+            "ask",
+            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
+        ),
+    ),
+    (
+        "remind me at 9 to call mom",
+        ("ask", 'At 9 in the morning or in the evening? Say "9am" or "9pm".'),
+    ),
+    (
+        "remind me at 5 to call mom",
+        ("ask", 'At 5 in the morning or in the evening? Say "5am" or "5pm".'),
+    ),
+    (
+        "remind me in 1 hour plus 30 minutes to leave",
+        (
+            "ask",
+            'I understood "in 1 hour" but not "plus 30 minutes". When should I remind you? For example "in 1 hour and 30 minutes".',
+        ),
+    ),
+    (
+        "remind me in 1 hour and thirty-ish minutes to leave",
+        (
+            "ask",
+            'I understood "in 1 hour" but not "and thirty-ish minutes". When should I remind you? For example "in 1 hour and 30 minutes".',
+        ),
+    ),
+    (
+        "remind me to stretch",
+        (
+            "ask",
+            'When should I remind you about "stretch"? For example "in 10 minutes", "at 5pm" or "tomorrow morning".',
+        ),
+    ),
+    (
+        "remind me to stretch sometime",
+        ("ask", 'I could not read "sometime" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me to stretch later",
+        ("ask", 'I could not read "later" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me to stretch soon",
+        ("ask", 'I could not read "soon" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me to stretch in a while",
+        ("ask", 'I could not read "in a while" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me tomorrow to call mom",
+        ("ask", 'What time tomorrow? For example "tomorrow at 9am".'),
+    ),
+    (
+        "remind me on friday to submit the report",
+        ("ask", 'What time on friday? For example "on friday at 9am".'),
+    ),
+    ("remind me at 18:30", ("ask", "What should I remind you of at 18:30?")),
+    ("remind me in 10 minutes", ("ask", "What should I remind you of in 10 minutes?")),
+    ("remind me tomorrow at 9am", ("ask", "What should I remind you of tomorrow at 9am?")),
+    (
+        "remind me",
+        (
+            "ask",
+            'What should I remind you of, and when? For example "remind me in 10 minutes to stretch".',
+        ),
+    ),
+    (
+        "remind me tomorrow at 13pm to call mom",
+        ("ask", 'I could not read "13pm" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me at 25:00 to sleep",
+        ("ask", 'I could not read "25:00" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me at 9:75 to run",
+        ("ask", 'I could not read "9:75" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "remind me in 10 minutes at 5pm to stretch",
+        ("ask", "That names more than one time (in 10 minutes / at 5pm). Which one do you mean?"),
+    ),
+    (
+        "remind me in 10 minutes to stretch in 20 minutes",
+        (
+            "ask",
+            "That names more than one time (in 10 minutes / in 20 minutes). Which one do you mean?",
+        ),
+    ),
+    (
+        "remind me at 5pm to call mom at 6pm",
+        ("ask", "That names more than one time (at 5pm / at 6pm). Which one do you mean?"),
+    ),
+    ("list reminders", ("list",)),
+    ("list my reminders", ("list",)),
+    ("show my reminders", ("list",)),
+    ("Show my reminders.", ("list",)),
+    ("what reminders do I have?", ("list",)),
+    ("What reminders do I have", ("list",)),
+    ("what are my reminders?", ("list",)),
+    ("do I have any reminders?", ("list",)),
+    ("my reminders", ("list",)),
+    ("any reminders?", ("list",)),
+    ("cancel the oven reminder", ("cancel", "oven")),
+    ("cancel the stretch reminder", ("cancel", "stretch")),
+    ("delete the reminder to call mom", ("cancel", "call mom")),
+    ("remove the drink water reminder", ("cancel", "drink water")),
+    ('cancel "take the cake out"', ("cancel", "take the cake out")),
+    ("delete schedule-1", ("cancel", "schedule-1")),
+    ("cancel reminder schedule-9!", ("cancel", "schedule-9")),
+    (
+        "cancel it",
+        ("ask", 'Which reminder? Say what it says, for example "cancel the stretch reminder".'),
+    ),
+    ("cancel all my reminders", ("cancel_all", None)),
+    ("cancel all reminders", ("cancel_all", None)),
+    ("delete all my reminders", ("cancel_all", None)),
+    ("clear my reminders", ("cancel_all", None)),
+    ("cancel all the oven reminders", ("cancel_all", "oven")),
+    ("cancel everything", ("cancel_all", None)),
+    ("yes, cancel all", ("confirm", "cancel_all")),
+    ("Yes cancel all", ("confirm", "cancel_all")),
+    ("yes, add it", ("confirm", "add")),
+    ("ok, add another", ("confirm", "add")),
+    ("提醒我10分钟后伸展一下", ("create", "伸展一下", {"after_seconds": 600})),
+    ("提醒我10秒后喝水", ("create", "喝水", {"after_seconds": 10})),
+    ("提醒我10秒钟以后喝水。", ("create", "喝水", {"after_seconds": 10})),
+    ("请提醒我在 2 小时之后 开会", ("create", "开会", {"after_seconds": 7200})),
+    ("30秒后提醒我喝水！", ("create", "喝水", {"after_seconds": 30})),
+    ("请在1个小时后提醒我打电话", ("create", "打电话", {"after_seconds": 3600})),
+    ("5分后提醒我看一下部署", ("create", "看一下部署", {"after_seconds": 300})),
+    ("提醒我半小时后出门", ("create", "出门", {"after_seconds": 1800})),
+    ("提醒我一个半小时后出门", ("create", "出门", {"after_seconds": 5400})),
+    ("提醒我1小时30分钟后出门", ("create", "出门", {"after_seconds": 5400})),
+    ("提醒我十分钟后喝水", ("create", "喝水", {"after_seconds": 600})),
+    ("提醒我两个小时后开会", ("create", "开会", {"after_seconds": 7200})),
+    ("提醒我一刻钟后关火", ("create", "关火", {"after_seconds": 900})),
+    ("提醒我3天后交房租", ("create", "交房租", {"after_seconds": 259200})),
+    ("半小时后提醒我出门", ("create", "出门", {"after_seconds": 1800})),
+    ("一个小时后提醒我吃药", ("create", "吃药", {"after_seconds": 3600})),
+    ("二十分钟后提醒我看看锅", ("create", "看看锅", {"after_seconds": 1200})),
+    ("明天早上9点提醒我开会", ("create", "开会", at("2026-08-06", "09:00:00"))),
+    ("明天早上提醒我浇花", ("create", "浇花", at("2026-08-06", "09:00:00"))),
+    ("明天上午10点提醒我去银行", ("create", "去银行", at("2026-08-06", "10:00:00"))),
+    ("明天下午3点提醒我开会", ("create", "开会", at("2026-08-06", "15:00:00"))),
+    ("明天晚上8点提醒我给妈妈打电话", ("create", "给妈妈打电话", at("2026-08-06", "20:00:00"))),
+    ("下午3点提醒我取快递", ("create", "取快递", at("2026-08-05", "15:00:00"))),
+    ("晚上8点提醒我给爸爸打电话", ("create", "给爸爸打电话", at("2026-08-05", "20:00:00"))),
+    ("今晚8点提醒我给爸爸打电话", ("create", "给爸爸打电话", at("2026-08-05", "20:00:00"))),
+    ("今晚提醒我倒垃圾", ("create", "倒垃圾", at("2026-08-05", "20:00:00"))),
+    ("中午12点提醒我吃饭", ("create", "吃饭", at("2026-08-05", "12:00:00"))),
+    ("中午1点提醒我午休", ("create", "午休", at("2026-08-05", "13:00:00"))),
+    ("下午3点半提醒我开会", ("create", "开会", at("2026-08-05", "15:30:00"))),
+    ("上午9点15分提醒我打卡", ("create", "打卡", at("2026-08-05", "09:15:00"))),
+    ("明天 09:00 提醒我开会", ("create", "开会", at("2026-08-06", "09:00:00"))),
+    ("17:30提醒我下班", ("create", "下班", at("2026-08-05", "17:30:00"))),
+    ("提醒我明天早上9点开会", ("create", "开会", at("2026-08-06", "09:00:00"))),
+    ("提醒我下午3点取快递", ("create", "取快递", at("2026-08-05", "15:00:00"))),
+    ("提醒我今晚8点给爸爸打电话", ("create", "给爸爸打电话", at("2026-08-05", "20:00:00"))),
+    ("周五下午3点提醒我交报告", ("create", "交报告", at("2026-08-07", "15:00:00"))),
+    ("下周一上午10点提醒我开会", ("create", "开会", at("2026-08-10", "10:00:00"))),
+    ("8月7日下午3点提醒我交报告", ("create", "交报告", at("2026-08-07", "15:00:00"))),
+    ("后天早上8点提醒我出发", ("create", "出发", at("2026-08-07", "08:00:00"))),
+    ("每30分钟提醒我喝水", ("create", "喝水", {"every_seconds": 1800})),
+    ("每隔2小时提醒我站起来活动", ("create", "站起来活动", {"every_seconds": 7200})),
+    ("每小时提醒我喝水", ("create", "喝水", {"every_seconds": 3600})),
+    ("提醒我每30分钟喝一次水", ("create", "喝一次水", {"every_seconds": 1800})),
+    (
+        "每天早上8点提醒我吃药",
+        (
+            "ask",
+            "我可以每隔几分钟或几小时提醒一次，但还不能在每天固定的时间提醒。可以试试“每30分钟提醒我喝水”。",
+        ),
+    ),
+    ("提醒我喝水", ("ask", "什么时候提醒你“喝水”？例如“10分钟后”“下午3点”或“明天早上9点”。")),
+    ("提醒我明天开会", ("ask", "明天几点？例如“明天早上9点”。")),
+    ("9点提醒我开会", ("ask", "9点是上午还是晚上？请说“上午9点”或“晚上9点”。")),
+    (
+        "10分钟提醒我喝水",
+        ("ask", "我看不懂“10分钟”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("提醒我", ("ask", "要提醒你什么，什么时候？例如“10分钟后提醒我伸展一下”。")),
+    (
+        "提醒我一会儿喝水",
+        ("ask", "我看不懂“一会儿”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    (
+        "25点提醒我睡觉",
+        ("ask", "我看不懂“25点”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("我有哪些提醒？", ("list",)),
+    ("我有哪些提醒", ("list",)),
+    ("我有什么提醒", ("list",)),
+    ("列出所有提醒", ("list",)),
+    ("查看我的提醒", ("list",)),
+    ("我的提醒", ("list",)),
+    ("取消喝水的提醒", ("cancel", "喝水")),
+    ("取消提醒：喝水", ("cancel", "喝水")),
+    ("删除开会的提醒", ("cancel", "开会")),
+    ("取消所有提醒", ("cancel_all", None)),
+    ("删除全部提醒", ("cancel_all", None)),
+    ("清空提醒", ("cancel_all", None)),
+    ("取消所有喝水的提醒", ("cancel_all", "喝水")),
+    ("是的，全部取消", ("confirm", "cancel_all")),
+    ("好，全部取消", ("confirm", "cancel_all")),
+    ("是的，添加", ("confirm", "add")),
+    ("hello", None),
+    ("what's the weather like?", None),
+    ("你好", None),
+    ("今天天气怎么样", None),
+    ("please tell me a joke", None),
+    (
+        "提醒我小时后喝水",
+        ("ask", "我看不懂“小时后”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    (
+        "2月30日下午3点提醒我交报告",
+        ("ask", "我看不懂“2月30日”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("1月5日上午9点提醒我交报告", ("create", "交报告", at("2027-01-05", "09:00:00"))),
+    (
+        "remind me in 0 minutes to x",
+        (
+            "ask",
+            'I could not read "in 0 minutes" as a time. Try "5pm", "17:30" or "in 10 minutes".',
+        ),
+    ),
+    (
+        "remind me in the car to call mom",
+        (
+            "ask",
+            'When should I remind you about "in the car to call mom"? For example "in 10 minutes", "at 5pm" or "tomorrow morning".',
+        ),
+    ),
+    (
+        "remind me soon to stretch",
+        ("ask", 'I could not read "soon" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "sometime tomorrow remind me to call mom",
+        (
+            "ask",
+            'I could not read "sometime tomorrow" as a time. Try "5pm", "17:30" or "in 10 minutes".',
+        ),
+    ),
+    ("每个小时提醒我喝水", ("create", "喝水", {"every_seconds": 3600})),
+    ("明早8点提醒我跑步", ("create", "跑步", at("2026-08-06", "08:00:00"))),
+    ("明晚提醒我倒垃圾", ("create", "倒垃圾", at("2026-08-06", "20:00:00"))),
+    ("下午3点提醒我4点开会", ("ask", "这里有不止一个时间（下午 / 3点 / 4点）。你指的是哪一个？")),
+    ("喂，提醒我10分钟后喝水", ("create", "喝水", {"after_seconds": 600})),
+    (
+        "一会儿提醒我喝水",
+        ("ask", "我看不懂“一会儿”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("明天早上9点提醒我", ("ask", "明天早上9点要提醒你什么？")),
+    (
+        "提醒我喝水10分钟",
+        ("ask", "我看不懂“10分钟”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("下周一提醒我开会", ("ask", "下周一几点？例如“下周一早上9点”。")),
+    (
+        "remind me at 9am to call mom in 1 hour",
+        ("ask", "That names more than one time (at 9am / in 1 hour). Which one do you mean?"),
+    ),
+]
