@@ -1,9 +1,15 @@
-"""What a person calls a Session: its last ``session/rename``, else its first typed message.
+"""What a person calls a Session: its last ``session/rename``, else its first typed message that
+made sense.
 
 A rename is an event (``session/rename`` with ``{"name"}``) so it survives restarts and a fork
 inherits it with the seed. Without one, the first ``user/message`` the user typed (one without
-a ``source``: not a plugin's follow-up) names the Session, cut to :data:`AUTO_NAME_CHARS`
-characters plus an ellipsis.
+a ``source``: not a plugin's follow-up) *whose turn ran a tool that succeeded* names the
+Session, cut to :data:`AUTO_NAME_CHARS` characters plus an ellipsis. "Made sense" needs a signal
+the log already holds: in that message's turn (up to its ``turn/end``) the model called a tool
+(a ``tool/call`` without a ``source``) and its ``tool/result`` value is not a domain error
+(``{"code", "message"}``). So "hello" or "asdf", answered with help, names nothing; "remind me in
+10 minutes to stretch", which set a reminder, does. A Session with no such message has no name
+yet (the page calls it "Untitled session").
 
 Every name is shown through one rule, :func:`shown_name`, wherever it comes from: a typed rename
 (:func:`clean_name`), a first message, and a rename read back from a log written before the rule
@@ -84,6 +90,36 @@ def _auto_name(text: str) -> str | None:
     return shown[:AUTO_NAME_CHARS].rstrip() + "…"
 
 
+def _is_domain_error(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("code"), str)
+
+
+def _first_sensible_message(events: Sequence[Event]) -> str | None:
+    """The name from the first typed message whose turn ran a tool that succeeded (one pass)."""
+    candidate: str | None = None  # the typed message of the turn being read, as a name
+    calls: set[object] = set()  # the model's tool calls in that turn
+    for event in events:
+        data = event.data if isinstance(event.data, dict) else {}
+        if event.type == "user/message":
+            text = data.get("text")
+            typed = isinstance(text, str) and "source" not in data  # not a plugin's follow-up
+            candidate = _auto_name(text) if isinstance(text, str) and typed else None
+            calls = set()
+        elif event.type == "turn/end":
+            candidate = None
+        elif candidate is None:
+            continue
+        elif event.type == "tool/call" and "source" not in data:
+            calls.add(data.get("callId"))
+        elif (
+            event.type == "tool/result"
+            and data.get("callId") in calls
+            and not _is_domain_error(data.get("value"))
+        ):
+            return candidate
+    return None
+
+
 def session_name(events: Sequence[Event]) -> str | None:
     """The name of a Session whose log is ``events``, or ``None`` when it has none yet."""
     for event in reversed(events):
@@ -91,11 +127,4 @@ def session_name(events: Sequence[Event]) -> str | None:
             name = event.data.get("name")
             if isinstance(name, str) and (shown := shown_name(name)):
                 return shown
-    for event in events:
-        data = event.data
-        if event.type != "user/message" or not isinstance(data, dict) or "source" in data:
-            continue
-        text = data.get("text")
-        if isinstance(text, str) and (name := _auto_name(text)) is not None:
-            return name
-    return None
+    return _first_sensible_message(events)

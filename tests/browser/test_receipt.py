@@ -180,7 +180,9 @@ def test_main_job_plain_words_show_the_tool_result_then_the_reminder_and_its_car
     assert page.errors == []
 
 
-def test_after_a_restart_resume_delivers_the_overdue_reminder_and_shows_its_card(tmp_path, page):
+def test_after_a_restart_opening_the_session_delivers_the_overdue_reminder_and_its_card(
+    tmp_path, page
+):
     from tests.browser.conftest import start_server
 
     data = tmp_path / "data"
@@ -205,12 +207,12 @@ def test_after_a_restart_resume_delivers_the_overdue_reminder_and_shows_its_card
     second = start_server(data, overlay=overlay)
     try:
         p = page.page
+        # Opening the Session just opens it (issue 25 item 4): the page resumes it, with no
+        # cold banner and no Resume button, and the overdue reminder's card arrives.
         p.goto(f"{second.url}/?session={sid}")
-        expect(p.locator("[data-testid=session-note]")).to_contain_text("Cold session")
-        assert p.locator(ROW).count() == 0
-        p.locator("[data-testid=resume]").click()
         expect(p.locator(ROW)).to_contain_text("Stretch your legs", timeout=15_000)
-        expect(p.locator("[data-testid=resume]")).to_be_hidden()
+        assert p.locator("[data-testid=session-note], [data-testid=resume]").count() == 0
+        assert second.http.get("/api/sessions").json()["sessions"][0]["live"] is True
         assert page.errors == []
     finally:
         second.close()

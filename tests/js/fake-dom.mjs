@@ -183,7 +183,18 @@ export class FakeElement extends FakeNode {
     if (!this.disabled) this.dispatch("click");
   }
 
-  focus() {}
+  /** Like a browser: a disabled control takes no focus; the document knows what has it. */
+  focus() {
+    if (this.disabled || globalThis.document === undefined) return;
+    globalThis.document.activeElement = this;
+  }
+
+  contains(node) {
+    for (let at = node; at instanceof FakeNode; at = at.parentNode) {
+      if (at === this) return true;
+    }
+    return false;
+  }
 
   // ---- queries
   *descendants() {

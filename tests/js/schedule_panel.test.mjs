@@ -12,6 +12,7 @@ import registerPanel, {
   createCancels,
   DELETE_TOOL,
   panelState,
+  panelSummary,
   renderPanel,
   VIEW_NAME,
 } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
@@ -241,6 +242,26 @@ describe("Cancel", () => {
   });
 });
 
+describe("the summary line a phone shows", () => {
+  test("counts the pending reminders and names the soonest's time, live, in both languages", () => {
+    // Fails before issue 25 item 6: the panel had no summary line.
+    const line = panelSummary(context());
+    assert.equal(line.textContent, "2 reminders · next in 9 min");
+    const countdown = line.querySelector("time");
+    assert.equal(countdown.getAttribute("datetime"), VIEW.active[0].nextAt);
+    assert.ok(countdown.hasAttribute("data-dsh-relative"));
+    assert.equal(panelSummary(context({ locale: "zh" })).textContent, "2 条提醒 · 下一条 9 分钟后");
+    const later = { active: [VIEW.active[1], VIEW.active[0]] }; // soonest first, whatever the order
+    assert.equal(panelSummary(context({ view: later })).textContent, "2 reminders · next in 9 min");
+    const one = { active: [VIEW.active[1]] };
+    assert.match(panelSummary(context({ view: one })).textContent, /^1 reminder · today 2[01]:00$/);
+    assert.equal(panelSummary(context({ view: { active: [] } })).textContent, "No pending reminders");
+    assert.equal(panelSummary(context({ view: null, locale: "zh" })).textContent, "没有待办提醒");
+    // The text a Session supplies never reaches it: only counts and times.
+    assert.ok(!panelSummary(context()).textContent.includes("SECRET"));
+  });
+});
+
 describe("registration", () => {
   test("registers the Reminders panel titled in both languages and unregisters it", () => {
     const registry = new RendererRegistry();
@@ -249,6 +270,7 @@ describe("registration", () => {
     assert.equal(name, VIEW_NAME);
     assert.equal(panel.title(tr("en")), "Reminders");
     assert.equal(panel.title(tr("zh")), "提醒");
+    assert.equal(panel.summary, panelSummary);
     let rebuilt = 0;
     const ctx = { ...context(), rerender: () => (rebuilt += 1) };
     const body = panel.render(ctx);

@@ -1,5 +1,5 @@
 // app.js session list: a stored Session the host could not decode is shown as damaged, as
-// text, beside the others (issue 9 item 6).
+// text, beside the others (issue 9 item 6); the others show no developer words (issue 25).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -35,9 +35,14 @@ test("a damaged row is listed, marked and explained as text", async () => {
   const error = byClass(damaged, "session-damage");
   assert.equal(error.textContent, reason);
   assert.equal(error.querySelectorAll("img").length, 0);
-  // The healthy rows are unchanged.
+  // The healthy rows carry no badge: loaded or not (live or cold) is never shown (issue 25 item
+  // 4), and an unnamed Session is "Untitled session", never its id.
   assert.equal(first.getAttribute("data-damaged"), null);
-  assert.equal(byClass(first, "badge").textContent, "cold");
-  assert.equal(byClass(third, "badge").textContent, "live");
+  assert.equal(byClass(first, "badge"), null);
+  assert.equal(byClass(third, "badge"), null);
   assert.equal(byClass(first, "session-damage"), null);
+  assert.equal(byClass(first, "session-name").textContent, "Untitled session");
+  for (const word of ["live", "cold", "s1", "s3"]) {
+    assert.ok(!list.textContent.includes(word), `the list shows "${word}"`);
+  }
 });

@@ -27,7 +27,10 @@ async def test_a_typed_rename_and_a_first_message_are_shown_by_one_rule(
     gate.auto = "ok"
     renamed = (await web_host.create_session()).session
     auto = (await web_host.create_session()).session
+    # A first message names a Session once it made sense: its turn ran a tool that succeeded.
     auto.append("user/message", {"text": typed})
+    auto.append("tool/call", {"callId": "c1", "name": "schedule_list", "arguments": {}})
+    auto.append("tool/result", {"callId": "c1", "name": "schedule_list", "value": {"items": []}})
     await web_host.sessions.flush(auto)
     async with serve(web_host) as (_, client):
         answer = await client.post(f"/api/sessions/{renamed.id}/name", json={"name": typed})

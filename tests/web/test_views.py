@@ -137,11 +137,17 @@ async def test_the_stream_sends_views_after_the_replay_and_after_flushes_that_ch
         await views_host.sessions.flush(session)  # type: ignore[arg-type]
         late, pushed = await reader.frames(2)
         assert (late.seq, pushed.data["views"]["test.count"]["badge"]) == (later.seq, 2)
-        # A committed first message names the Session: pushed though the views did not change.
+        # A committed first message that made sense (its turn ran a tool that succeeded) names
+        # the Session: pushed though the views did not change.
         typed = session.append("user/message", {"text": "check the deploy"})  # type: ignore[attr-defined]
+        session.append("tool/call", {"callId": "c1", "name": "t", "arguments": {}})  # type: ignore[attr-defined]
+        result = session.append("tool/result", {"callId": "c1", "name": "t", "value": {}})  # type: ignore[attr-defined]
         await views_host.sessions.flush(session)  # type: ignore[arg-type]
-        shown, named = await reader.frames(2)
-        assert (shown.seq, named.event) == (typed.seq, "views")
+        *shown, named = await reader.frames(4)
+        assert ([f.seq for f in shown], named.event) == (
+            [typed.seq, typed.seq + 1, result.seq],
+            "views",
+        )
         assert named.data["name"] == "check the deploy"
         assert named.data["views"] == pushed.data["views"]
 
@@ -173,6 +179,8 @@ async def test_list_rows_carry_names_and_badges_and_cold_logs_are_read_once_per_
     sid, session = await _live(views_host)
     plain, _ = await _live(views_host)
     session.append("user/message", {"text": "  check   the\ndeploy  "})  # type: ignore[attr-defined]
+    session.append("tool/call", {"callId": "c1", "name": "t", "arguments": {}})  # type: ignore[attr-defined]
+    session.append("tool/result", {"callId": "c1", "name": "t", "value": {}})  # type: ignore[attr-defined]
     append(session, "a")  # type: ignore[arg-type]
     await views_host.sessions.flush(session)  # type: ignore[arg-type]
     await views_host.close_session(sid)

@@ -1,10 +1,11 @@
 // ui-schedule: the Reminders panel over the `schedule.reminders` Session view. Pending reminders
 // soonest first, each with a live countdown (`<time data-dsh-relative>`, refreshed by the host)
 // and a Cancel button that runs `schedule_delete` as the user's action; then the latest
-// deliveries with their lateness. The view comes from the committed log, so the panel only
-// changes when a flush made the change durable: it and the transcript agree. A Cancel in flight
-// or one that failed keeps its state across the host's rebuilds of the panel. Everything the
-// Session supplies reaches the DOM only as text nodes.
+// deliveries with their lateness. On a phone the host shows its one summary line ("2 reminders
+// · next in 9 min", `panelSummary`) until tapped. The view comes from the committed log, so the
+// panel only changes when a flush made the change durable: it and the transcript agree. A Cancel
+// in flight or one that failed keeps its state across the host's rebuilds of the panel.
+// Everything the Session supplies reaches the DOM only as text nodes.
 
 import { instantMs, latenessText, scoped, textElement, timeElement } from "./schedule-words.js";
 
@@ -195,6 +196,30 @@ async function cancel(ctx, cancels, scheduleId) {
   cancels.rerender();
 }
 
+/**
+ * The panel's one summary line on a phone (`summary(ctx)`): "2 reminders · next in 9 min", the
+ * time a live `<time data-dsh-relative>` of the soonest; "No pending reminders" when none.
+ */
+export function panelSummary(ctx) {
+  const doc = ctx.document;
+  const s = scoped(ctx.t);
+  const active = panelState(ctx.view).active;
+  const line = doc.createElement("span");
+  line.className = "schedule-panel-summary";
+  if (active.length === 0) {
+    line.appendChild(doc.createTextNode(s("panel.summaryNone")));
+    return line;
+  }
+  const next = active.reduce((soonest, item) => (item.due < soonest.due ? item : soonest));
+  const count = active.length;
+  const words = count === 1 ? s("panel.summaryOne") : s("panel.summary", { count });
+  line.appendChild(doc.createTextNode(`${words} `));
+  const countdown = timeElement(doc, next.nextAt, ctx.time.when(next.due).text, ctx.time);
+  countdown.setAttribute("data-dsh-relative", "");
+  line.appendChild(countdown);
+  return line;
+}
+
 /** The Cancel states of one page: a Map with `rerender()`, which rebuilds the panel. */
 export function createCancels(rerender) {
   const cancels = new Map();
@@ -210,6 +235,7 @@ export default function register(registry) {
   });
   const unregister = registry.registerPanel(VIEW_NAME, {
     title: (t) => t("schedule.panel.title"),
+    summary: panelSummary,
     render(ctx) {
       latest = ctx.rerender ?? null;
       return renderPanel(ctx, cancels);

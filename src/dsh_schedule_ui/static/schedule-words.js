@@ -42,6 +42,9 @@ export const messages = Object.freeze({
     "panel.cancelling": "Cancelling…",
     "panel.cancelFailed": "Could not cancel: {reason}",
     "panel.onTime": "on time",
+    "panel.summary": "{count} reminders · next",
+    "panel.summaryOne": "1 reminder ·",
+    "panel.summaryNone": "No pending reminders",
   }),
   zh: Object.freeze({
     label: "提醒",
@@ -78,6 +81,9 @@ export const messages = Object.freeze({
     "panel.cancelling": "正在取消…",
     "panel.cancelFailed": "无法取消：{reason}",
     "panel.onTime": "准时",
+    "panel.summary": "{count} 条提醒 · 下一条",
+    "panel.summaryOne": "1 条提醒 ·",
+    "panel.summaryNone": "没有待办提醒",
   }),
 });
 

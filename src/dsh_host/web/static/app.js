@@ -6,10 +6,18 @@
 //
 // One owner per piece of state: api.js the token; SessionList the listed rows; SessionView the
 // open Session (its window, stream, draft, views); this module the status notice and the
-// actions in flight; chrome.js the theme, the drawer and the unread count.
+// actions in flight; chrome.js the theme, the drawer and the unread count; panels.js the panels
+// opened on a phone and the focus a panel holds.
 
 import { api, authHeaders, sessionPath } from "./api.js";
-import { applyTheme, noticeArrivals, refreshTimes, setDrawer, wireChrome } from "./chrome.js";
+import {
+  applyTheme,
+  debugMode,
+  noticeArrivals,
+  refreshTimes,
+  setDrawer,
+  wireChrome,
+} from "./chrome.js";
 import { els } from "./dom.js";
 import { errorMessage } from "./errors.js";
 import { onLocaleChange, setLocale, t } from "./i18n.js";
@@ -35,22 +43,20 @@ const notice = {
   },
 };
 
-/** The actions in flight ("create", "resume", "fork", "flush", "rename", "send", "stop"). */
+/** The actions in flight ("create", "fork", "flush", "rename", "send", "stop"). */
 const busy = new Set();
+
+/** Developer controls (Flush) are shown only with `?debug=1` or the stored setting. */
+const debug = debugMode();
 
 /** The page's renderers, each given what it shows by the state's owners. */
 const page = {
   chrome() {
     const open = view.current;
-    const info = open ? sessions.find(open.id) : null;
     renderChrome({
-      session: open && {
-        id: open.id,
-        label: sessions.label(open.id),
-        cold: info !== null && !info.live,
-        win: open.win,
-      },
+      session: open && { id: open.id, label: sessions.label(open.id), win: open.win },
       busy: (action) => busy.has(action),
+      debug,
     });
     page.stop();
   },
@@ -97,6 +103,7 @@ const sessions = new SessionList({
   onSelect: (id) => {
     view.select(id);
     setDrawer(false);
+    els.composer.focus(); // opening a Session puts the keyboard in its message box
   },
   onChange: () => page.chrome(),
 });
@@ -164,7 +171,7 @@ async function createSession() {
   const created = await api("POST", "/api/sessions", {});
   await sessions.refresh();
   view.select(created.id);
-  notice.set("status.created", { id: created.id });
+  notice.set("status.created");
   els.composer.focus();
 }
 
@@ -174,18 +181,8 @@ async function forkCurrent() {
   const child = await api("POST", sessionPath(current.id, "/fork"), {});
   await sessions.refresh();
   view.select(child.id);
-  notice.set("status.forked", { id: child.id });
-}
-
-async function resumeCurrent() {
-  const current = view.current;
-  if (!current) return;
-  await api("POST", sessionPath(current.id, "/resume"));
-  await sessions.refresh();
-  if (view.current !== current) return;
-  if (!current.conn.connected) current.conn.reconnectNow();
-  notice.set("status.resumed", { id: current.id });
-  page.chrome();
+  notice.set("status.forked");
+  els.composer.focus();
 }
 
 function startRename() {
@@ -280,7 +277,6 @@ function wireEvents() {
     }
   });
   els.newSession.addEventListener("click", () => runAction("create", createSession));
-  els.resume.addEventListener("click", () => runAction("resume", resumeCurrent));
   els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
   els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
   els.stop.addEventListener("click", () => runAction("stop", stopCurrent));

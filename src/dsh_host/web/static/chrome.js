@@ -1,7 +1,9 @@
 // dsh browser client: the page around the conversation. The colour theme (auto follows
 // prefers-color-scheme; light and dark override it, remembered), the phone drawer for the
 // session list, notifications for reminders that arrive while the tab is hidden (permission
-// asked only from the header button), and the live `<time data-dsh-relative>` texts.
+// asked only from the header button; refused or blocked, one plain sentence says reminders show
+// only in the open tab), the skip link to the message box, the developer setting (debugMode)
+// and the live `<time data-dsh-relative>` texts.
 
 import { $ } from "./dom.js";
 import { getLocale, t } from "./i18n.js";
@@ -9,6 +11,7 @@ import { createTime, toMs } from "./time.js";
 
 export const THEMES = Object.freeze(["auto", "light", "dark"]);
 const THEME_KEY = "dsh.theme";
+const DEBUG_KEY = "dsh.debug";
 const APP_TITLE = "dsh";
 
 function storage() {
@@ -16,6 +19,23 @@ function storage() {
     return globalThis.localStorage ?? null;
   } catch {
     return null;
+  }
+}
+
+// ------------------------------------------------------------------ developer setting
+
+/**
+ * Whether the page shows developer controls (Flush): `?debug=1` in the address, or
+ * `localStorage["dsh.debug"] === "1"` (set it in the browser's console).
+ */
+export function debugMode() {
+  try {
+    if (new URLSearchParams(globalThis.window?.location?.search ?? "").get("debug") === "1") {
+      return true;
+    }
+    return storage()?.getItem(DEBUG_KEY) === "1";
+  } catch {
+    return false;
   }
 }
 
@@ -71,11 +91,14 @@ function notificationApi() {
   return typeof globalThis.Notification === "function" ? globalThis.Notification : null;
 }
 
+/** The header's Enable button (permission not asked yet) or, once notifications are refused
+ * or blocked, the sentence saying reminders show only in the open tab. */
 export function renderNotifyButton() {
-  const button = $("enable-notifications");
-  if (!button) return;
   const api = notificationApi();
-  button.hidden = api === null || api.permission !== "default";
+  const button = $("enable-notifications");
+  if (button) button.hidden = api === null || api.permission !== "default";
+  const note = $("notify-note");
+  if (note) note.hidden = api === null || api.permission !== "denied";
 }
 
 function updateTitle() {
@@ -147,7 +170,15 @@ export function wireChrome() {
     }
   });
   renderNotifyButton();
+  // The skip link moves the keyboard to the message box (and leaves the address alone).
+  $("skip-link")?.addEventListener("click", (event) => {
+    event.preventDefault();
+    $("composer")?.focus();
+  });
   document.addEventListener("visibilitychange", clearUnread);
-  window.addEventListener("focus", clearUnread);
+  window.addEventListener("focus", () => {
+    clearUnread();
+    renderNotifyButton(); // the permission may have changed in the browser's settings
+  });
   window.setInterval(() => refreshTimes(), 1000);
 }

@@ -74,14 +74,19 @@ export class RendererRegistry {
   }
 
   /**
-   * A panel for one Session view: `{title(t), badgeLabel?(count, t), render(ctx)}` where ctx is
-   * `{view, sessionId, locale, t, time, document, runTool(name, args)}`.
+   * A panel for one Session view: `{title(t), summary?(ctx), render(ctx)}` where ctx is `{view,
+   * sessionId, locale, t, time, document, runTool(name, args), ...}` (panels.js). `summary`
+   * returns the one line (a string or a node) a phone shows while the panel is collapsed, e.g.
+   * "2 reminders · next in 9 min"; without it the line is the title.
    */
   registerPanel(viewName, panel) {
     if (panel === null || typeof panel !== "object" || typeof panel.render !== "function") {
       throw new TypeError("a panel needs a render(ctx) function");
     }
     if (typeof panel.title !== "function") throw new TypeError("a panel needs a title(t) function");
+    if (panel.summary !== undefined && typeof panel.summary !== "function") {
+      throw new TypeError("a panel's summary, when given, is a summary(ctx) function");
+    }
     const drop = this._keyed(this._panels, "panel", viewName, panel);
     this._notifyPanels();
     return () => {

@@ -186,26 +186,25 @@ export function renderStop({ running, stopping }) {
 
 /**
  * The toolbar, the composer's buttons and the placeholder. `session` is the open Session as
- * `{id, label, cold, win}` (`cold`: its list row says it is not live), or null; `busy(action)`
- * says whether that action is in flight.
+ * `{id, label, win}`, or null; `busy(action)` says whether that action is in flight; `debug`
+ * shows the developer's Flush (see chrome.js, debugMode). The Session's id is shown only in its
+ * Details disclosure.
  */
-export function renderChrome({ session, busy }) {
+export function renderChrome({ session, busy, debug = false }) {
   const hasSession = session !== null;
   els.newSession.disabled = busy("create");
-  // A cold Session does nothing until it is resumed: its due reminders are delivered then.
-  els.resume.hidden = !(hasSession && session.cold);
-  els.resume.disabled = busy("resume");
   els.fork.disabled = !hasSession || busy("fork");
   els.flush.disabled = !hasSession || busy("flush");
   // Without a Session the toolbar has nothing to act on; the composer starts one.
-  for (const button of [els.fork, els.flush]) button.hidden = !hasSession;
+  els.fork.hidden = !hasSession;
+  els.flush.hidden = !hasSession || !debug;
+  els.details.hidden = !hasSession;
   els.rename.hidden = !hasSession || !els.renameForm.hidden;
   els.composer.disabled = false;
   els.send.disabled = busy("send");
   els.sessionId.textContent = hasSession ? session.id : "";
   els.sessionName.textContent = hasSession ? session.label : "";
   els.rename.disabled = !hasSession || busy("rename");
-  els.sessionNote.textContent = hasSession && session.cold ? t("session.cold") : "";
 
   const placeholder = els.placeholder;
   placeholder.replaceChildren();
@@ -274,6 +273,9 @@ export function applyStaticText() {
   }
   for (const node of document.querySelectorAll("[data-i18n-label]")) {
     node.setAttribute("aria-label", t(node.getAttribute("data-i18n-label")));
+  }
+  for (const node of document.querySelectorAll("[data-i18n-title]")) {
+    node.setAttribute("title", t(node.getAttribute("data-i18n-title")));
   }
   els.composer.placeholder = t("composer.placeholder");
   for (const button of els.langButtons) {

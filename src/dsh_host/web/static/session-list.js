@@ -1,5 +1,6 @@
-// dsh browser client: the Session list (parents before their forks, live / cold / damaged
-// badges, pending counts). `SessionList` owns the rows and the last listing error: it fetches
+// dsh browser client: the Session list (parents before their branches, pending counts, a
+// damaged badge). Whether a Session is loaded in memory (live or cold) is the host's business,
+// never shown: opening a Session resumes it. `SessionList` owns the rows and the last listing error: it fetches
 // them through the `load` it is given and renders them; nothing else changes them.
 
 import { el, els, toEpochMs } from "./dom.js";
@@ -8,12 +9,10 @@ import { getLocale, t } from "./i18n.js";
 import { jsonEqual } from "./session-window.js";
 import { createTime } from "./time.js";
 
-/** What a person calls a Session: its name, else "Session" and the start of its id. */
+/** What a person calls a Session: its name, else "Untitled session" (never its id). */
 export function sessionLabel(session, translate) {
   if (typeof session?.name === "string" && session.name !== "") return session.name;
-  const id = String(session?.id ?? "");
-  const short = id.length > 8 ? id.slice(0, 6) : id;
-  return translate ? translate("sessions.unnamed", { id: short }) : short;
+  return translate("sessions.unnamed");
 }
 
 /** Parents before their forks; roots newest first, forks oldest first; cycles tolerated. */
@@ -67,9 +66,7 @@ function renderSessions(sessions, error, currentId, onSelect) {
       li.classList.add("is-damaged");
     }
     const top = el("span", "session-row");
-    const name = el("span", "session-name", sessionLabel(session, t));
-    name.title = session.id;
-    top.appendChild(name);
+    top.appendChild(el("span", "session-name", sessionLabel(session, t)));
     const badges = el("span", "session-badges");
     const pending = pendingCount(session);
     if (pending > 0) {
@@ -78,14 +75,7 @@ function renderSessions(sessions, error, currentId, onSelect) {
       count.setAttribute("aria-label", t("sessions.pendingLabel", { count: pending }));
       badges.appendChild(count);
     }
-    const badge = damaged
-      ? el("span", "badge badge-error", t("sessions.damaged"))
-      : el(
-          "span",
-          session.live ? "badge badge-live" : "badge badge-cold",
-          t(session.live ? "sessions.live" : "sessions.cold"),
-        );
-    badges.appendChild(badge);
+    if (damaged) badges.appendChild(el("span", "badge badge-error", t("sessions.damaged")));
     top.appendChild(badges);
     button.appendChild(top);
     const createdMs = toEpochMs(session.createdAt);

@@ -2,9 +2,12 @@
 // a time): its history window, its event stream (attach first, then load, so nothing appended
 // in between is missed; a reconnect resumes from `Last-Event-ID` without reading the history
 // again, see resume.js), the assistant message it is streaming (ephemeral `event: stream`
-// frames, see streaming.js), its plugin views and the URL that names it. It receives the network
-// (`http`, `connect`) and the page's renderers from app.js; it renders nothing itself.
+// frames, see streaming.js), its plugin views and the URL that names it. Opening a Session the
+// list shows as not loaded (cold) resumes it (`POST .../resume`), so its due reminders are
+// delivered: a person never has to. It receives the network (`http`, `connect`) and the page's
+// renderers from app.js; it renders nothing itself.
 
+import { errorMessage } from "./errors.js";
 import { StreamResume } from "./resume.js";
 import { TranscriptView } from "./render.js";
 import { SessionWindow } from "./session-window.js";
@@ -219,6 +222,21 @@ export class SessionView {
     page.sessions();
     page.chrome();
     page.status();
+    const row = this._sessions.find(id);
+    if (row !== null && row.live === false && row.damaged !== true) this._resume(open);
+  }
+
+  /** Resume a cold Session on open: its due reminders come on the stream once it is live. */
+  async _resume(open) {
+    try {
+      await this._http.api("POST", this._path(open, "/resume"));
+    } catch (error) {
+      if (this._open !== open) return;
+      this._notice.set("status.error", { message: errorMessage(error) }, "error");
+      return;
+    }
+    await this._sessions.refresh();
+    if (this._open === open && !open.conn.connected) open.conn.reconnectNow();
   }
 
   _frame(open, frame) {
