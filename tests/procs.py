@@ -21,10 +21,19 @@ LISTENING = re.compile(r"listening on (http://[\d.]+:\d+)")
 class DshProcess:
     """One ``dsh`` subprocess whose stdout lines are read on a thread (no blocking reads)."""
 
-    def __init__(self, args: list[str], *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        """``command``: what runs ``dsh`` (default :data:`DSH`, this checkout's); ``cwd``: its
+        working directory (default the repository root)."""
         self.proc = subprocess.Popen(
-            [*DSH, *args],
-            cwd=ROOT,
+            [*(DSH if command is None else command), *args],
+            cwd=ROOT if cwd is None else cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -32,8 +41,12 @@ class DshProcess:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, False), daemon=True).start()
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, False), daemon=True),
+        ]
+        for pump in self._pumps:
+            pump.start()
 
     def _pump(self, stream, is_stdout: bool) -> None:
         for line in stream:
@@ -86,6 +99,21 @@ class DshProcess:
     def terminate(self, timeout: float = 5.0) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=timeout)
+
+    def interrupt(self, timeout: float = 10.0) -> int:
+        """Ctrl-C: SIGINT, then the exit status (bounded); stderr is read to its end."""
+        self.proc.send_signal(signal.SIGINT)
+        status = self.proc.wait(timeout=timeout)
+        self._pumps_done(timeout)
+        return status
+
+    def _pumps_done(self, timeout: float) -> None:
+        for pump in self._pumps:
+            pump.join(timeout)
+
+    def plain_stderr(self) -> list[str]:
+        """stderr without the JSON log lines: what a person reads."""
+        return [line.rstrip("\n") for line in self.stderr_lines if not line.startswith("{")]
 
     def kill(self) -> int:
         self.proc.send_signal(signal.SIGKILL)

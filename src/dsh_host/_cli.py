@@ -1,41 +1,59 @@
 """The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh reindex``, ``dsh token``,
-``dsh --help``."""
+``dsh --help``.
+
+Without ``--overlay``, ``dsh serve``, ``dsh reindex`` and ``dsh sessions`` use the built-in
+overlay (:meth:`Overlay.default`: the reminders); ``--overlay none`` loads no plugin. Everything
+that can refuse a start without storage (flags, token, overlay file, the model's key, the data
+path being a file, a port in use) is checked before the data folder is touched, and a start
+that fails after that removes the data folder it created (so a failed start leaves nothing).
+A stop (Ctrl-C or SIGTERM) ends with one line on stderr saying how many reminders are pending:
+the badges of the Session views named ``*.reminders`` (the Schedule plugin's
+``schedule.reminders``) of the live Sessions and of the cold ones in the wake index, derived
+through the generic ``dsh_session_views`` hook (the host imports no plugin).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import secrets
 import signal
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import structlog
 
-from dsh_hookspecs import JSONValue, ModelSettings
+from dsh_hookspecs import Event, JSONValue, ModelSettings
 
 from . import _json, _logging
-from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, EXAMPLE_OVERLAY
+from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, NO_PLUGINS
 from ._cli_args import parser as _parser
 from ._host import LiveHost
+from ._names import session_name
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
 from .models import UnknownModelError
 from .persistence import (
     Backend,
     DataDirLockedError,
+    MemoryBackend,
     PostgresBackend,
     SQLiteBackend,
     StorageBehindError,
     StorageError,
     StorageReadOnlyError,
+    StoredSession,
     StoredSummary,
     damaged_sessions,
     list_sessions_read_only,
+    load_read_only,
     redacted,
 )
 from .web import WebServer, is_loopback, token_problem
@@ -44,11 +62,21 @@ log = structlog.get_logger(__name__)
 
 #: The file a SQLite data folder holds: a folder without it is not a dsh data folder.
 STORE_FILE = "dsh.sqlite3"
-#: What `dsh serve` without ``--overlay`` says once it started (stdout, before "listening on").
-NO_OVERLAY = (
-    "no overlay: no plugins are loaded; reminders are unavailable "
-    f"(try --overlay {EXAMPLE_OVERLAY})"
+#: The lock file a SQLite data folder holds while a dsh process uses it.
+LOCK_FILE = "dsh.lock"
+#: What `dsh serve --overlay none` says once it started (stdout, before "listening on").
+NO_PLUGINS_LOADED = (
+    "--overlay none: no plugins are loaded; reminders are unavailable "
+    "(leave out --overlay for the built-in reminders)"
 )
+#: The environment variables the ``openai`` adapter reads its key from, in order.
+KEY_VARIABLES = ("DSH_MODEL_API_KEY", "OPENAI_API_KEY")
+#: A Session view whose name ends so counts pending reminders with its ``badge``.
+REMINDERS_VIEW_SUFFIX = ".reminders"
+#: The most wake entries the stop line reads to find the cold Sessions with reminders.
+MAX_COUNTED_WAKES = 10_000
+#: Seconds the stop line may spend counting before it says less.
+COUNT_SECONDS = 5.0
 #: How every refusal of a token ends: where a good one comes from.
 HOW_TO_MAKE_ONE = "make one with: dsh token"
 
@@ -85,9 +113,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _run(_sessions(args))
 
 
+def overlay_of(choice: Path | str | None) -> Overlay:
+    """The overlay an ``--overlay`` value names: not given, the built-in one; ``none``, no
+    plugin; else the file. Raises :class:`OverlayError`."""
+    if choice is None:
+        return Overlay.default()
+    if choice == NO_PLUGINS:
+        return Overlay(source=f"--overlay {NO_PLUGINS}")
+    assert isinstance(choice, Path)
+    return Overlay.load(choice)
+
+
 async def _reindex(args: argparse.Namespace) -> int:
+    if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
     try:
-        overlay = Overlay.load(args.overlay) if args.overlay else Overlay()
+        overlay = overlay_of(args.overlay)
     except OverlayError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 2
@@ -129,8 +171,29 @@ async def _sessions(args: argparse.Namespace) -> int:
     if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
+    try:
+        overlay = overlay_of(args.overlay)
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
+    # The plugins only derive views here: a host of their own, on memory, never this store.
+    viewer = LiveHost(backend=MemoryBackend(), model="none", overlay=overlay)
+    try:
+        await viewer.start()
+    except PluginLoadError as exc:
+        await viewer.close()
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return await _list(args, viewer)
+    finally:
+        await viewer.close()
+
+
+async def _list(args: argparse.Namespace, viewer: LiveHost) -> int:
     backend = _backend(args.data)
     summaries: Sequence[StoredSummary]
+    summary_of: dict[str, tuple[str | None, dict[str, JSONValue], int]]
     try:
         await backend.open()
     except (DataDirLockedError, StorageReadOnlyError, StorageBehindError) as refused:
@@ -139,36 +202,54 @@ async def _sessions(args: argparse.Namespace) -> int:
         # read-only connection (no lock needed).
         if isinstance(refused, StorageBehindError):
             print(f"dsh: warning: {refused}", file=sys.stderr)
+        assert isinstance(args.data, Path)
+        folder: Path = args.data
         try:
-            summaries = await asyncio.to_thread(list_sessions_read_only, args.data)
+            summaries = await asyncio.to_thread(list_sessions_read_only, folder)
         except StorageError as exc:
             print(f"dsh: {exc}", file=sys.stderr)
             return 1
+
+        async def load(session_id: str) -> StoredSession | None:
+            return await asyncio.to_thread(load_read_only, folder, session_id)
+
+        summary_of = await _summaries(viewer, summaries, load)
     except StorageError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
     else:
         try:
             summaries = await backend.list_sessions()
+            summary_of = await _summaries(viewer, summaries, backend.load)
         finally:
             await backend.close()
     # Decodable and damaged rows in one order (oldest first), each on its own line.
     lines: list[tuple[int, str, str]] = []
     for summary in summaries:
         header = summary.header
+        name, row_badges, pending = summary_of.get(header.id, (None, {}, 0))
         if args.json:
-            line = _json.dumps({**header.to_json(), "length": summary.length})
+            row = {**header.to_json(), "length": summary.length}
+            if name is not None:
+                row["name"] = name
+            if row_badges:
+                row["badges"] = row_badges
+            line = _json.dumps({**row, "pendingReminders": pending})
         else:
-            parent = f" fork of {header.parent_session}" if header.parent_session else ""
-            line = f"{header.id}  {_utc(header.created_at)}  {summary.length} events{parent}"
+            parent = f"  fork of {header.parent_session}" if header.parent_session else ""
+            named = "" if name is None else f'  "{name}"'
+            line = (
+                f"{header.id}  {_utc(header.created_at)}  {summary.length} events  "
+                f"{_pending_words(pending)}{parent}{named}"
+            )
         lines.append((header.created_at, header.id, line))
     for damaged in damaged_sessions(summaries):
         created = damaged.created_at
         if args.json:
-            row: dict[str, JSONValue] = {"id": damaged.id, "damaged": True, "error": damaged.error}
+            bad: dict[str, JSONValue] = {"id": damaged.id, "damaged": True, "error": damaged.error}
             if created is not None:
-                row["createdAt"] = created
-            line = _json.dumps(row)
+                bad["createdAt"] = created
+            line = _json.dumps(bad)
         else:
             when = "?" if created is None else _utc(created)
             line = f"{damaged.id}  {when}  DAMAGED: {damaged.error}"
@@ -178,6 +259,44 @@ async def _sessions(args: argparse.Namespace) -> int:
     if not lines and not args.json:
         print("no sessions")
     return 0
+
+
+async def _summaries(
+    viewer: LiveHost,
+    summaries: Sequence[StoredSummary],
+    load: Callable[[str], Awaitable[StoredSession | None]],
+) -> dict[str, tuple[str | None, dict[str, JSONValue], int]]:
+    """Each stored Session's name, badges and pending reminders, from its stored log and the
+    loaded plugins' views (as the Web host's Session list derives them); a Session whose log
+    cannot be read is left out (its row then shows none)."""
+    out: dict[str, tuple[str | None, dict[str, JSONValue], int]] = {}
+    for summary in summaries:
+        session_id = summary.header.id
+        try:
+            stored = await load(session_id)
+        except StorageError:
+            continue
+        if stored is None:
+            continue
+        views = viewer.plugins.session_views(stored.events, stored.header.owned_from, None)
+        out[session_id] = (session_name(stored.events), badges_of(views), reminders_in(views))
+    return out
+
+
+def badges_of(views: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+    """The positive integer ``badge`` of each view that has one (the Session list's badges)."""
+    out: dict[str, JSONValue] = {}
+    for name, view in views.items():
+        badge = view.get("badge") if isinstance(view, dict) else None
+        if type(badge) is int and badge > 0:
+            out[name] = badge
+    return out
+
+
+def _pending_words(pending: int) -> str:
+    if pending == 0:
+        return "no reminders pending"
+    return "1 reminder pending" if pending == 1 else f"{pending} reminders pending"
 
 
 def _utc(epoch_ms: int) -> str:
@@ -247,6 +366,86 @@ def evict_idle(flag: int | None, overlay: Overlay) -> int:
     return DEFAULT_EVICT_IDLE if overlay.evict_idle_seconds is None else overlay.evict_idle_seconds
 
 
+def key_problem(args: argparse.Namespace) -> str | None:
+    """Why ``--model openai`` cannot start, or ``None``: it needs a key in the environment
+    unless ``--base-url`` points at this machine (a keyless local server: Ollama, llama.cpp)."""
+    if args.model != "openai" or any(os.environ.get(name, "").strip() for name in KEY_VARIABLES):
+        return None
+    if args.base_url is not None and _on_this_machine(args.base_url):
+        return None
+    return (
+        "--model openai needs an API key: set DSH_MODEL_API_KEY (or OPENAI_API_KEY) in the "
+        "environment. A keyless local server (Ollama, llama.cpp) needs none when --base-url "
+        "points at this machine, e.g. --base-url http://127.0.0.1:11434/v1"
+    )
+
+
+def _on_this_machine(url: str) -> bool:
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return False
+    return host is not None and is_loopback(host)
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why ``dsh serve`` could not listen on ``host:port``, found by binding it once (as the
+    server would) before any storage is touched; ``None`` when it can (or ``port`` is 0)."""
+    if port == 0:
+        return None
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    if address.lower() == "localhost":
+        address, family = "127.0.0.1", socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((address, port))
+    except OSError as exc:
+        return listen_problem(host, port, exc)
+    return None
+
+
+def listen_problem(host: str, port: int, exc: OSError) -> str:
+    """The plain words for a failed bind: a port in use names the ways to pick another."""
+    if exc.errno == errno.EADDRINUSE:
+        other = port + 1 if port < 65535 else port - 1
+        return (
+            f"port {port} on {host} is already in use (is another dsh serve running?); "
+            f"choose another: dsh serve --port {other}, or make run PORT={other}"
+        )
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+
+
+def _created_top(data: Path | str) -> Path | None:
+    """The outermost folder of ``data`` that does not exist yet (what a start creates), or
+    ``None`` when ``data`` exists or is a PostgreSQL URL."""
+    if not isinstance(data, Path) or data.exists():
+        return None
+    top = data.absolute()
+    while not top.parent.exists():
+        top = top.parent
+    return top
+
+
+def _remove_created(data: Path, top: Path) -> None:
+    """Undo what a failed start created: the store's own files in ``data``, then each folder
+    from ``data`` up to ``top`` that is empty now (anything else is left alone)."""
+    folder = data.absolute()
+    for pattern in (f"{STORE_FILE}*", LOCK_FILE):
+        for path in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                path.unlink()
+    while True:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        if folder == top:
+            return
+        folder = folder.parent
+
+
 async def _serve(args: argparse.Namespace) -> int:
     try:
         args.token = _token(args)
@@ -265,10 +464,20 @@ async def _serve(args: argparse.Namespace) -> int:
         print(f"dsh: --port must be in [0, 65535], not {args.port}", file=sys.stderr)
         return 2
     try:
-        overlay = Overlay.load(args.overlay) if args.overlay else Overlay()
+        overlay = overlay_of(args.overlay)
     except OverlayError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 2
+    if (problem := key_problem(args)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
+    if isinstance(args.data, Path) and args.data.exists() and not args.data.is_dir():
+        print(f"dsh: {not_a_data_folder(args.data)}", file=sys.stderr)
+        return 2
+    if (problem := port_problem(args.host, args.port)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 1
+    created = _created_top(args.data)
     # Our own handlers (never uvicorn's): a signal only asks for the orderly stop below, and
     # one arriving while the host starts is honoured right after it started.
     stop = asyncio.Event()
@@ -276,14 +485,20 @@ async def _serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     try:
-        return await _serve_until(args, overlay, stop)
+        status = await _serve_until(args, overlay, stop)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signum)
+    if status != 0 and created is not None:
+        assert isinstance(args.data, Path)
+        _remove_created(args.data, created)
+    return status
 
 
 async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio.Event) -> int:
+    """Run until ``stop``; 0 after an orderly stop (then one line on stderr says how many
+    reminders are pending), else the status of a start that failed."""
     backend = _backend(
         args.data,
         accept_data_loss=args.accept_data_loss,
@@ -307,23 +522,82 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
     web = WebServer(host, bind_host=args.host, port=args.port, token=args.token)
+    said: str | None = None
     try:
         try:
             url = await web.start()
         except OSError as exc:
-            print(f"dsh: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+            print(f"dsh: {listen_problem(args.host, args.port, exc)}", file=sys.stderr)
             return 1
         log.info("host.ready", data=redacted(str(args.data)), plugins=host.plugins.names, url=url)
-        if args.overlay is None:
-            print(NO_OVERLAY, flush=True)
+        if args.overlay == NO_PLUGINS:
+            print(NO_PLUGINS_LOADED, flush=True)
         print(f"listening on {url}", flush=True)
         await stop.wait()
         log.info("host.stopping")
+        # Streams end first; then the reminders are counted while the plugins are loaded.
+        await web.stop()
+        # Without a plugin nothing counts reminders (nor delivers them).
+        said = stopped_line(await _count_pending(host)) if host.plugins.names else "stopped"
     finally:
-        # Streams end first, then every Agent is disposed and every pending write committed.
+        # Every Agent is disposed and every pending write committed.
         await web.stop()
         await host.close()
+    print(said, file=sys.stderr, flush=True)
     return 0
+
+
+def reminders_in(views: Mapping[str, JSONValue]) -> int:
+    """The pending reminders the views of one Session count: the ``badge`` of each view named
+    ``*.reminders`` (the Schedule plugin's ``schedule.reminders``)."""
+    return sum(
+        badge
+        for name, badge in badges_of(views).items()
+        if name.endswith(REMINDERS_VIEW_SUFFIX) and isinstance(badge, int)
+    )
+
+
+async def _count_pending(host: LiveHost) -> int | None:
+    """The reminders pending in the live Sessions (each flushed first, then its committed log)
+    and in the cold Sessions the wake index holds (their stored logs), through the generic
+    ``dsh_session_views`` hook; ``None`` when storage does not answer within
+    :data:`COUNT_SECONDS`."""
+
+    async def count() -> int:
+        total, seen = 0, set()
+        for session in host.sessions.live():
+            with contextlib.suppress(Exception):
+                await host.sessions.flush(session)
+            committed: Sequence[Event] = session.events[: host.persistence.durable_length(session)]
+            views = host.plugins.session_views(committed, session.header.owned_from, session)
+            total += reminders_in(views)
+            seen.add(session.id)
+        for session_id, _, _ in await host.backend.due_wakes(2**62, MAX_COUNTED_WAKES):
+            if session_id in seen:
+                continue
+            seen.add(session_id)
+            stored = await host.inspect(session_id)
+            if stored is not None:
+                views = host.plugins.session_views(stored.events, stored.header.owned_from, None)
+                total += reminders_in(views)
+        return total
+
+    try:
+        return await asyncio.wait_for(count(), COUNT_SECONDS)
+    except (TimeoutError, StorageError) as exc:
+        log.warning("host.pending_uncounted", error=str(exc) or type(exc).__name__)
+        return None
+
+
+def stopped_line(pending: int | None) -> str:
+    """The one line a stop prints (stderr): how many reminders wait for the next start."""
+    if pending is None:
+        return "stopped; the pending reminders could not be counted (they fire when dsh runs again)"
+    if pending == 0:
+        return "stopped; no reminders are pending"
+    if pending == 1:
+        return "stopped; 1 reminder is pending and fires when dsh runs again"
+    return f"stopped; {pending} reminders are pending and fire when dsh runs again"
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised through the console script

@@ -24,8 +24,15 @@ DEFAULT_LOG_LEVEL = "info"
 DEFAULT_EVICT_IDLE = 600
 #: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
 DEFAULT_LEASE_SECONDS = 15
-#: The example overlay the newcomer's ``make run`` uses (named when no overlay is given).
-EXAMPLE_OVERLAY = "examples/web-schedule/overlay.toml"
+#: ``--overlay none``: load no plugin at all (a file named ``none`` is ``--overlay ./none``).
+NO_PLUGINS = "none"
+#: What ``dsh --help`` says first: what dsh is and the first command to try.
+DESCRIPTION = (
+    "dsh is a chat assistant you run on your own computer that keeps reminders for you. "
+    f"To start, run 'dsh serve', then open the address it prints (http://{DEFAULT_HOST}:"
+    f"{DEFAULT_PORT}) in your browser and write: remind me in 10 minutes to check the oven."
+)
+EPILOG = "Each command explains its options: dsh COMMAND --help."
 _DATA_HELP = (
     f"the data folder (SQLite), or a postgresql://USER@HOST:PORT/DB URL (default: {DEFAULT_DATA})"
 )
@@ -54,22 +61,31 @@ def data_location(value: str) -> Path | str:
     return value if is_postgres_url(value) else Path(value)
 
 
+def overlay_choice(value: str) -> Path | str:
+    """An ``--overlay`` value: :data:`NO_PLUGINS` (``none``) stays a string, anything else is
+    the path of an overlay file. Not given at all (``None``): the built-in overlay."""
+    return NO_PLUGINS if value == NO_PLUGINS else Path(value)
+
+
 def parser() -> argparse.ArgumentParser:
     """The whole command line. Every flag's help ends with ``(default: X)``."""
     top = argparse.ArgumentParser(
-        prog="dsh",
-        description="dsh: a pluggy-based LLM agent host with durable Session-local reminders.",
-        formatter_class=_Formatter,
+        prog="dsh", description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter
     )
     top.add_argument("--version", action="version", version=version())
     commands = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _serve(
         commands.add_parser(
-            "serve", help="run the host (HTTP + SSE, browser client)", formatter_class=_Formatter
+            "serve",
+            help="start dsh: the reminder app in your browser (prints its address)",
+            formatter_class=_Formatter,
         )
     )
     sessions = commands.add_parser(
-        "sessions", help="list the Sessions stored in a data folder", formatter_class=_Formatter
+        "sessions",
+        help="list the conversations (Sessions) stored in a data folder, with their names and "
+        "pending reminders",
+        formatter_class=_Formatter,
     )
     sessions.add_argument(
         "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
@@ -77,6 +93,7 @@ def parser() -> argparse.ArgumentParser:
     sessions.add_argument(
         "--json", action="store_true", help="print one JSON object per line (default: text)"
     )
+    _overlay(sessions, "whose views count the pending reminders")
     commands.add_parser(
         "token",
         help="print a new random token for dsh serve's --token, --token-file or DSH_TOKEN",
@@ -91,24 +108,23 @@ def parser() -> argparse.ArgumentParser:
     reindex.add_argument(
         "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
     )
-    reindex.add_argument(
-        "--overlay",
-        type=Path,
-        metavar="PATH",
-        help="overlay config (TOML) naming the plugins that file wakes (default: none: no "
-        "plugin is loaded and every entry is cleared)",
-    )
+    _overlay(reindex, "that file wakes")
     return top
 
 
-def _serve(serve: argparse.ArgumentParser) -> None:
-    serve.add_argument(
+def _overlay(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument(
         "--overlay",
-        type=Path,
-        metavar="PATH",
-        help="overlay config (TOML) naming the plugins to load (default: none: no plugin is "
-        f"loaded, so no reminders; try {EXAMPLE_OVERLAY})",
+        type=overlay_choice,
+        metavar="PATH|none",
+        help=f"overlay config (TOML) naming the plugins {what}, or 'none' for no plugin "
+        "(default: the built-in overlay: reminders (schedule, with cold_delivery on) and "
+        "their browser view (ui-schedule), as in examples/web-schedule/overlay.toml)",
     )
+
+
+def _serve(serve: argparse.ArgumentParser) -> None:
+    _overlay(serve, "to load")
     serve.add_argument(
         "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
     )

@@ -10,7 +10,10 @@ Format (TOML)::
     [host]
     evict_idle_seconds = 600    # detach live Sessions idle that long (0: never); optional
 
-(``examples/`` holds a real one.)
+(``examples/`` holds a real one.) :meth:`Overlay.default` is the built-in overlay, the file
+``default_overlay.toml`` shipped inside this package (the Schedule plugin with cold delivery
+and its browser renderers): ``dsh serve``, ``dsh reindex`` and ``dsh sessions`` load it when
+no overlay is given.
 
 Plugins load in file order. Any other top-level key, any other ``host`` key, or a plugin entry
 that is not a table, is an error naming the file.
@@ -21,12 +24,18 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import JSONValue
 
 from . import _json
+
+#: The built-in overlay's file name inside this package (package data of the wheel).
+DEFAULT_OVERLAY_FILE = "default_overlay.toml"
+#: How errors and logs name the built-in overlay.
+DEFAULT_OVERLAY_SOURCE = "the built-in overlay"
 
 
 class OverlayError(ValueError):
@@ -56,6 +65,14 @@ class Overlay:
         except tomllib.TOMLDecodeError as exc:
             raise OverlayError(f"overlay {path} is not valid TOML: {exc}") from None
         return cls.from_document(document, source=str(path))
+
+    @classmethod
+    def default(cls) -> Overlay:
+        """The built-in overlay (``default_overlay.toml`` in this package): the Schedule plugin
+        with ``cold_delivery = true`` and ``ui-schedule``, named by entry point (the host imports
+        neither)."""
+        text = resources.files("dsh_host").joinpath(DEFAULT_OVERLAY_FILE).read_text("utf-8")
+        return cls.from_document(tomllib.loads(text), source=DEFAULT_OVERLAY_SOURCE)
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any], *, source: str = "<memory>") -> Overlay:

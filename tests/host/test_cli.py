@@ -46,8 +46,8 @@ def test_reindex_rebuilds_the_wake_index_of_a_data_folder(tmp_path):
 
     asyncio.run(store())
     assert "reindex" in run_dsh(["--help"]).stdout
-    # No overlay: no plugin files an entry again, so the stale one is cleared.
-    result = run_dsh(["reindex", "--data", str(data)])
+    # No plugin (--overlay none): none files an entry again, so the stale one is cleared.
+    result = run_dsh(["reindex", "--data", str(data), "--overlay", "none"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "reindexed 1 sessions: 0 wake entries"
     assert asyncio.run(earliest()) is None

@@ -1,6 +1,6 @@
 """The ``dsh`` CLI and README as a newcomer meets them (issue 13 item 9): ``--version``, help
 naming every default, ``dsh sessions`` on paths that are not data folders or are held by a
-server, the line ``dsh serve`` prints when no plugin is loaded, and a README that opens plainly,
+server, the line ``dsh serve --overlay none`` prints, and a README that opens plainly,
 names ``make run``'s variables and lists the scripted phrases."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from importlib import metadata
 
 import httpx
 
-from dsh_host._cli import NO_OVERLAY, _parser
+from dsh_host._cli import NO_PLUGINS_LOADED, _parser
 from dsh_host.persistence import SQLiteBackend, opened
 from dsh_schedule._phrases import PHRASES
 from tests.procs import LISTENING, ROOT, DshProcess, run_dsh
@@ -142,9 +142,12 @@ def _stdout_until_listening(server: DshProcess) -> list[str]:
     return lines
 
 
-def test_serve_without_an_overlay_says_in_one_line_that_no_plugin_is_loaded(tmp_path):
+def test_serve_with_overlay_none_says_in_one_line_that_no_plugin_is_loaded(tmp_path):
+    # Without --overlay the built-in overlay loads the reminders and nothing more is said;
+    # `--overlay none` (issue 25 item 7) is the way to start with no plugin, and says so.
     for args, expected in (
-        ([], [NO_OVERLAY]),
+        ([], []),
+        (["--overlay", "none"], [NO_PLUGINS_LOADED]),
         (["--overlay", str(ROOT / "examples/web-schedule/overlay.toml")], []),
     ):
         server = DshProcess(["serve", "--data", str(tmp_path / "d"), "--port", "0", *args])
@@ -154,11 +157,10 @@ def test_serve_without_an_overlay_says_in_one_line_that_no_plugin_is_loaded(tmp_
             assert server.terminate(timeout=5) == 0
         finally:
             server.close()
-    assert NO_OVERLAY == (
-        "no overlay: no plugins are loaded; reminders are unavailable "
-        "(try --overlay examples/web-schedule/overlay.toml)"
+    assert NO_PLUGINS_LOADED == (
+        "--overlay none: no plugins are loaded; reminders are unavailable "
+        "(leave out --overlay for the built-in reminders)"
     )
-    assert (ROOT / "examples/web-schedule/overlay.toml").is_file()
 
 
 def _readme_section(title: str) -> str:
@@ -190,8 +192,16 @@ def test_readme_opens_plainly_and_keeps_its_two_set_up_commands():
 
 def test_readme_lists_every_phrase_the_scripted_model_understands():
     listed = " ".join(_readme_section("What the scripted model understands").split())
-    examples = [phrase.example for phrase in PHRASES if phrase.example is not None]
+    examples = [e for p in PHRASES for e in (p.example, *p.examples) if e is not None]
     assert len(examples) >= 8
     for example in examples:
         assert f'"{example}"' in listed, example
     assert "`/tool NAME {json}`" in listed
+
+
+def test_readme_has_a_pip_install_section_of_two_commands():
+    # Fails before issue 25 item 7: the README knew only the repository's `make run`.
+    section = _readme_section("pip install")
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert len(blocks) == 1
+    assert blocks[0].splitlines() == ["pip install dsh-schedule", "dsh serve"]

@@ -394,8 +394,8 @@ def test_reindex_on_postgresql_rebuilds_the_wake_index(url: str) -> None:
             return await backend.earliest_wake()
 
     asyncio.run(store())
-    # No overlay: no plugin files an entry again, so the stale one is cleared.
-    result = run_dsh(["reindex", "--data", url])
+    # No plugin (--overlay none): none files an entry again, so the stale one is cleared.
+    result = run_dsh(["reindex", "--data", url, "--overlay", "none"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "reindexed 1 sessions: 0 wake entries"
     assert asyncio.run(earliest()) is None

@@ -5,7 +5,7 @@
 * memory, :class:`MemoryBackend` (:mod:`._memory`): nothing survives the process, for tests;
 * SQLite, :class:`SQLiteBackend` (:mod:`.sqlite`): the embedded default, one file in the data
   folder, where :class:`DataDirLock` keeps one live dsh process per data folder and
-  :func:`list_sessions_read_only` reads a store another process holds;
+  :func:`list_sessions_read_only` and :func:`load_read_only` read a store another process holds;
 * PostgreSQL, :class:`PostgresBackend` (:mod:`.postgres`): a database several hosts share, with
   Session leases (:class:`Leases`).
 
@@ -44,7 +44,7 @@ from ._backend import (
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._memory import MemoryBackend
 from .postgres import PostgresBackend, is_postgres_url, redacted
-from .sqlite import DataDirLock, SQLiteBackend, list_sessions_read_only
+from .sqlite import DataDirLock, SQLiteBackend, list_sessions_read_only, load_read_only
 
 __all__ = [
     "NO_WAKES",
@@ -79,6 +79,7 @@ __all__ = [
     "is_postgres_url",
     "leases_of",
     "list_sessions_read_only",
+    "load_read_only",
     "opened",
     "redacted",
 ]

@@ -3,7 +3,7 @@
 :class:`SQLiteBackend` (:mod:`._store`) keeps its file (:mod:`._file`), the position record of
 what was acknowledged (:mod:`._position`) and a group-committing writer (:mod:`._writer`);
 :class:`DataDirLock` (:mod:`._lock`) keeps one live dsh process per data folder, and
-:func:`list_sessions_read_only` reads a store another process holds.
+:func:`list_sessions_read_only` and :func:`load_read_only` read a store another process holds.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ._store import (
     SCHEMA_VERSION,
     SQLiteBackend,
     list_sessions_read_only,
+    load_read_only,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "DataDirLock",
     "SQLiteBackend",
     "list_sessions_read_only",
+    "load_read_only",
 ]

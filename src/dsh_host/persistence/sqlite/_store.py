@@ -67,6 +67,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SQLiteBackend",
     "list_sessions_read_only",
+    "load_read_only",
 ]
 
 log = structlog.get_logger(__name__)
@@ -234,6 +235,28 @@ class SQLiteBackend:
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self._call(self._list_sync)
 
+    @classmethod
+    def load_read_only(
+        cls, data_dir: Path, session_id: str, filename: str = DEFAULT_FILENAME
+    ) -> StoredSession | None:
+        """Load one Session of a store another process may hold, without its lock (blocking),
+        as :func:`list_sessions_read_only` lists them: through a connection that can never
+        write. A Session (or a file) that is not there is ``None``; an undecodable one raises
+        as :meth:`load` does."""
+        reader = cls(data_dir, filename=filename)  # never opened: it takes no lock
+        if not reader.path.is_file():
+            return None
+        try:
+            conn = sqlite3.connect(
+                reader.path.as_uri() + "?mode=ro", uri=True, isolation_level=None, timeout=5
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {reader.path} read-only: {exc}") from exc
+        try:
+            return reader._load_sync(session_id, conn)
+        finally:
+            conn.close()
+
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         return await self._call(lambda: self._due_sync(now_ms, limit))
 
@@ -258,8 +281,11 @@ class SQLiteBackend:
             raise self._file.mapped(exc, "read the earliest wake") from exc
         return None if at_ms is None else int(at_ms)
 
-    def _load_sync(self, session_id: str) -> StoredSession | None:
-        conn = self._connection()
+    def _load_sync(
+        self, session_id: str, conn: sqlite3.Connection | None = None
+    ) -> StoredSession | None:
+        """One Session, through the open connection or ``conn`` (see :func:`load_read_only`)."""
+        conn = self._connection() if conn is None else conn
         try:
             row = conn.execute(
                 "SELECT header, length FROM sessions WHERE id = ?", (session_id,)
@@ -351,3 +377,10 @@ class SQLiteBackend:
         self, conn: sqlite3.Connection, request: Request
     ) -> StorageError | None:
         return apply_in_savepoint(conn, self._file, request)
+
+
+def load_read_only(
+    data_dir: Path, session_id: str, filename: str = DEFAULT_FILENAME
+) -> StoredSession | None:
+    """:meth:`SQLiteBackend.load_read_only` (``dsh sessions`` reads names and views this way)."""
+    return SQLiteBackend.load_read_only(data_dir, session_id, filename)
