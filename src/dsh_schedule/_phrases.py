@@ -15,15 +15,25 @@ Offered through ``dsh_scripted_phrases``:
   ("You already have ... Add another? Say 'yes, add it'"); the confirmation is read from the
   transcript, where the question is the last thing the assistant said. A message that is not
   about reminders is passed on (the host's help then quotes :data:`EXAMPLES`).
+
+The duplicate check calls no tool (a ``schedule_list`` row before every "Reminder set" would be
+noise): it folds the Session's own ``schedule/change`` events from the turn's transcript. A turn
+does not see the Session's header, so the own part is taken to start at the last
+``session/end-seed`` (0 without one): a fork's inherited reminders never count, and after a
+resume (which writes another ``session/end-seed``) the reminders set before it are not compared.
+A log that does not fold from there skips the check (when the log is damaged, the create then
+says so). Listing and cancelling still call ``schedule_list``: they show what they act on, and
+a cancel must reach every reminder the Session has, those set before a resume included.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from typing import Final
 
-from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
+from dsh_hookspecs import Event, JSONValue, TimeContext, Turn, hookspecs
 
 from . import _words
 from ._answers import (
@@ -32,8 +42,11 @@ from ._answers import (
     REMINDER_HEADER,
     parse_batch_framing,
     read_json_string,
+    record_answer,
 )
 from ._at import ScheduleInputError, at_instant
+from ._codec import ScheduleLogError
+from ._fold import fold
 from ._grammar import (
     CONFIRM_ADD,
     CONFIRM_CANCEL_ALL,
@@ -56,6 +69,8 @@ _BATCH: Final = re.compile(re.escape(BATCH_HEADER))
 _ANY: Final = re.compile(r"(?s).")
 #: Two reminders this close together (ms) with the same text are "at the same time".
 _SAME_TIME_MS: Final = 60_000
+#: The event the store writes when a Session object opens on a non-empty log.
+_END_SEED: Final = "session/end-seed"
 
 #: What the host's help may quote, in both languages (it picks three that fit).
 EXAMPLES: Final = (
@@ -112,6 +127,28 @@ async def _list(turn: Turn) -> JSONValue:
 
 def _views(value: JSONValue) -> list[dict[str, JSONValue]]:
     return [view for view in value if isinstance(view, dict)] if isinstance(value, list) else []
+
+
+def _owned_from(events: Sequence[Event]) -> int:
+    """Where the Session's own part of ``events`` starts, as far as a turn can tell: at the last
+    ``session/end-seed``, else 0. In a fork that event sits at ``seedLength``, or just before
+    it when the inherited seed already ended with one (the same fold: it is no
+    ``schedule/change``)."""
+    for index in range(len(events) - 1, -1, -1):
+        if events[index].type == _END_SEED:
+            return index
+    return 0
+
+
+def _own_reminders(turn: Turn) -> list[dict[str, JSONValue]]:
+    """The active reminders of the Session's own part, as ``schedule_list`` words them; none
+    when that part does not fold."""
+    events = turn.transcript()
+    try:
+        active = fold(events, _owned_from(events)).active
+    except ScheduleLogError:
+        return []
+    return [record_answer(record, turn.time.now_ms) for record in active]
 
 
 def _last_question(turn: Turn) -> tuple[str, str | None, int] | None:
@@ -174,7 +211,7 @@ def _duplicate(
 
 async def _create(create: Create, turn: Turn, *, check: bool = True) -> str:
     if check:
-        same = _duplicate(create, _views(await _list(turn)), turn.time)
+        same = _duplicate(create, _own_reminders(turn), turn.time)
         if same is not None:
             return _words.ask_add(same, CONFIRM_ADD[create.lang], turn.time, create.lang)
     name, value = create.selector

@@ -3,7 +3,8 @@
 when the conversation so far holds no question, and what it asks when several reminders match.
 
 The turns here are fakes that answer each tool call from a script, so every refusal the tools can
-give is reachable; ``test_scripted_model.py`` runs the same phrase through a real host.
+give is reachable, and whose transcript holds the ``schedule/change`` events the duplicate check
+folds; ``test_scripted_model.py`` runs the same phrase through a real host.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import Event, JSONValue, TimeContext, Tool, TurnInput
-from dsh_schedule import SchedulePlugin, parse_instant
+from dsh_schedule import (
+    SCHEDULE_CHANGE,
+    AfterRecord,
+    Create,
+    Delete,
+    SchedulePlugin,
+    encode_change,
+    parse_instant,
+)
 
 NOW = TimeContext(now_ms=parse_instant("2026-08-05T12:00:00.000Z"), time_zone="Asia/Shanghai")
 UNCERTAIN = {"code": "persistence_uncertain", "message": "m"}
@@ -24,21 +33,41 @@ def view(prompt: str, at: str = "2026-08-05T15:00:00.000Z", sid: str = "schedule
     return {"id": sid, "kind": "after", "prompt": prompt, "scheduledAt": at, "state": "scheduled"}
 
 
+def created(prompt: str, at: str = "2026-08-05T15:00:00.000Z", sid: str = "schedule-1") -> tuple:
+    """A ``schedule/change`` create of an after record, as the tool writes it."""
+    record = AfterRecord(id=sid, kind="after", prompt=prompt, after_seconds=10_800, scheduled_at=at)
+    return SCHEDULE_CHANGE, encode_change(Create(record=record))
+
+
+def deleted(sid: str) -> tuple:
+    return SCHEDULE_CHANGE, encode_change(Delete(id=sid))
+
+
+END_SEED = ("session/end-seed", {})
+
+
 class FakeTurn:
-    """A turn whose tools answer from ``answers`` (tool name -> values, in call order)."""
+    """A turn whose tools answer from ``answers`` (tool name -> values, in call order) and whose
+    transcript is ``log`` (``(type, data)`` events), then ``earlier`` (``(type, text)``
+    messages), then this turn's message."""
 
     def __init__(
         self,
         text: str,
         answers: dict[str, list[JSONValue]] | None = None,
         earlier: Sequence[tuple[str, str]] = (),
+        log: Sequence[tuple[str, JSONValue]] = (),
     ) -> None:
         self._input = TurnInput(message_id="m", text=text)
         self.answers = answers or {}
         self.calls: list[tuple[str, JSONValue]] = []
+        entries = [
+            *log,
+            *((kind, {"text": said}) for kind, said in [*earlier, ("user/message", text)]),
+        ]
         self.events = [
-            Event(seq=seq, type=kind, time=NOW.now_ms - 60_000, data={"text": said})
-            for seq, (kind, said) in enumerate([*earlier, ("user/message", text)])
+            Event(seq=seq, type=kind, time=NOW.now_ms - 60_000, data=data)
+            for seq, (kind, data) in enumerate(entries)
         ]
 
     @property
@@ -167,9 +196,73 @@ async def test_yes_add_it_with_nothing_asked_adds_nothing(earlier) -> None:
 
 
 async def test_a_time_the_tool_will_refuse_is_no_duplicate() -> None:
-    # 2月30日 never comes: the tool refuses it in its words, no question about duplicates
-    listed = [view("交报告")]
+    # an unknown zone: the tool refuses it in its words, no question about duplicates
     refused = {"code": "invalid_rule", "message": "m"}
-    turn = FakeTurn("remind me at 18:30 Mars/Olympus_Mons to x", {"schedule_list": [listed],
-                    "schedule_create": [refused]})  # fmt: skip
+    turn = FakeTurn(
+        "remind me at 18:30 Mars/Olympus_Mons to x",
+        {"schedule_create": [refused]},
+        log=[created("x", at="2026-08-05T18:30:00.000Z")],
+    )
     assert await respond(turn) == "I could not set that reminder: that is not a time I can set."
+    assert [name for name, _ in turn.calls] == ["schedule_create"]
+
+
+REMIND = "remind me in 3 hours to Stretch"
+ASKED = 'You already have "stretch" today at 23:00, in 3 hours. Add another? Say "yes, add it".'
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        [created("stretch")],
+        [created("stretch", sid="schedule-1"), END_SEED, created("stretch", sid="schedule-1")],
+        [created("a"), created("stretch", sid="schedule-2"), deleted("schedule-1")],
+    ],
+)
+async def test_a_duplicate_is_found_in_the_sessions_own_log_without_a_tool_call(log) -> None:
+    turn = FakeTurn(REMIND, log=log)
+    assert await respond(turn) == ASKED
+    assert turn.calls == []
+
+
+async def test_a_duplicate_is_the_same_text_less_than_a_minute_apart() -> None:
+    turn = FakeTurn(REMIND, log=[created("STRETCH", at="2026-08-05T15:00:59.999Z")])
+    assert await respond(turn) == (
+        'You already have "STRETCH" today at 23:00, in 3 hours 1 minute. Add another? '
+        'Say "yes, add it".'
+    )
+    assert turn.calls == []
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        [],
+        [created("stretch"), END_SEED],  # inherited: before the last session/end-seed
+        [created("stretch"), deleted("schedule-1")],  # cancelled
+        [created("stretch", at="2026-08-05T15:01:00.000Z")],  # a minute apart
+        [created("drink water")],
+        [deleted("schedule-9"), created("stretch")],  # the log does not fold: no check
+        [(SCHEDULE_CHANGE, {"version": 1}), created("stretch")],
+    ],
+)
+async def test_no_duplicate_of_the_sessions_own_reminders_creates_at_once(log) -> None:
+    answer = {
+        "id": "schedule-2",
+        "kind": "after",
+        "prompt": "Stretch",
+        "afterSeconds": 10_800,
+        "scheduledAt": "2026-08-05T15:00:00.000Z",
+        "state": "scheduled",
+    }
+    turn = FakeTurn(REMIND, {"schedule_create": [answer]}, log=log)
+    assert await respond(turn) == 'Reminder set: "Stretch", today at 23:00, in 3 hours.'
+    assert turn.calls == [("schedule_create", {"prompt": "Stretch", "after_seconds": 10_800})]
+
+
+async def test_a_damaged_log_is_said_in_plain_words_when_creating() -> None:
+    damaged = {"code": "corrupt_schedule_log", "message": "m"}
+    turn = FakeTurn(
+        "提醒我3小时后伸展", {"schedule_create": [damaged]}, log=[deleted("schedule-1")]
+    )
+    assert await respond(turn) == "没能设置这个提醒：这个对话的提醒记录已损坏。"

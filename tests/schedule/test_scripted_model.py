@@ -307,9 +307,8 @@ async def test_the_same_reminder_at_the_same_time_asks_before_adding(
     assert await reply_in(agent, "Remind me to Stretch in 3 hours!", "Asia/Shanghai") == (
         'You already have "stretch" today at 23:00, in 3 hours. Add another? Say "yes, add it".'
     )
-    assert [name for name, _ in calls(agent)] == [
-        "schedule_list", "schedule_create", "schedule_list",
-    ]  # fmt: skip
+    # the check reads the Session's own log: no schedule_list row before the question
+    assert [name for name, _ in calls(agent)] == ["schedule_create"]
     clock.advance(40)
     assert await reply_in(agent, "yes, add it", "Asia/Shanghai") == (
         'Reminder set: "Stretch", today at 23:00, in 2 hours 59 minutes.'
@@ -323,6 +322,35 @@ async def test_the_same_reminder_at_the_same_time_asks_before_adding(
     assert await reply_in(agent, "remind me in 4 hours to stretch", "Asia/Shanghai") == (
         'Reminder set: "stretch", tomorrow at 00:01, in 4 hours.'
     )
+
+
+async def test_a_create_calls_only_schedule_create(timed_host: LiveHost) -> None:
+    agent = await timed_host.create_session()
+    for text in ("remind me in 3 hours to stretch", "every 30 minutes remind me to drink water"):
+        await reply_in(agent, text, None)
+    assert [name for name, _ in calls(agent)] == ["schedule_create", "schedule_create"]
+
+
+async def test_a_forks_inherited_reminders_are_no_duplicates_but_its_own_are(
+    timed_host: LiveHost,
+) -> None:
+    parent = await timed_host.create_session()
+    await reply_in(parent, "remind me in 3 hours to stretch", None)
+    child = await timed_host.fork_session(parent.session.id)
+    # a fork of a fresh fork: its seed already ends with the child's session/end-seed
+    grandchild = await timed_host.fork_session(child.session.id)
+    seeded = grandchild.session.events
+    assert seeded[-1].type == "session/end-seed"
+    assert len(seeded) == grandchild.session.header.seed_length  # no second one was written
+    for agent in (child, grandchild):
+        # it does not have the reminder it inherited, so it is not asked about
+        assert await reply_in(agent, "remind me in 3 hours to stretch", None) == (
+            'Reminder set: "stretch", today at 15:00 UTC, in 3 hours.'
+        )
+        assert await reply_in(agent, "remind me in 3 hours to stretch", None) == (
+            'You already have "stretch" today at 15:00 UTC, in 3 hours. Add another? '
+            'Say "yes, add it".'
+        )
 
 
 async def test_a_chinese_duplicate_asks_in_chinese(timed_host: LiveHost) -> None:
