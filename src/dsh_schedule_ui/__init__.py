@@ -3,8 +3,10 @@
 Entry point ``ui-schedule``. Through ``dsh_renderer_assets`` it contributes ES modules from
 ``static/`` whose default exports register with the host's browser registry: the bilingual
 (English / Chinese) ``schedule`` strings, the reminder card for durable
-``schedule/change`` dispatches that carry a presented view (:class:`dsh_schedule.ReminderView`),
-one-line summaries of the three schedule tools and of the plugin's follow-ups, and the
+``schedule/change`` dispatches that carry a presented view (:class:`dsh_schedule.ReminderView`,
+offering the host to fold the follow-up, the echo and repeats into it), one-line summaries of the
+three schedule tools (a cancel names its reminder and offers Undo) and of the plugin's
+follow-ups, and the
 Reminders panel over the ``schedule.reminders`` Session view; and one stylesheet. Session
 text always reaches the DOM as text.
 """

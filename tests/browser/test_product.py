@@ -4,9 +4,10 @@ create and cancel; axe-core on every combination. The lane saves its screenshots
 ``docs/screenshots/`` (the README shows them).
 
 Main flow: type a reminder due in a few seconds and one due in ten minutes; watch the first
-one's countdown tick in the Reminders panel; its card arrives (the follow-up is one collapsed
-line, never a user bubble with the framing); cancel the other from the panel: the panel drops
-it and the transcript says "Reminder cancelled".
+one's countdown tick in the Reminders panel; its card arrives, one card per delivery (the
+assistant's echo is a line in it, the follow-up a collapsed line in it, never a user bubble with
+the framing); cancel the other from the panel: the panel drops it and the transcript says
+"Reminder cancelled: stretch" with Undo for a few seconds.
 
 No developer words on a person's screen (issue 25 item 4): no Flush, Fork, cold, live or Resume,
 no Session id outside its Details; "Branch" says what it does. The edges a person meets (item
@@ -44,6 +45,8 @@ WORDS = {
         "title": "Reminders",
         "cancel": "Cancel reminder: {}",
         "cancelled": "Reminder cancelled",
+        "cancelledNamed": "Reminder cancelled: {}",
+        "undo": "Undo cancelling the reminder: {}",
         "handed": "Reminder handed to the assistant",
         "none": re.compile(r"^No pending reminders"),
         "drawer": "Show sessions",
@@ -62,6 +65,8 @@ WORDS = {
         "title": "提醒",
         "cancel": "取消提醒：{}",
         "cancelled": "已取消提醒",
+        "cancelledNamed": "已取消提醒：{}",
+        "undo": "撤销取消提醒：{}",
         "handed": "提醒已交给助手",
         "none": re.compile(r"^没有待办提醒"),
         "drawer": "显示会话",
@@ -160,8 +165,15 @@ def test_main_flow(browser, server, language: str, scheme: str, size: str) -> No
         card = page.locator(CARD, has_text=soon)
         expect(card).to_be_visible(timeout=20_000)
         expect(card.locator(".schedule-reminder-prompt")).to_have_text(soon)
-        handed = page.get_by_text(words["handed"], exact=True)
-        expect(handed.first).to_be_visible()
+        # One delivery is one card: the assistant's echo is a line in it and the follow-up line
+        # a collapsed detail in it; neither stands as a row of its own.
+        expect(card.locator("[data-fold-echo]")).to_contain_text(soon)
+        expect(card.get_by_text(words["handed"], exact=True)).to_be_visible()
+        echo_text = card.locator("[data-fold-echo]").inner_text()
+        rows = page.locator("[data-testid=transcript] > [data-kind=assistant]")
+        expect(rows.filter(has_text=echo_text)).to_be_hidden()
+        expect(rows.filter(has_text=echo_text)).to_have_attribute("data-folded", "")
+        expect(page.locator("[data-testid=transcript] > [data-kind=followup]")).to_be_hidden()
         assert page.locator("[data-testid=transcript] details[open]").count() == 0
         bubbles = page.locator("[data-testid=transcript] [data-kind=user]").all_inner_texts()
         assert bubbles, "the typed messages are user bubbles"
@@ -175,7 +187,12 @@ def test_main_flow(browser, server, language: str, scheme: str, size: str) -> No
         cancel.click()
         expect(panel.get_by_role("button", name=words["cancel"].format(later))).to_have_count(0)
         expect(panel.locator("p.schedule-panel-empty", has_text=words["none"])).to_be_visible()
-        expect(page.get_by_test_id("transcript").get_by_text(words["cancelled"])).to_be_visible()
+        transcript = page.get_by_test_id("transcript")
+        expect(transcript.get_by_text(words["cancelledNamed"].format(later))).to_be_visible()
+        # Undo is offered for a few seconds (Node tests click it: tests/js/schedule_undo).
+        undo = transcript.get_by_role("button", name=words["undo"].format(later), exact=True)
+        expect(undo).to_be_visible()
+        page.screenshot(path=str(SCREENSHOTS / f"{size}-{scheme}-{language}-cancelled.png"))
         sid = page.get_by_test_id("session-id").text_content()
         # No developer words; the id only in Details; "Branch" explains itself.
         assert_no_developer_words(page, words, sid)

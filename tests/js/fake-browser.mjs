@@ -73,15 +73,23 @@ function json(status, body) {
 
 /**
  * Install the fake browser and import app.js at `/?session=<initial>`, or at `address` (a path
- * with its query and hash, e.g. `/?token=T&session=s1#top`) when given.
+ * with its query and hash, e.g. `/?token=T&session=s1#top`) when given; `renderers` (the
+ * `#dsh-config` entries, `{url}` of plugin modules) are loaded as the page loads them.
  *
  * `route({method, path, query, body, headers})` answers API calls: return a value (sent as JSON 200),
  * a promise of one, or a Response. Event streams are answered here and exposed as
  * `streams` (per session id: `{send(message, id?), sendStream(payload), end()}` with the newest
  * connection last).
  */
-export async function bootApp({ initial, route, address }) {
+export async function bootApp({ initial, route, address, renderers }) {
   const document = makeDocument();
+  if (renderers !== undefined) {
+    // The page's #dsh-config: the plugin modules (file URLs) app.js loads at boot.
+    const config = new FakeElement("script");
+    config.setAttribute("id", "dsh-config");
+    config.appendChild(new FakeText(JSON.stringify({ renderers })));
+    document.body.appendChild(config);
+  }
   const location = new URL(address ?? `/${initial ? `?session=${initial}` : ""}`, "http://dsh.test");
   const storage = new Map();
   const intervals = [];

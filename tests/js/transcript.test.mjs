@@ -86,6 +86,7 @@ describe("nodes", () => {
     assert.deepEqual(nodes[2], {
       kind: "tool-result",
       seq: 3,
+      time: 13,
       callId: "c1",
       name: "schedule_create",
       value: { id: "schedule-1" },

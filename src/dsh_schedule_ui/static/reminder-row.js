@@ -1,7 +1,9 @@
 // ui-schedule: the reminder card for presented `schedule/change` dispatches. The reminder's
 // text is the largest thing on it, beside a bell; the due time reads as people read times and
 // a delivery more than a minute late carries a badge with its reason when known. The card is
-// marked `data-notify` so the host can raise a notification when it arrives in a hidden tab.
+// marked `data-notify` so the host can raise a notification when it arrives in a hidden tab, and
+// offers the host to fold into it (`data-fold-key`: one reminder, `data-fold-at`: this occurrence;
+// `data-fold-slot`): the follow-up line, the assistant's echo and repeated deliveries.
 // Everything the Session supplies reaches the DOM only as text nodes.
 
 import { instantMs, latenessText, scoped, textElement, timeElement } from "./schedule-words.js";
@@ -91,6 +93,9 @@ export function renderReminderCard({ node, locale, t, time, document: doc = glob
     return section;
   }
   section.setAttribute("data-schedule-id", model.scheduleId);
+  // The host folds this delivery's follow-up and answer, and repeats of one reminder, in here.
+  section.setAttribute("data-fold-key", model.scheduleId);
+  section.setAttribute("data-fold-at", model.occurrenceAt);
   section.setAttribute("data-notify", model.prompt);
   section.setAttribute("aria-label", `${model.label}: ${model.prompt}`);
 
@@ -109,6 +114,10 @@ export function renderReminderCard({ node, locale, t, time, document: doc = glob
   }
   body.appendChild(meta);
   body.appendChild(textElement(doc, "p", model.delivery, "schedule-card-delivery"));
+  const slot = doc.createElement("div");
+  slot.className = "schedule-card-folded";
+  slot.setAttribute("data-fold-slot", "");
+  body.appendChild(slot);
   section.appendChild(body);
   return section;
 }

@@ -1,7 +1,7 @@
 // ui-schedule: one-line summaries for the three schedule tools ("Reminder set · today 18:08",
-// "Reminder cancelled") and the collapsed line for the plugin's follow-ups ("Reminder handed to
-// the assistant"). Pure functions of what the host hands over; the default export registers
-// them.
+// "Reminder cancelled: stretch"), Undo on a cancel for a few seconds, and the collapsed line for
+// the plugin's follow-ups ("Reminder handed to the assistant"). Pure functions of what the host
+// hands over; the default export registers them.
 
 import { instantMs, scoped } from "./schedule-words.js";
 
@@ -45,15 +45,61 @@ export function summarizeList(input) {
   return count === 1 ? s("tool.listedOne") : s("tool.listed", { count });
 }
 
-/** schedule_delete: cancelled, already gone, or why not. */
+/**
+ * The record a `schedule_delete` row cancelled (`{id, kind, prompt, scheduledAt, ...}` from its
+ * `create` change in the loaded history), or null when it is not there.
+ */
+export function cancelledRecord(input) {
+  const id = input.arguments?.id ?? input.value?.id;
+  if (typeof id !== "string" || typeof input.findEvent !== "function") return null;
+  const event = input.findEvent(
+    (e) =>
+      e?.type === "schedule/change" &&
+      e.data?.operation === "create" &&
+      e.data?.schedule?.id === id,
+  );
+  const record = event?.data?.schedule;
+  return typeof record?.prompt === "string" ? record : null;
+}
+
+/** schedule_delete: cancelled (naming the reminder when its history is loaded), gone, or not. */
 export function summarizeDelete(input) {
   const s = scoped(input.t);
   if (input.pending) return s("tool.deletePending");
   const value = input.value;
-  if (value?.deleted === true) return s("tool.deleted");
+  if (value?.deleted === true) {
+    const record = cancelledRecord(input);
+    return record === null ? s("tool.deleted") : s("tool.deletedNamed", { prompt: record.prompt });
+  }
   if (value?.code === "schedule_not_found") return s("tool.deleteMissing");
   if (isErrorValue(value)) return s("tool.deleteFailed", { reason: reason(input) });
   return null;
+}
+
+/** How long a cancel offers Undo, and how much of the reminder's wait must be left after it. */
+export const UNDO_MS = 10_000;
+export const UNDO_MIN_LEFT_MS = 60_000;
+
+/**
+ * Undo for a cancel, for UNDO_MS after it was recorded: `schedule_create` with the same text at
+ * the same instant. Offered only for a one-time reminder (a repeating one's alignment cannot be
+ * rebuilt exactly) whose time is still at least UNDO_MIN_LEFT_MS after the offer ends.
+ */
+export function offerUndo(input) {
+  if (input.value?.deleted !== true || typeof input.resultTime !== "number") return null;
+  const record = cancelledRecord(input);
+  if (record === null || (record.kind !== "after" && record.kind !== "at")) return null;
+  const due = instantMs(record.scheduledAt);
+  const until = input.resultTime + UNDO_MS;
+  if (due === null || due - Math.max(until, input.now) < UNDO_MIN_LEFT_MS) return null;
+  const s = scoped(input.t);
+  return {
+    label: s("tool.undo"),
+    description: s("tool.undoLabel", { prompt: record.prompt }),
+    until,
+    tool: "schedule_create",
+    arguments: { prompt: record.prompt, at: record.scheduledAt },
+  };
 }
 
 /** How many reminders a follow-up hands over: a batch's array length, else one. */
@@ -80,6 +126,7 @@ export default function register(registry) {
   const summarizers = [summarizeCreate, summarizeList, summarizeDelete];
   const drops = TOOLS.map((name, index) => registry.registerToolSummary(name, summarizers[index]));
   drops.push(registry.registerFollowupSummary(PLUGIN, summarizeFollowup));
+  drops.push(registry.registerToolAction("schedule_delete", offerUndo));
   return () => {
     for (const drop of drops) drop();
   };

@@ -1,7 +1,8 @@
 // The renderer registry plugins fill (see the app's boot): event-type keyed renderers for
-// presented-event nodes (with a JSON fallback), tool and follow-up summaries, Session-view
-// panels and locale namespaces. The DOM is reached only through the injected `document` (or the
-// browser's global one at render time), so Node can exercise the registry with a small stand-in.
+// presented-event nodes (with a JSON fallback), tool and follow-up summaries, tool-row actions,
+// Session-view panels and locale namespaces. The DOM is reached only through the injected
+// `document` (or the browser's global one at render time), so Node can exercise the registry with
+// a small stand-in.
 
 import { getLocale, normalizeLocale, registerMessages, t } from "./i18n.js";
 import { prettyJson } from "./json.js";
@@ -35,6 +36,7 @@ export class RendererRegistry {
     this._renderers = new Map();
     this._toolSummaries = new Map();
     this._followupSummaries = new Map();
+    this._toolActions = new Map();
     this._panels = new Map();
     this._panelListeners = new Set();
   }
@@ -62,6 +64,39 @@ export class RendererRegistry {
   registerToolSummary(toolName, summarize) {
     if (typeof summarize !== "function") throw new TypeError("summarize must be a function");
     return this._keyed(this._toolSummaries, "tool summary", toolName, summarize);
+  }
+
+  /**
+   * One action a finished tool row offers for a while (e.g. Undo after a cancel): `offer(input)`
+   * (the tool summary's input plus `resultTime`, the result's epoch-ms record time, and `now`)
+   * returns `{label, description?, until, tool, arguments}` (the button shows until `until`,
+   * epoch ms, and runs `tool` with `arguments` as the user's action), or null for none.
+   */
+  registerToolAction(toolName, offer) {
+    if (typeof offer !== "function") throw new TypeError("offer must be a function");
+    return this._keyed(this._toolActions, "tool action", toolName, offer);
+  }
+
+  /** The plugin's action for a tool row, or null (none offered, a malformed offer, a failure). */
+  toolAction(input) {
+    const offer = this._toolActions.get(input?.name);
+    if (offer === undefined) return null;
+    try {
+      const out = offer(input);
+      if (out === null || out === undefined) return null;
+      const ok =
+        typeof out.label === "string" &&
+        out.label !== "" &&
+        typeof out.until === "number" &&
+        typeof out.tool === "string" &&
+        out.arguments !== null &&
+        typeof out.arguments === "object";
+      if (!ok) throw new TypeError("a tool action needs label, until, tool and arguments");
+      return out;
+    } catch (error) {
+      this._warn(`action for ${input.name} failed; offering none`, error);
+      return null;
+    }
   }
 
   /**

@@ -8,8 +8,8 @@
 import { el, els, isNearBottom, scrollToBottom } from "./dom.js";
 import { errorMessage } from "./errors.js";
 import { getLocale, t } from "./i18n.js";
-import { renderNode } from "./nodes.js";
-import { nodeFor, nodesFor } from "./transcript.js";
+import { pageTime, renderNode } from "./nodes.js";
+import { foldPlan, nodeFor, nodesFor } from "./transcript.js";
 
 /** A call row is hidden once its result's row (which shows both) is on screen. */
 function hideAnsweredCalls() {
@@ -22,6 +22,110 @@ function hideAnsweredCalls() {
   }
 }
 
+/** The rows the fold reads: each shown transcript element as `{seq, kind, foldKey?, day?}`. */
+function foldRows(time) {
+  const rows = [];
+  for (const element of els.transcript.children) {
+    if (element.hidden) continue;
+    const seq = Number(element.getAttribute("data-seq"));
+    const kind = element.getAttribute("data-kind");
+    const card = kind === "presented-event" ? element.querySelector("[data-fold-key]") : null;
+    if (card === null) {
+      rows.push({ seq, kind });
+      continue;
+    }
+    const at = Date.parse(card.getAttribute("data-fold-at") ?? "");
+    const day = Number.isFinite(at) ? time.day(at) : null;
+    rows.push({ seq, kind: "card", foldKey: card.getAttribute("data-fold-key"), day });
+  }
+  return rows;
+}
+
+/**
+ * A `<details>` the fold builds, reopened when the reader had it open before the last pass (`id`
+ * names it across passes: a repeats list by its first card, which stays while later ones join).
+ */
+function foldDetails(part, id, opened, summaryText) {
+  const details = el("details", `fold-${part}`);
+  details.setAttribute("data-fold-part", part);
+  details.setAttribute("data-fold-id", `${id}:${part}`);
+  details.open = opened.has(`${id}:${part}`);
+  details.appendChild(el("summary", `fold-${part}-summary`, summaryText));
+  return details;
+}
+
+/**
+ * One delivery is one card (transcript.js, foldPlan): a card that offers to fold (an element
+ * with `data-fold-key` and `data-fold-at`, the occurrence's instant; its `[data-fold-slot]`
+ * receives what folds) shows the follow-up line as a collapsed detail and the assistant's answer
+ * as a line; the rows they came from are hidden (`data-folded`). Repeated deliveries of one key
+ * on one day collapse into the last card ("Delivered 12 times today", opening to each time).
+ * Runs after every change, from scratch; texts are copied as text.
+ */
+function foldDeliveries() {
+  const transcript = els.transcript;
+  const opened = new Set();
+  for (const details of transcript.querySelectorAll("details[data-fold-id]")) {
+    if (details.open) opened.add(details.getAttribute("data-fold-id"));
+  }
+  for (const row of transcript.querySelectorAll("[data-folded]")) {
+    row.hidden = false;
+    row.removeAttribute("data-folded");
+  }
+  for (const slot of transcript.querySelectorAll("[data-fold-slot]")) slot.replaceChildren();
+  const time = pageTime();
+  const { cards, folded } = foldPlan(foldRows(time));
+  const bySeq = new Map();
+  for (const element of transcript.children) {
+    bySeq.set(Number(element.getAttribute("data-seq")), element);
+  }
+  for (const seq of folded) {
+    const row = bySeq.get(seq);
+    row.hidden = true;
+    row.setAttribute("data-folded", "");
+  }
+  for (const [seq, fold] of cards) {
+    const card = bySeq.get(seq).querySelector("[data-fold-key]");
+    const slot = card.querySelector("[data-fold-slot]") ?? card;
+    if (fold.echo !== null) {
+      const text = bySeq.get(fold.echo).querySelector(".text")?.textContent ?? "";
+      const echo = el("p", "fold-echo", text);
+      echo.setAttribute("data-fold-echo", "");
+      slot.appendChild(echo);
+    }
+    if (fold.repeats.length > 1) {
+      const instants = fold.repeats.map((repeat) =>
+        bySeq.get(repeat).querySelector("[data-fold-key]").getAttribute("data-fold-at"),
+      );
+      const last = Date.parse(instants[instants.length - 1]);
+      const count = instants.length;
+      const label =
+        time.day(last) === time.day(time.now())
+          ? t("fold.repeatsToday", { count })
+          : t("fold.repeats", { count, day: time.date(last) });
+      const details = foldDetails("repeats", fold.repeats[0], opened, label);
+      const list = el("ul", "fold-repeats-list");
+      for (const iso of instants) {
+        const item = el("li", "");
+        const stamp = el("time", "", time.absolute(Date.parse(iso)));
+        stamp.setAttribute("datetime", iso);
+        item.appendChild(stamp);
+        list.appendChild(item);
+      }
+      details.appendChild(list);
+      slot.appendChild(details);
+    }
+    if (fold.followup !== null) {
+      const row = bySeq.get(fold.followup);
+      const summary = row.querySelector(".followup-summary")?.textContent ?? "";
+      const details = foldDetails("followup", seq, opened, summary);
+      const text = row.querySelector(".followup-text")?.textContent ?? "";
+      details.appendChild(el("pre", "followup-text", text));
+      slot.appendChild(details);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ transcript
 
 /**
@@ -29,14 +133,23 @@ function hideAnsweredCalls() {
  * node in seq order (`data-seq`). Appends, older pages and late views touch only their own
  * nodes; a reset rebuilds. `registry` renders plugins' nodes; `lineage()` is `{seedLength,
  * parentName}` when the Session is a fork (else null), read at render time; `onArrivals(elements)`
- * hears about elements that arrived live (history loads do not count).
+ * hears about elements that arrived live (history loads do not count); `runTool(name, args)` runs
+ * a tool as the user's action (a tool row's offered action, e.g. Undo).
  */
 export class TranscriptView {
-  constructor({ win, registry, lineage, onArrivals }) {
+  constructor({ win, registry, lineage, onArrivals, runTool }) {
     this.win = win;
     const view = this;
     this._ctx = {
       registry,
+      runTool,
+      findEvent(predicate) {
+        const { events } = view.win;
+        for (let i = events.length - 1; i >= 0; i -= 1) {
+          if (predicate(events[i])) return events[i];
+        }
+        return null;
+      },
       callFor(callId) {
         const { events, views } = view.win;
         if (callId === undefined) return null;
@@ -98,6 +211,7 @@ export class TranscriptView {
         if (!(win.openState === "loading" && win.events.length === 0)) this.rebuild("reset");
     }
     hideAnsweredCalls();
+    foldDeliveries();
   }
 
   /** Render the whole window again (`mode`: "reset" goes to the bottom, see keepingScroll). */
@@ -105,6 +219,7 @@ export class TranscriptView {
     const elements = nodesFor(this.win.entries).map((node) => this._element(node));
     keepingScroll(mode, () => els.transcript.replaceChildren(...elements));
     hideAnsweredCalls();
+    foldDeliveries();
   }
 }
 

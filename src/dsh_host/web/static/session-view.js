@@ -166,6 +166,7 @@ export class SessionView {
         return { seedLength: info.seedLength, parentName };
       },
       onArrivals: (elements) => this._onArrivals(elements),
+      runTool: (name, args) => this.runTool(open, name, args),
     });
     open.transcript.rebuild("reset");
     this._notice.set(null);

@@ -138,6 +138,22 @@ export function createTime({ now = () => Date.now(), locale = "en", timeZone } =
     return `${at.weekday} ${at.day} ${at.month}${sameYear ? "" : ` ${at.year}`} ${clock}`;
   }
 
+  /** The local calendar day of `ms` as a number (equal for two instants on the same day). */
+  function day(ms) {
+    return fields(ms).dayNumber;
+  }
+
+  /** The local date alone: "today", "yesterday", "Thu 3 Dec" (zh "12月3日 周四"). */
+  function date(ms) {
+    const at = fields(ms);
+    const delta = at.dayNumber - fields(now()).dayNumber;
+    if (delta === 0) return words.today;
+    if (delta === -1) return words.yesterday;
+    if (delta === 1) return words.tomorrow;
+    if (lang === "zh") return `${at.year}年${at.monthNumber}月${at.day}日 ${at.weekday}`;
+    return `${at.weekday} ${at.day} ${at.month} ${at.year}`;
+  }
+
   /** `{text, title}`: relative within the hour, else absolute; `title` is the UTC instant. */
   function when(value) {
     const ms = toMs(value);
@@ -151,5 +167,15 @@ export function createTime({ now = () => Date.now(), locale = "en", timeZone } =
     return { text, title: utcText(ms) };
   }
 
-  return Object.freeze({ now, locale: lang, timeZone: zone, when, absolute, duration, utc: utcText });
+  return Object.freeze({
+    now,
+    locale: lang,
+    timeZone: zone,
+    when,
+    absolute,
+    duration,
+    day,
+    date,
+    utc: utcText,
+  });
 }
