@@ -550,6 +550,8 @@ class Lane:
             "PYTHONPATH": os.pathsep.join([str(plugin_path), *([inherited] if inherited else [])])
         }
         self.sessions: list[str] = []
+        #: Why the server was last found dead while resuming (for the report).
+        self.death = "unknown"
         self.logs: dict[str, StoredLog] = {}
         self.analyses: dict[str, Analysis] = {}
         self.successes: dict[tuple[str, str], Success] = {}
@@ -962,7 +964,9 @@ class Lane:
                 died = await self._resume_and_settle(client, final=final)
                 if final:
                     if died:
-                        self.violate("other", "the server died during the final boot")
+                        self.violate(
+                            "other", f"the server died during the final boot ({self.death})"
+                        )
                     else:
                         await self._final(client)
                     return
@@ -996,6 +1000,7 @@ class Lane:
         )
         for answer in answers:
             if isinstance(answer, httpx.HTTPError):
+                self.death = f"a resume failed: {answer!r}"
                 return True  # an armed kill point fired during the resumes
             if isinstance(answer, BaseException):
                 raise answer
@@ -1006,6 +1011,7 @@ class Lane:
         while time.monotonic() < deadline:
             assert self.proc is not None
             if self.proc.proc.poll() is not None:
+                self.death = f"the process exited with {self.proc.proc.returncode}"
                 return True
             self.refresh_light()
             owed = self.pending_work(resumed_at, strict=final)
