@@ -56,7 +56,7 @@ from .persistence import (
     load_read_only,
     redacted,
 )
-from .web import WebServer, is_loopback, token_problem
+from .web import WebServer, badges, is_loopback, token_problem
 
 log = structlog.get_logger(__name__)
 
@@ -279,17 +279,7 @@ async def _summaries(
         if stored is None:
             continue
         views = viewer.plugins.session_views(stored.events, stored.header.owned_from, None)
-        out[session_id] = (session_name(stored.events), badges_of(views), reminders_in(views))
-    return out
-
-
-def badges_of(views: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
-    """The positive integer ``badge`` of each view that has one (the Session list's badges)."""
-    out: dict[str, JSONValue] = {}
-    for name, view in views.items():
-        badge = view.get("badge") if isinstance(view, dict) else None
-        if type(badge) is int and badge > 0:
-            out[name] = badge
+        out[session_id] = (session_name(stored.events), badges(views), reminders_in(views))
     return out
 
 
@@ -552,7 +542,7 @@ def reminders_in(views: Mapping[str, JSONValue]) -> int:
     ``*.reminders`` (the Schedule plugin's ``schedule.reminders``)."""
     return sum(
         badge
-        for name, badge in badges_of(views).items()
+        for name, badge in badges(views).items()
         if name.endswith(REMINDERS_VIEW_SUFFIX) and isinstance(badge, int)
     )
 

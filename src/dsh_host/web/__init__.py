@@ -16,6 +16,7 @@ from ._guard import is_loopback, token_problem
 from ._history import history_page, page_range
 from ._server import WebServer
 from ._sidecar import Frame, Sidecar, StreamFrame, Subscription, SubscriptionClosedError
+from ._viewdata import badges
 
 __all__ = [
     "ERROR_CODES",
@@ -27,6 +28,7 @@ __all__ = [
     "SubscriptionClosedError",
     "WebConfigError",
     "WebServer",
+    "badges",
     "create_app",
     "history_page",
     "is_loopback",

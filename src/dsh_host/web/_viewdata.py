@@ -8,7 +8,7 @@ On the event stream the same object is one ``event: views`` frame without an ``i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -63,8 +63,9 @@ def encode_views_frame(payload: JSONValue) -> bytes:
     return b"event: views\ndata: %s\n\n" % _json.dumps(payload).encode("utf-8")
 
 
-def badges(views: dict[str, JSONValue]) -> dict[str, JSONValue]:
-    """The positive integer ``badge`` of each view that has one."""
+def badges(views: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+    """The positive integer ``badge`` of each view that has one (the Session list's badges,
+    and ``dsh sessions``'s)."""
     out: dict[str, JSONValue] = {}
     for name, view in views.items():
         badge = view.get("badge") if isinstance(view, dict) else None
