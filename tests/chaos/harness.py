@@ -1021,6 +1021,7 @@ class Lane:
         else:
             self.violate("lost", f"not settled after the restart: {owed[:5]}")
         if self.proc is not None and self.proc.proc.poll() is not None:
+            self.death = f"the process exited with {self.proc.proc.returncode} after settling"
             return True
         try:
             for sid in self.sessions:
@@ -1028,7 +1029,8 @@ class Lane:
                 if answer.status_code != 200 or answer.json().get("durable") is not True:
                     self.violate("other", f"flush of {sid}: {answer.status_code} {answer.text}")
             histories = [await self.read_history(client, sid) for sid in self.sessions]
-        except httpx.HTTPError:
+        except httpx.HTTPError as exc:
+            self.death = f"a flush or history read failed: {exc!r}"
             return True
         for sid, history in zip(self.sessions, histories, strict=True):
             if history is None:
