@@ -42,8 +42,11 @@ from ._protocols import (
 from ._specs import HOOK_NAMES, PROJECT, hookspec
 from ._tasks import Once, TaskSet, TaskSlot
 from ._types import (
+    BOARD_DATA_MAX_BYTES,
+    BOARD_KEY_MAX_CHARS,
     AgentBusyError,
     AgentDisposedError,
+    BoardEntry,
     Disposable,
     DshError,
     Event,
@@ -67,6 +70,8 @@ ENTRY_POINT_GROUP = "dsh.plugins"
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 __all__ = [
+    "BOARD_DATA_MAX_BYTES",
+    "BOARD_KEY_MAX_CHARS",
     "DEFAULT_MAX_STEPS",
     "ENTRY_POINT_GROUP",
     "HOOK_NAMES",
@@ -79,6 +84,7 @@ __all__ = [
     "AgentPhase",
     "AgentRegistry",
     "BackOff",
+    "BoardEntry",
     "Clock",
     "Disposable",
     "DshError",

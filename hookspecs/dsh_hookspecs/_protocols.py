@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final, Literal, Protocol, TypeVar, runtime_checkable
 
-from ._types import Event, JSONValue, SessionHeader, Tool, ToolCall
+from ._types import BoardEntry, Event, JSONValue, SessionHeader, Tool, ToolCall
 
 T = TypeVar("T")
 
@@ -89,6 +89,35 @@ class SessionStore(Protocol):
         resumed (empty for a created or forked Session), then every request since, durable or
         not. A plugin compares its entry with what its fold asks for after a resume (the index
         is derived state) and files a correction with :meth:`request_wake`."""
+        ...
+
+    def post(self, session: Session, plugin: str, key: str, entry: BoardEntry | None) -> None:
+        """Make ``entry`` ``plugin``'s board row ``key`` for ``session`` (``None`` removes it).
+
+        The board is the host's durable projection across Sessions (:class:`BoardEntry`): a
+        reader lists every Session's rows of one kind, ordered by ``at_ms``, without loading a
+        cold log. Like :meth:`request_wake`, a post is recorded against the Session's current
+        length and becomes durable in the same storage batch as the events that caused it (the
+        next acknowledged :meth:`flush` covers it), so after any crash the board and the log
+        agree; posting the standing value changes nothing and writes nothing.
+
+        ``plugin`` is the caller's own loaded plugin name; ``key`` is a non-empty string of at
+        most :data:`~dsh_hookspecs.BOARD_KEY_MAX_CHARS` characters. Raises
+        :class:`~dsh_hookspecs.SessionNotLiveError` on a Session that is not live and
+        ``ValueError`` for an unknown plugin, a bad key or a bad entry; a refused post changes
+        nothing. Synchronous.
+
+        .. versionadded:: 0.4
+        """
+        ...
+
+    def posted(self, session: Session) -> Mapping[tuple[str, str], BoardEntry]:
+        """The standing board rows of ``session`` by ``(plugin, key)``: what storage held when
+        it was resumed (empty for a created or forked Session), then every post since. A plugin
+        compares them with what its fold asks for after a resume and posts the difference.
+
+        .. versionadded:: 0.4
+        """
         ...
 
 

@@ -155,6 +155,30 @@ class Tool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class BoardEntry:
+    """One row a plugin posts to the host's board (:meth:`~dsh_hookspecs.SessionStore.post`).
+
+    The board is a durable projection across Sessions: the host answers "what is coming up on
+    every Session" from it without loading a cold log. ``kind`` groups rows a reader asks for
+    together (1 to 32 characters of ``a-z``, ``0-9``, ``_``); ``at_ms`` orders them (wall-clock
+    epoch milliseconds in ``[WAKE_MIN_MS, WAKE_MAX_MS]``); ``data`` is what a reader shows (JSON
+    of at most :data:`BOARD_DATA_MAX_BYTES` bytes once encoded).
+
+    .. versionadded:: 0.4
+    """
+
+    kind: str
+    at_ms: int
+    data: JSONValue = None
+
+
+#: The largest ``data`` of a :class:`BoardEntry`, in bytes of compact UTF-8 JSON.
+BOARD_DATA_MAX_BYTES = 4096
+#: The longest key of a board entry, in characters.
+BOARD_KEY_MAX_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RendererAsset:
     """A browser ES module (or stylesheet) a plugin contributes to the Web client.
 

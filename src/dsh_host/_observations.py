@@ -18,6 +18,8 @@ frozen instance of one of them, whose ``session`` is the live Session object. Th
   acknowledged durable;
 * :class:`WakeChanged` ``(session, plugin, at_ms)``: the standing wake entry of ``plugin``
   changed (``at_ms`` ``None``: it was cleared);
+* :class:`BoardChanged` ``(session, plugin, key, entry)``: the standing board row ``(plugin,
+  key)`` changed (``entry`` ``None``: it was removed);
 * :class:`Detached` ``(session)``: the Session went cold;
 * :class:`Streamed` ``(session, payload)``: ephemeral output of a live Session (streamed
   assistant text), never logged and never replayed.
@@ -44,9 +46,9 @@ The ordering rules, in this one place (``tests/host/test_observations.py`` has a
    :class:`~dsh_host.persistence.Durability` recorded the acknowledgement before the first
    subscriber runs (``store.durable_length`` already counts ``through_seq``), and the plugins'
    ``dsh_session_flushed`` runs after the last one.
-5. **WakeChanged after the change.** Published only when a request changed the standing entry
-   (repeating the standing value publishes nothing), once ``store.wakes(session)`` reads the new
-   value.
+5. **WakeChanged and BoardChanged after the change.** Published only when a request or post
+   changed the standing entry (repeating the standing value publishes nothing), once
+   ``store.wakes(session)`` / ``store.posted(session)`` reads the new value.
 6. **Detached after leaving.** Published once the Session left the live set: ``store.is_live``
    is false and appends are refused, while ``store.wakes(session)`` still reads its standing
    entries.
@@ -78,7 +80,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 import structlog
 
-from dsh_hookspecs import Event, JSONValue
+from dsh_hookspecs import BoardEntry, Event, JSONValue
 
 if TYPE_CHECKING:
     from ._session import LiveSession
@@ -133,6 +135,16 @@ class WakeChanged(Observation):
 
 
 @dataclass(frozen=True, slots=True)
+class BoardChanged(Observation):
+    """The standing board row ``(plugin, key)`` became ``entry`` (``None``: removed; rule 5)."""
+
+    failure_event: ClassVar[str] = "session.board_observer_failed"
+    plugin: str
+    key: str
+    entry: BoardEntry | None
+
+
+@dataclass(frozen=True, slots=True)
 class Detached(Observation):
     """``session`` went cold (rule 6: after it left the live set)."""
 
@@ -148,7 +160,15 @@ class Streamed(Observation):
 
 
 #: Every kind a subscriber may ask for.
-KINDS: tuple[type[Observation], ...] = (Opened, Appended, Flushed, WakeChanged, Detached, Streamed)
+KINDS: tuple[type[Observation], ...] = (
+    Opened,
+    Appended,
+    Flushed,
+    WakeChanged,
+    BoardChanged,
+    Detached,
+    Streamed,
+)
 
 _O1 = TypeVar("_O1", bound=Observation)
 _O2 = TypeVar("_O2", bound=Observation)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
 
 from . import _json
 
@@ -127,6 +127,8 @@ class StoredSession:
     events: tuple[Event, ...]
     #: The standing wake request of each plugin, stored with the events that caused it.
     wakes: dict[str, int] = field(default_factory=dict)
+    #: The Session's board rows by ``(plugin, key)``, stored with the events that caused them.
+    board: dict[tuple[str, str], BoardEntry] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Generic, Literal, TypeVar, overload
 
 from dsh_hookspecs import (
+    BoardEntry,
     Clock,
     Event,
     JSONValue,
@@ -42,6 +43,7 @@ from . import _json
 from ._clock import SystemClock
 from ._observations import (
     Appended,
+    BoardChanged,
     Detached,
     Flushed,
     Opened,
@@ -51,7 +53,7 @@ from ._observations import (
     WakeChanged,
 )
 from ._records import HEADER_VERSION, StoredSession
-from .persistence import Durability, check_wake_instant
+from .persistence import Durability, check_board_post, check_wake_instant
 
 _T = TypeVar("_T")
 
@@ -124,6 +126,7 @@ class LiveSession:
 
     __slots__ = (
         "__weakref__",
+        "_board",
         "_events",
         "_header",
         "_store",
@@ -138,6 +141,7 @@ class LiveSession:
         header: SessionHeader,
         seed: Sequence[Event],
         wakes: Mapping[str, int] | None = None,
+        board: Mapping[tuple[str, str], BoardEntry] | None = None,
     ) -> None:
         self._store = store
         self._header = header
@@ -146,6 +150,8 @@ class LiveSession:
         self.attached = True
         #: The standing wake entries (plugin -> at_ms); only the store changes them.
         self._wakes: dict[str, int] = dict(wakes or {})
+        #: The standing board rows ((plugin, key) -> entry); only the store changes them.
+        self._board: dict[tuple[str, str], BoardEntry] = dict(board or {})
 
     def __repr__(self) -> str:
         return f"<LiveSession {self._header.id} len={len(self._events)}>"
@@ -300,6 +306,28 @@ class LiveSessionStore(Publisher):
         """:meth:`dsh_hookspecs.SessionStore.wakes`: the standing entries, read-only."""
         return MappingProxyType(session._wakes)  # noqa: SLF001 - store and session are one unit
 
+    # -- the board ------------------------------------------------------------------------------
+    def post(self, session: LiveSession, plugin: str, key: str, entry: BoardEntry | None) -> None:
+        """:meth:`dsh_hookspecs.SessionStore.post`: validate, record, publish."""
+        if not self.is_live(session):
+            raise SessionNotLiveError(f"session {getattr(session, 'id', session)!r} is not live")
+        known = () if self._plugin_names is None else self._plugin_names()
+        if type(plugin) is not str or plugin not in known:
+            raise ValueError(f"a board post must name a loaded plugin, got {plugin!r}")
+        checked = check_board_post(key, entry)
+        standing = session._board  # noqa: SLF001 - store and session are one unit
+        if standing.get((plugin, key)) == checked:
+            return  # the standing row already says so: nothing to write
+        if checked is None:
+            del standing[plugin, key]
+        else:
+            standing[plugin, key] = checked
+        self._publish(BoardChanged(session, plugin, key, checked))
+
+    def posted(self, session: LiveSession) -> Mapping[tuple[str, str], BoardEntry]:
+        """:meth:`dsh_hookspecs.SessionStore.posted`: the standing rows, read-only."""
+        return MappingProxyType(session._board)  # noqa: SLF001 - store and session are one unit
+
     # -- lifecycle ----------------------------------------------------------------------------
     def create(
         self,
@@ -379,7 +407,14 @@ class LiveSessionStore(Publisher):
             return live
         if check is not None:
             check(stored.events)
-        return self._open(stored.header, stored.events, "resumed", len(stored.events), stored.wakes)
+        return self._open(
+            stored.header,
+            stored.events,
+            "resumed",
+            len(stored.events),
+            wakes=stored.wakes,
+            board=stored.board,
+        )
 
     async def rederive_wakes(self, session_id: str) -> LiveSession:
         """Open the cold ``session_id`` with no standing wake entry, for ``dsh reindex``.
@@ -403,6 +438,9 @@ class LiveSessionStore(Publisher):
         refiled = session._wakes  # noqa: SLF001 - store and session are one unit
         for plugin in sorted(stored.wakes.keys() - refiled.keys()):
             self._publish(WakeChanged(session, plugin, None))
+        reposted = session._board  # noqa: SLF001 - store and session are one unit
+        for plugin, key in sorted(stored.board.keys() - reposted.keys()):
+            self._publish(BoardChanged(session, plugin, key, None))
         return session
 
     def detach(self, session: LiveSession) -> None:
@@ -419,11 +457,13 @@ class LiveSessionStore(Publisher):
         seed: Sequence[Event],
         reason: OpenReason,
         stored_length: int,
+        *,
         wakes: Mapping[str, int] | None = None,
+        board: Mapping[tuple[str, str], BoardEntry] | None = None,
     ) -> LiveSession:
         if header.id in self._live:
             raise ValueError(f"session {header.id} is already live")
-        session = LiveSession(self, header, seed, wakes)
+        session = LiveSession(self, header, seed, wakes, board)
         self._live[header.id] = session
         self._publish(Opened(session, reason, stored_length))
         if seed and seed[-1].type != "session/end-seed":

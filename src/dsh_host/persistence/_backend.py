@@ -36,13 +36,23 @@ transaction as that batch's events, so the index never runs ahead of or behind t
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Protocol, TypeVar, runtime_checkable
 
-from dsh_hookspecs import WAKE_MAX_MS, WAKE_MIN_MS, Event, JSONValue, SessionHeader
+from dsh_hookspecs import (
+    BOARD_DATA_MAX_BYTES,
+    BOARD_KEY_MAX_CHARS,
+    WAKE_MAX_MS,
+    WAKE_MIN_MS,
+    BoardEntry,
+    Event,
+    JSONValue,
+    SessionHeader,
+)
 
 from .. import _json, _records
 
@@ -252,6 +262,38 @@ def check_wake_instant(at_ms: object) -> int:
             f"[{WAKE_MIN_MS}, {WAKE_MAX_MS}], got {at_ms!r}"
         )
     return at_ms
+
+
+_BOARD_KIND = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def check_board_post(key: object, entry: object) -> BoardEntry | None:
+    """``entry`` when ``key`` and it make a valid board post (:meth:`SessionStore.post
+    <dsh_hookspecs.SessionStore.post>`), else ``ValueError`` saying what is wrong. ``entry``
+    comes back with its ``data`` canonical (a copy nobody else holds)."""
+    if type(key) is not str or not 0 < len(key) <= BOARD_KEY_MAX_CHARS:
+        raise ValueError(
+            f"a board key must be a string of 1 to {BOARD_KEY_MAX_CHARS} characters, got {key!r}"
+        )
+    if entry is None:
+        return None
+    if not isinstance(entry, BoardEntry):
+        raise ValueError(f"a board entry must be a BoardEntry or None, got {entry!r}")  # noqa: TRY004
+    if type(entry.kind) is not str or not _BOARD_KIND.fullmatch(entry.kind):
+        raise ValueError(
+            f"a board entry's kind must be 1 to 32 characters of a-z, 0-9 and _, got {entry.kind!r}"
+        )
+    check_wake_instant(entry.at_ms)
+    try:
+        data = _json.canonical(entry.data)
+    except _json.JSONError as exc:
+        raise ValueError(f"a board entry's data must be JSON: {exc}") from None
+    size = len(_json.dumps(data).encode("utf-8"))
+    if size > BOARD_DATA_MAX_BYTES:
+        raise ValueError(
+            f"a board entry's data must be at most {BOARD_DATA_MAX_BYTES} bytes of JSON, got {size}"
+        )
+    return BoardEntry(kind=entry.kind, at_ms=entry.at_ms, data=data)
 
 
 def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:
