@@ -93,6 +93,11 @@ DUE_POINTS = (
 #: How long a stall point holds its write batch before the kill: far longer than the stream
 #: needs to show a frame, so whatever the server shows before the batch is durable is seen.
 STALL_MS = 300
+#: Per-request timeout of the resumes, flushes and history reads after a restart. A killed
+#: server fails them at once (the connection drops), so this bounds only a slow answer: twenty
+#: Sessions resumed together on a loaded machine can take longer than the client's 10 s, and
+#: a slow answer is not a death.
+SLOW_ANSWER_S = 60.0
 #: Which hit of each point kills (drawn uniformly from 1..N).
 HIT_RANGE = {
     "create-append": 40,
@@ -827,7 +832,9 @@ class Lane:
         entries: list[dict[str, Any]] = []
         params: dict[str, int] = {"maxMessages": 500}
         while True:
-            answer = await client.get(f"/api/sessions/{sid}/history", params=params)
+            answer = await client.get(
+                f"/api/sessions/{sid}/history", params=params, timeout=SLOW_ANSWER_S
+            )
             if answer.status_code != 200:
                 self.violate("other", f"history of {sid}: HTTP {answer.status_code}")
                 return None
@@ -995,7 +1002,10 @@ class Lane:
         """Resume every Session and wait for what is due; True when the server died meanwhile."""
         resumed_at = int(time.time() * 1000)
         answers = await asyncio.gather(
-            *(client.post(f"/api/sessions/{sid}/resume") for sid in self.sessions),
+            *(
+                client.post(f"/api/sessions/{sid}/resume", timeout=SLOW_ANSWER_S)
+                for sid in self.sessions
+            ),
             return_exceptions=True,
         )
         for answer in answers:
@@ -1025,7 +1035,7 @@ class Lane:
             return True
         try:
             for sid in self.sessions:
-                answer = await client.post(f"/api/sessions/{sid}/flush")
+                answer = await client.post(f"/api/sessions/{sid}/flush", timeout=SLOW_ANSWER_S)
                 if answer.status_code != 200 or answer.json().get("durable") is not True:
                     self.violate("other", f"flush of {sid}: {answer.status_code} {answer.text}")
             histories = [await self.read_history(client, sid) for sid in self.sessions]
