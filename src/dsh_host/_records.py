@@ -137,6 +137,21 @@ class StoredSummary:
 
     header: SessionHeader
     length: int
+    #: The Session's stored name (stored with the batch that changed it), ``None`` until it
+    #: has one.
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    """One row of :meth:`Backend.board_page`: a board entry and the Session that posted it."""
+
+    session_id: str
+    #: The Session's stored name, ``None`` until it has one.
+    session_name: str | None
+    plugin: str
+    key: str
+    entry: BoardEntry
 
 
 @dataclass(frozen=True, slots=True)

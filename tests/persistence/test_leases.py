@@ -266,6 +266,8 @@ async def test_a_version_1_database_gets_its_leases_and_fence_at_open(
     async with opened(PostgresBackend(url)) as first:
         await first.append("s1", 0, make_events(0, 1), make_header("s1"))
     for sql in (
+        "DROP TABLE board",  # added by version 3
+        "DROP TABLE names",
         "DROP TRIGGER sessions_fenced ON sessions",
         "DROP FUNCTION dsh_fence()",
         "ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN lease_until, DROP COLUMN writer",

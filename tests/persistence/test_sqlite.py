@@ -29,6 +29,7 @@ from dsh_host.persistence import (
     damaged_sessions,
     list_sessions_read_only,
 )
+from dsh_host.persistence.sqlite import SCHEMA_VERSION
 
 DB = "dsh.sqlite3"
 BOUND = 30.0  # seconds: the most any wait on a condition may take before the test fails
@@ -121,7 +122,7 @@ async def test_database_uses_wal_full_sync_and_foreign_keys(
     outside = sqlite3.connect(tmp_path / DB)
     try:
         assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert outside.execute("PRAGMA user_version").fetchone() == (2,)
+        assert outside.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert outside.execute("SELECT id, length FROM sessions").fetchall() == [("s1", 1)]
     finally:
         outside.close()
@@ -601,6 +602,10 @@ async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
         assert await backend.load("s2") is not None
 
 
+#: What turns a current store into a version 2 one (the tables version 3 added).
+V3_DROPS = ("DROP TABLE board", "DROP TABLE names", "DROP TABLE deleted")
+
+
 async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
     await _write_some_data(tmp_path, sessions=1)
     run_sql(tmp_path / DB, "PRAGMA user_version = 7")
@@ -609,11 +614,13 @@ async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
 
 async def test_a_version_1_store_keeps_opening_and_gains_the_wake_index(tmp_path: Path) -> None:
     # A data folder written before the wake index (issue 11 item 1): its two tables only, at
-    # user_version 1. It opens with every event intact and is migrated in place to version 2.
+    # user_version 1. It opens with every event intact and is migrated in place to the current
+    # version.
     await _write_some_data(tmp_path, sessions=3)
-    run_sql(tmp_path / DB, "DROP TABLE wakes", "PRAGMA user_version = 1")
+    run_sql(tmp_path / DB, *V3_DROPS, "DROP TABLE wakes", "PRAGMA user_version = 1")
     with capture_logs() as logs:
         async with opened(tmp_path) as backend:
+            assert backend.needs_board_rebuild is True  # it holds Sessions: their board is empty
             for i in range(3):
                 assert_stored(
                     await backend.load(f"s{i}"),
@@ -626,7 +633,7 @@ async def test_a_version_1_store_keeps_opening_and_gains_the_wake_index(tmp_path
     assert [e["event"] for e in logs if e["event"] == "storage.migrated"] == ["storage.migrated"]
     outside = sqlite3.connect(tmp_path / DB)
     try:
-        assert outside.execute("PRAGMA user_version").fetchone() == (2,)
+        assert outside.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert outside.execute("SELECT session_id, plugin, at_ms FROM wakes").fetchall() == [
             ("s1", "p", 42)
         ]
@@ -645,6 +652,7 @@ async def test_a_version_1_store_with_a_foreign_table_is_not_migrated(tmp_path: 
     await _write_some_data(tmp_path, sessions=1)
     run_sql(
         tmp_path / DB,
+        *V3_DROPS,
         "DROP TABLE wakes",
         "CREATE TABLE notes (body TEXT)",
         "PRAGMA user_version = 1",

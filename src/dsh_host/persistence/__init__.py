@@ -1,4 +1,5 @@
-"""Durable storage of Session headers and event logs.
+"""Durable storage of Session headers and event logs, with each Session's wake entries, board
+rows and name (the board is read across Sessions: :class:`BoardRow`).
 
 :class:`Backend` is the interface (:mod:`._backend`); three backends implement it:
 
@@ -18,8 +19,11 @@ from __future__ import annotations
 
 from .._records import events_identical
 from ._backend import (
+    NO_POSTS,
     NO_WAKES,
     Backend,
+    BoardCursor,
+    BoardRow,
     DamagedSummary,
     DataDirLockedError,
     DueWake,
@@ -48,8 +52,11 @@ from .postgres import PostgresBackend, is_postgres_url, redacted
 from .sqlite import DataDirLock, SQLiteBackend, list_sessions_read_only, load_read_only
 
 __all__ = [
+    "NO_POSTS",
     "NO_WAKES",
     "Backend",
+    "BoardCursor",
+    "BoardRow",
     "Coordinator",
     "DamagedSummary",
     "DataDirLock",

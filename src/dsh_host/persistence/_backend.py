@@ -32,6 +32,23 @@ whose epoch is no longer current. SQLite and memory keep their single-process lo
 The durable wake index (issue 11): besides its log, a stored Session holds at most one wake
 entry per plugin (``plugin -> at_ms``), written only by :meth:`Backend.append` in the same
 transaction as that batch's events, so the index never runs ahead of or behind the log.
+
+The board: a host-wide durable projection across Sessions. A stored Session holds board rows
+(``(plugin, key) -> BoardEntry(kind, at_ms, data)``, posted with
+:meth:`~dsh_hookspecs.SessionStore.post`), written like wake entries only by
+:meth:`Backend.append`, in the transaction of the batch that caused them. They are read across
+Sessions without loading any log: :meth:`Backend.board_page` (one plugin's rows of one kind,
+soonest first, a page at a time) and :meth:`Backend.board_count`. An older store migrated at
+open has an empty board until the host re-derives it (:attr:`Backend.needs_board_rebuild`).
+
+Names: a stored Session also holds its name (what :func:`dsh_host._names.session_name` says of
+its log), stored by :meth:`Backend.append` with the batch that changed it (never cleared) and
+listed by :meth:`Backend.list_sessions` and :meth:`Backend.board_page`, so a listing needs no
+log.
+
+Delete: :meth:`Backend.delete` removes a Session's header, events, wake entries, board rows and
+name in one durable transaction. Forks are independent copies (a fork's header only names its
+parent), so they are not touched.
 """
 
 from __future__ import annotations
@@ -57,6 +74,7 @@ from dsh_hookspecs import (
 from .. import _json, _records
 
 # Re-exported: the stored-record types live on the records floor, below storage and Sessions.
+from .._records import BoardRow as BoardRow  # noqa: PLC0414
 from .._records import DamagedSummary as DamagedSummary  # noqa: PLC0414
 from .._records import SessionListing as SessionListing  # noqa: PLC0414
 from .._records import StoredSession as StoredSession  # noqa: PLC0414
@@ -105,14 +123,28 @@ class StorageFencedError(SessionLiveElsewhereError):
 #: The wake entries of a batch that changes none (the default of :meth:`Backend.append`).
 NO_WAKES: Final[Mapping[str, int | None]] = MappingProxyType({})
 
+#: The board changes of a batch that changes none (the default of :meth:`Backend.append`).
+NO_POSTS: Final[Mapping[tuple[str, str], BoardEntry | None]] = MappingProxyType({})
+
 #: One due entry of the wake index: ``(session_id, plugin, at_ms)``.
 DueWake = tuple[str, str, int]
 
+#: Where a board page ends: the ``(at_ms, session_id, key)`` of its last row.
+BoardCursor = tuple[int, str, str]
+
 
 class Backend(Protocol):
-    """Async storage of Session headers and event logs."""
+    """Async storage of Session headers and event logs, with each Session's wake entries, board
+    rows and name."""
 
     name: str
+
+    @property
+    def needs_board_rebuild(self) -> bool:
+        """True after an :meth:`open` that migrated an older store holding at least one
+        Session: its board is empty until the host re-derives it (``dsh reindex``, or the
+        rebuild at boot). False otherwise (a new or current store)."""
+        ...
 
     async def open(self) -> None:
         """Acquire resources; report a corrupt store with :class:`StorageCorruptError`."""
@@ -123,11 +155,13 @@ class Backend(Protocol):
         ...
 
     async def load(self, session_id: str) -> StoredSession | None:
-        """The stored header, events and wake entries of ``session_id``, or ``None``."""
+        """The stored header, events, wake entries and board rows of ``session_id``, or
+        ``None``."""
         ...
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
-        """Every stored Session, oldest ``createdAt`` first.
+        """Every stored Session, oldest ``createdAt`` first, each with its stored name
+        (:attr:`StoredSummary.name`, ``None`` until it has one).
 
         A row that cannot be decoded does not fail the listing: the answer is then a
         :class:`SessionListing` naming it in ``damaged`` (see :func:`damaged_sessions`), and
@@ -142,8 +176,12 @@ class Backend(Protocol):
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
-        """Atomically store ``events`` (whose seqs are ``start, start+1, ...``) and ``wakes``.
+        """Atomically store ``events`` (whose seqs are ``start, start+1, ...``), ``wakes``,
+        ``board`` and ``name``.
 
         With ``header``, the Session is created in the same transaction (``start`` must be 0 and
         the id must be absent). Without it, the Session must exist and its stored length must
@@ -152,7 +190,44 @@ class Backend(Protocol):
 
         ``wakes`` (plugin -> epoch ms, or ``None`` to remove that plugin's entry) is applied to
         the Session's wake entries in the same transaction: all of it with the events, or none.
-        An append with no events and only wakes is valid (it still checks ``start``).
+        So is ``board`` (``(plugin, key)`` -> :class:`~dsh_hookspecs.BoardEntry`, or ``None`` to
+        remove that row; each checked by :func:`check_board_post`), and ``name``: when not
+        ``None`` the Session's stored name becomes it (a name is never cleared). An append with
+        no events and only wakes, board changes or a name is valid (it still checks ``start``).
+        """
+        ...
+
+    async def board_page(
+        self,
+        plugin: str,
+        kind: str,
+        *,
+        after: BoardCursor | None = None,
+        limit: int,
+        session_id: str | None = None,
+    ) -> Sequence[BoardRow]:
+        """At most ``limit`` board rows of ``plugin`` and ``kind`` across every stored Session
+        (only ``session_id``'s with it), ordered by ``(at_ms, session_id, key)`` ascending and
+        strictly after the cursor ``after``: the ``(at_ms, session_id, key)`` of the last row of
+        the previous page. Ids and keys sort by code point. Each row names its Session's stored
+        name. No log is loaded."""
+        ...
+
+    async def board_count(
+        self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
+    ) -> int:
+        """How many board rows of ``plugin`` and ``kind`` have ``at_ms > after_ms`` (every one
+        when ``None``), across every stored Session (only ``session_id``'s with it)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove the Session's header, events, wake entries, board rows and name in one
+        durable transaction; ``False`` when it is not stored.
+
+        Ordered after every append already requested. Forks are independent copies (a fork's
+        header only names its parent) and keep working. A shared backend (PostgreSQL) raises
+        :class:`SessionLiveElsewhereError` while another host holds an unexpired lease of it, and
+        removes this host's own lease with the Session.
         """
         ...
 
@@ -236,6 +311,22 @@ class EncodedAppend:
     data_json: tuple[str, ...]
     #: The checked wake entries of the batch, sorted by plugin (``None`` removes one).
     wakes: tuple[tuple[str, int | None], ...] = ()
+    #: The checked board changes of the batch, sorted by ``(plugin, key)``.
+    board: tuple[EncodedPost, ...] = ()
+    #: The Session's new name, or ``None`` (unchanged).
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedPost:
+    """One board change of an append that passed :func:`encode_append`."""
+
+    plugin: str
+    key: str
+    #: The checked entry (its ``data`` canonical), or ``None``: the row is removed.
+    entry: BoardEntry | None
+    #: ``entry.data`` as strict JSON text (``None`` with ``entry``).
+    data_json: str | None
 
 
 def _storable_text(value: JSONValue, what: str) -> str:
@@ -296,6 +387,18 @@ def check_board_post(key: object, entry: object) -> BoardEntry | None:
     return BoardEntry(kind=entry.kind, at_ms=entry.at_ms, data=data)
 
 
+def decode_board_entry(kind: object, at_ms: object, data: object) -> BoardEntry:
+    """A stored board row's columns as a :class:`~dsh_hookspecs.BoardEntry`; ``ValueError``
+    with a plain reason when they are not what :func:`check_board_post` lets through."""
+    if type(kind) is not str or not _BOARD_KIND.fullmatch(kind):
+        raise _records.RecordError(f"the board kind {kind!r} is invalid")
+    if type(at_ms) is not int:
+        raise _records.RecordError(f"the board at_ms {at_ms!r} is not an integer")
+    if not isinstance(data, str):
+        raise _records.RecordError("the board data column is not text")
+    return BoardEntry(kind=kind, at_ms=at_ms, data=_json.loads(data))
+
+
 def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:
     checked: list[tuple[str, int | None]] = []
     for plugin, at_ms in wakes.items():
@@ -305,12 +408,83 @@ def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | No
     return tuple(sorted(checked))
 
 
+def _checked_board(
+    board: Mapping[tuple[str, str], BoardEntry | None],
+) -> tuple[EncodedPost, ...]:
+    checked: list[EncodedPost] = []
+    for target, entry in board.items():
+        if type(target) is not tuple or len(target) != 2:
+            raise ValueError(f"a board change needs a (plugin, key) pair, got {target!r}")
+        plugin, key = target
+        if type(plugin) is not str or not plugin:
+            raise ValueError(f"a board change needs a non-empty plugin name, got {plugin!r}")
+        post = check_board_post(key, entry)
+        data_json = None if post is None else _storable_text(post.data, "board entry data")
+        checked.append(EncodedPost(plugin, key, post, data_json))
+    return tuple(sorted(checked, key=lambda p: (p.plugin, p.key)))
+
+
+def _checked_name(name: object) -> str:
+    if type(name) is not str or not name:
+        raise ValueError(f"a stored name must be a non-empty string, got {name!r}")
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"a stored name is not encodable as UTF-8: {exc.reason}") from None
+    return name
+
+
+def check_board_cursor(after: object) -> BoardCursor | None:
+    """``after`` when it is ``None`` or an ``(at_ms, session_id, key)`` tuple of an integer
+    and two strings, else ``ValueError``."""
+    if after is None:
+        return None
+    if (
+        type(after) is not tuple
+        or len(after) != 3
+        or type(after[0]) is not int
+        or type(after[1]) is not str
+        or type(after[2]) is not str
+    ):
+        raise ValueError(f"a board cursor must be (at_ms, session_id, key), got {after!r}")
+    _check_int64(after[0], "a board cursor's at_ms")
+    return after
+
+
+def check_board_query(
+    plugin: object,
+    kind: object,
+    *,
+    limit: object = 0,
+    after_ms: object = None,
+    session_id: object = None,
+) -> None:
+    """``ValueError`` unless the arguments of :meth:`Backend.board_page` or
+    :meth:`Backend.board_count` have their types: ``plugin`` and ``kind`` strings, ``limit`` a
+    non-negative integer, ``after_ms`` ``None`` or a 64-bit integer, ``session_id`` ``None`` or
+    a string."""
+    if type(plugin) is not str or type(kind) is not str:
+        raise ValueError(f"a board query needs a plugin and a kind, got {plugin!r}, {kind!r}")
+    if type(limit) is not int or limit < 0:
+        raise ValueError(f"a board page limit must be a non-negative integer, got {limit!r}")
+    if after_ms is not None:
+        if type(after_ms) is not int:
+            raise ValueError(f"a board count's after_ms must be an integer, got {after_ms!r}")
+        _check_int64(after_ms, "a board count's after_ms")
+    if session_id is not None and type(session_id) is not str:
+        raise ValueError(f"a board query's session id must be a string, got {session_id!r}")
+
+
 def encode_append(
     session_id: str,
     start: int,
     events: Sequence[Event],
     header: SessionHeader | None,
     wakes: Mapping[str, int | None] = NO_WAKES,
+    *,
+    board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+    name: str | None = None,
 ) -> EncodedAppend:
     """Check an append request's own shape and encode it as it is stored.
 
@@ -340,9 +514,16 @@ def encode_append(
         _check_int64(event.time, "event.time")
         data_json.append(_storable_text(event.data, f"data of event {event.seq}"))
     checked_wakes = _checked_wakes(wakes) if wakes else ()
+    checked_board = _checked_board(board) if board else ()
+    checked_name = None if name is None else _checked_name(name)
     if header is None:
         return EncodedAppend(
-            header=None, header_json=None, data_json=tuple(data_json), wakes=checked_wakes
+            header=None,
+            header_json=None,
+            data_json=tuple(data_json),
+            wakes=checked_wakes,
+            board=checked_board,
+            name=checked_name,
         )
     if header.id != session_id:
         raise ValueError(f"header id {header.id!r} does not match session id {session_id!r}")
@@ -354,6 +535,8 @@ def encode_append(
         header_json=_storable_text(stored, "the header"),
         data_json=tuple(data_json),
         wakes=checked_wakes,
+        board=checked_board,
+        name=checked_name,
     )
 
 

@@ -4,6 +4,8 @@ It serves tests and throwaway hosts. Stored events are the caller's (immutable) 
 their data is still checked to be strict JSON so that a test backed by memory refuses what the
 SQLite backend would refuse (:func:`~dsh_host.persistence._backend.encode_append`), and
 conflicts are decided by the shared :func:`~dsh_host.persistence._backend.check_position`.
+Board rows, names and deletes follow the same contract (a board page is computed by scanning
+every Session's rows, which is fine at the sizes a test holds).
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from dsh_hookspecs import Event, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
 from ._backend import (
+    NO_POSTS,
     NO_WAKES,
+    BoardCursor,
+    BoardRow,
     DueWake,
     StorageError,
     StoredSession,
     StoredSummary,
+    check_board_cursor,
+    check_board_query,
     check_position,
     encode_append,
 )
@@ -34,12 +41,16 @@ class _Entry:
     header: SessionHeader
     events: list[Event] = field(default_factory=list)
     wakes: dict[str, int] = field(default_factory=dict)
+    board: dict[tuple[str, str], BoardEntry] = field(default_factory=dict)
+    name: str | None = None
 
 
 class MemoryBackend:
     """Dict-backed storage. Data lives as long as the object; close and reopen keep it."""
 
     name = "memory"
+    #: A memory store is never migrated, so its board never needs rebuilding.
+    needs_board_rebuild = False
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Entry] = {}
@@ -67,13 +78,16 @@ class MemoryBackend:
         if entry is None:
             return None
         return StoredSession(
-            header=entry.header, events=tuple(entry.events), wakes=dict(entry.wakes)
+            header=entry.header,
+            events=tuple(entry.events),
+            wakes=dict(entry.wakes),
+            board=dict(entry.board),
         )
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
         self._require_open()
         entries = sorted(self._sessions.values(), key=lambda e: (e.header.created_at, e.header.id))
-        return [StoredSummary(header=e.header, length=len(e.events)) for e in entries]
+        return [StoredSummary(header=e.header, length=len(e.events), name=e.name) for e in entries]
 
     async def append(
         self,
@@ -82,10 +96,13 @@ class MemoryBackend:
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
         self._require_open()
         # Encoded only to refuse what a durable backend could not store; the text is dropped.
-        encoded = encode_append(session_id, start, events, header, wakes)
+        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
         stored_header = encoded.header
         entry = self._sessions.get(session_id)
         stored_length = None if entry is None else len(entry.events)
@@ -100,8 +117,57 @@ class MemoryBackend:
                 entry.wakes.pop(plugin, None)
             else:
                 entry.wakes[plugin] = at_ms
+        for post in encoded.board:
+            if post.entry is None:
+                entry.board.pop((post.plugin, post.key), None)
+            else:
+                entry.board[post.plugin, post.key] = post.entry
+        if encoded.name is not None:
+            entry.name = encoded.name
         self.commits += 1
         self.appends += 1
+
+    async def board_page(
+        self,
+        plugin: str,
+        kind: str,
+        *,
+        after: BoardCursor | None = None,
+        limit: int,
+        session_id: str | None = None,
+    ) -> Sequence[BoardRow]:
+        self._require_open()
+        check_board_query(plugin, kind, limit=limit, session_id=session_id)
+        cursor = check_board_cursor(after)
+        rows = (
+            ((e.at_ms, sid, key), BoardRow(sid, stored.name, plugin, key, e))
+            for sid, stored in self._sessions.items()
+            if session_id is None or sid == session_id
+            for (p, key), e in stored.board.items()
+            if p == plugin and e.kind == kind
+        )
+        after_cursor = (row for row in rows if cursor is None or row[0] > cursor)
+        return [row for _, row in heapq.nsmallest(limit, after_cursor, key=lambda r: r[0])]
+
+    async def board_count(
+        self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
+    ) -> int:
+        self._require_open()
+        check_board_query(plugin, kind, after_ms=after_ms, session_id=session_id)
+        return sum(
+            1
+            for sid, stored in self._sessions.items()
+            if session_id is None or sid == session_id
+            for (p, _), e in stored.board.items()
+            if p == plugin and e.kind == kind and (after_ms is None or e.at_ms > after_ms)
+        )
+
+    async def delete(self, session_id: str) -> bool:
+        self._require_open()
+        if self._sessions.pop(session_id, None) is None:
+            return False
+        self.commits += 1
+        return True
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         self._require_open()

@@ -4,7 +4,8 @@
 (so two hosts committing overlapping batches never deadlock), and returns their stored lengths.
 :func:`write_planned` decides every request against those lengths in order, exactly as if they
 were applied one by one (:func:`~dsh_host.persistence._backend.check_position`), then writes
-what was accepted with one statement per table (``unnest`` of arrays). It raises
+what was accepted with one statement per table (``unnest`` of arrays; the board and the wake
+index one to set and one to remove rows, newest change winning). It raises
 :class:`Replan` when a create lost a race with another process (the caller rolls back and takes
 the per-request path).
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, cast
 from .._backend import StorageConflictError, StorageError, check_position
 
 if TYPE_CHECKING:
-    from .._writes import Request
+    from .._writes import BoardSet, Request
     from ._writer import Connection
 
 _LOCK_SQL = "SELECT id, length FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
@@ -69,6 +70,24 @@ _WAKE_CLEAR_SQL = (
 )
 
 
+_BOARD_SET_SQL = (
+    "INSERT INTO board (session_id, plugin, key, kind, at_ms, data) "
+    "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[], "
+    "%s::text[]) "
+    "ON CONFLICT (session_id, plugin, key) DO UPDATE SET "
+    "kind = EXCLUDED.kind, at_ms = EXCLUDED.at_ms, data = EXCLUDED.data"
+)
+_BOARD_CLEAR_SQL = (
+    "DELETE FROM board AS b "
+    "USING unnest(%s::text[], %s::text[], %s::text[]) AS v (session_id, plugin, key) "
+    "WHERE b.session_id = v.session_id AND b.plugin = v.plugin AND b.key = v.key"
+)
+_NAMES_SQL = (
+    "INSERT INTO names (session_id, name) SELECT * FROM unnest(%s::text[], %s::text[]) "
+    "ON CONFLICT (session_id) DO UPDATE SET name = EXCLUDED.name"
+)
+
+
 class Replan(Exception):  # noqa: N818 - a signal to the caller, not a failure
     """A create of this batch met a Session another process created meanwhile."""
 
@@ -90,6 +109,9 @@ class _Plan:
     lengths: dict[str, int] = field(default_factory=dict)
     events: list[tuple[str, int, str, int, str]] = field(default_factory=list)
     wakes: dict[tuple[str, str], int | None] = field(default_factory=dict)
+    #: ``(session_id, plugin, key)`` -> the row to store, or ``None`` to remove it.
+    board: dict[tuple[str, str, str], BoardSet | None] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
 
 
 def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
@@ -117,6 +139,12 @@ async def write_planned(
         plan.events.extend(request.rows)
         for plugin, at_ms in request.wakes:
             plan.wakes[sid, plugin] = at_ms
+        for target in request.board_clear:
+            plan.board[target] = None
+        for row in request.board_set:
+            plan.board[row[:3]] = row
+        if request.name is not None:
+            plan.names[sid] = request.name
         outcomes.append(None)
     if plan.created:
         creates = [
@@ -137,4 +165,16 @@ async def write_planned(
     kept = [(*key, at_ms) for key, at_ms in plan.wakes.items() if at_ms is not None]
     if kept:
         await conn.execute(_WAKE_SET_SQL, _columns(kept, 3))
+    await _write_board(conn, plan)
     return outcomes
+
+
+async def _write_board(conn: Connection, plan: _Plan) -> None:
+    removed = [target for target, row in plan.board.items() if row is None]
+    if removed:
+        await conn.execute(_BOARD_CLEAR_SQL, _columns(removed, 3))
+    stored = [row for row in plan.board.values() if row is not None]
+    if stored:
+        await conn.execute(_BOARD_SET_SQL, _columns(stored, 6))
+    if plan.names:
+        await conn.execute(_NAMES_SQL, _columns(list(plan.names.items()), 2))

@@ -96,6 +96,11 @@ class PgLeases:
         """A commit made this process the holder at ``epoch`` (a create, a claim on write)."""
         self._epochs[session_id] = epoch
 
+    def forget(self, session_id: str) -> None:
+        """The Session (and its lease with it) was deleted here: nothing is held, nobody is
+        told (the lease was not lost to another host)."""
+        self._epochs.pop(session_id, None)
+
     def lost(self, session_id: str, *, fenced: bool = False) -> None:
         """The lease of ``session_id`` is someone else's now; the listeners hear it once."""
         if fenced:

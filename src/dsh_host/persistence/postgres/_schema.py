@@ -11,13 +11,17 @@ name, ``NULL`` when free), ``lease_until`` (ms of the database clock, :func:`dsh
 the epoch it was made under, and the trigger ``sessions_fenced`` refuses it (``dsh_fenced``)
 unless that is the current epoch: the database itself, not the process, keeps a host that lost
 a lease from writing behind the new owner. ``wakes`` is the durable wake index (one entry
-per plugin per Session, written in the same transaction as its batch). Session ids and plugin
-names sort by code point (``COLLATE "C"``), as they do in SQLite. A version 1 database (before
-leases) gets the lease columns and the fence at open.
+per plugin per Session, written in the same transaction as its batch). ``board`` holds each
+Session's board rows (read across Sessions by plugin and kind, soonest first, through
+``board_by_kind``) and ``names`` each Session's stored name, both written in the transaction of
+their batch. Session ids, plugin names and board keys sort by code point (``COLLATE "C"``), as
+they do in SQLite. A version 1 database (before leases) gets the lease columns and the fence at
+open, and a version 1 or 2 database (before the board) gets the board and the names, empty.
 """
 
 from __future__ import annotations
 
+from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -25,7 +29,7 @@ import psycopg
 from .._backend import StorageCorruptError, StorageError
 
 #: The version of the schema below, stored in ``dsh_schema``.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Key of the advisory lock held while the schema is checked or created.
 _SCHEMA_LOCK = 0x647368_5F7363  # "dsh_sc"
@@ -99,8 +103,53 @@ _LEASES = (
     ),
 )
 
-#: Every Session, oldest first; the columns :func:`._store.listing` decodes.
-LIST_SQL = 'SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id COLLATE "C"'
+#: Version 3: the board and the names (created empty on an older database).
+_BOARD = (
+    (
+        "CREATE TABLE board ("
+        'session_id text COLLATE "C" NOT NULL REFERENCES sessions (id), '
+        'plugin text COLLATE "C" NOT NULL, '
+        'key text COLLATE "C" NOT NULL, '
+        'kind text COLLATE "C" NOT NULL, '
+        "at_ms bigint NOT NULL, "
+        "data text NOT NULL, "
+        "PRIMARY KEY (session_id, plugin, key))"
+    ),
+    "CREATE INDEX board_by_kind ON board (plugin, kind, at_ms, session_id, key)",
+    (
+        "CREATE TABLE names ("
+        'session_id text COLLATE "C" PRIMARY KEY REFERENCES sessions (id), '
+        "name text NOT NULL)"
+    ),
+)
+
+#: What bringing a database of each older version to :data:`SCHEMA_VERSION` runs.
+_MIGRATIONS = {1: _LEASES + _BOARD, 2: _BOARD}
+
+#: Every Session with its stored name, oldest first; the columns ``list_sessions`` decodes.
+LIST_SQL = (
+    "SELECT s.id, s.header, s.length, s.created_at, n.name "
+    "FROM sessions s LEFT JOIN names n ON n.session_id = s.id "
+    'ORDER BY s.created_at, s.id COLLATE "C"'
+)
+
+#: One Session's board rows (read in the same snapshot as :data:`LOAD_SQL`).
+LOAD_BOARD_SQL = "SELECT plugin, key, kind, at_ms, data FROM board WHERE session_id = %s"
+
+#: One page of one plugin's board rows of one kind, soonest first (``{after}``: the cursor's
+#: condition or nothing, ``{session}``: the Session's or nothing).
+BOARD_PAGE_SQL = (
+    "SELECT b.session_id, n.name, b.key, b.kind, b.at_ms, b.data FROM board b "
+    "LEFT JOIN names n ON n.session_id = b.session_id "
+    "WHERE b.plugin = %(plugin)s AND b.kind = %(kind)s{after}{session} "
+    "ORDER BY b.at_ms, b.session_id, b.key LIMIT %(limit)s"
+)
+BOARD_AFTER = " AND (b.at_ms, b.session_id, b.key) > (%(at)s, %(sid)s, %(key)s)"
+BOARD_SESSION = " AND b.session_id = %(session)s"
+BOARD_COUNT_SQL = (
+    "SELECT count(*) FROM board b WHERE b.plugin = %(plugin)s AND b.kind = %(kind)s{after}{session}"
+)
+BOARD_COUNT_AFTER = " AND b.at_ms > %(after_ms)s"
 
 #: The wake entries due by ``%(now)s`` whose Session no other live host leases, earliest
 #: first, then by Session id and plugin (another host's live Session is its to deliver).
@@ -155,26 +204,29 @@ def plain(exc: BaseException, secret: str | None) -> str:
     return text
 
 
-async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], where: str) -> None:
-    """Create the schema on an empty database; refuse a version this dsh does not know."""
+async def ensure_schema(
+    conn: psycopg.AsyncConnection[tuple[object, ...]], where: str
+) -> tuple[int, int] | None:
+    """Create the schema on an empty database, or migrate an older version in one transaction;
+    refuse a version this dsh does not know. A migration answers ``(the version it migrated
+    from, the number of Sessions stored)``; otherwise ``None``."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         await conn.execute(_VERSION_TABLE)
         cur = await conn.execute("SELECT version FROM dsh_schema")
         row = await cur.fetchone()
         if row is None:
-            for ddl in _TABLES:
-                await conn.execute(ddl)
-            for ddl in _LEASES:
+            for ddl in (*_TABLES, *_LEASES, *_BOARD):
                 await conn.execute(ddl)
             await conn.execute("INSERT INTO dsh_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
-            return
+            return None
         version = row[0]
-        if type(version) is int and version == 1:  # a dsh before leases wrote it: add them
-            for ddl in _LEASES:
+        if type(version) is int and version in _MIGRATIONS:  # an older dsh wrote it
+            for ddl in _MIGRATIONS[version]:
                 await conn.execute(ddl)
             await conn.execute("UPDATE dsh_schema SET version = %s", (SCHEMA_VERSION,))
-            return
+            counted = await (await conn.execute("SELECT count(*) FROM sessions")).fetchone()
+            return version, 0 if counted is None else int(cast(int, counted[0]))
     if type(version) is not int or version < 1:
         raise StorageCorruptError(f"{where}: dsh_schema holds an invalid version {version!r}")
     if version > SCHEMA_VERSION:
@@ -182,6 +234,7 @@ async def ensure_schema(conn: psycopg.AsyncConnection[tuple[object, ...]], where
             f"{where}: the database has dsh schema version {version}, newer than the "
             f"version {SCHEMA_VERSION} this dsh knows; upgrade dsh to use it"
         )
+    return None
 
 
 def is_fenced(exc: BaseException) -> bool:

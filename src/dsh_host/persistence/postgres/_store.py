@@ -15,6 +15,12 @@ undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`. Several processes may share one database: the
 position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
 
+Board rows and names are written in the transaction of their batch; board pages and counts are
+one indexed statement each, reading no log. A delete is queued to the writer behind the appends
+requested before it and removes every row of the Session in one transaction; it is refused with
+:class:`SessionLiveElsewhereError` while another host holds an unexpired lease of the Session,
+and this host's own lease goes with the Session (its lease lives in the Session's row).
+
 Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._leases`) holds this
 process's leases; every append carries the epoch it holds and the database refuses a stale one
 (:class:`StorageFencedError`). Due wakes of a Session another live host leases are not listed
@@ -34,26 +40,39 @@ import psycopg
 import psycopg_pool
 import structlog
 
-from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
 
 from ... import _json, _records
 from .._backend import (
+    NO_POSTS,
     NO_WAKES,
+    BoardCursor,
+    BoardRow,
     DamagedSummary,
     DueWake,
     SessionListing,
+    StorageConflictError,
     StorageCorruptError,
     StorageError,
     StoredSession,
     StoredSummary,
+    check_board_cursor,
+    check_board_query,
+    decode_board_entry,
     encode_append,
 )
-from .._writes import Request
+from .._writes import append_request, delete_request
 from ._leases import PgLeases, new_owner
 from ._schema import (
+    BOARD_AFTER,
+    BOARD_COUNT_AFTER,
+    BOARD_COUNT_SQL,
+    BOARD_PAGE_SQL,
+    BOARD_SESSION,
     DUE_SQL,
     EARLIEST_SQL,
     LIST_SQL,
+    LOAD_BOARD_SQL,
     LOAD_SQL,
     LOAD_WAKES_SQL,
     SCHEMA_VERSION,
@@ -80,6 +99,8 @@ class PostgresBackend:
     """Durable storage in the PostgreSQL database ``url`` names (libpq URL syntax)."""
 
     name = "postgres"
+    #: See :attr:`Backend.needs_board_rebuild`: set by each :meth:`open`.
+    needs_board_rebuild = False
 
     def __init__(
         self,
@@ -142,10 +163,20 @@ class PostgresBackend:
                 f"cannot connect to {self._where}: {plain(exc, self._secret)}"
             ) from None
         try:
-            await self._checked(lambda: ensure_schema(first, self._where), "create the schema")
+            migrated = await self._checked(
+                lambda: ensure_schema(first, self._where), "create the schema"
+            )
             setting = await self._checked(lambda: _synchronous_commit(first), "read settings")
         finally:
             await first.close()
+        self.needs_board_rebuild = migrated is not None and migrated[1] > 0
+        if migrated is not None:
+            log.info(
+                "storage.migrated",
+                where=self._where,
+                from_version=migrated[0],
+                schema_version=SCHEMA_VERSION,
+            )
         if setting == "off":
             # An acknowledged append could then be lost in a server crash: said, not changed.
             log.warning("storage.synchronous_commit_off", where=self._where)
@@ -220,13 +251,14 @@ class PostgresBackend:
             return None  # PostgreSQL text cannot hold NUL, so no such Session is stored
 
         async def rows(conn: Connection) -> tuple[list[tuple[object, ...]], ...]:
-            async with conn.transaction():  # one snapshot for the log and its wake entries
+            async with conn.transaction():  # one snapshot for the log, its wakes and its board
                 await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 log_rows = await (await conn.execute(LOAD_SQL, (session_id,))).fetchall()
                 wake_rows = await (await conn.execute(LOAD_WAKES_SQL, (session_id,))).fetchall()
-            return log_rows, wake_rows
+                board_rows = await (await conn.execute(LOAD_BOARD_SQL, (session_id,))).fetchall()
+            return log_rows, wake_rows, board_rows
 
-        found, wake_rows = await self._borrow(rows, f"load session {session_id!r}")
+        found, wake_rows, board_rows = await self._borrow(rows, f"load session {session_id!r}")
         if not found:
             return None
         header = self._header(session_id, found[0][0])
@@ -238,7 +270,16 @@ class PostgresBackend:
                 f"session {session_id!r} records length {length!r} but has {len(events)} events"
             )
         wakes = {str(plugin): cast(int, at_ms) for plugin, at_ms in wake_rows}
-        return StoredSession(header=header, events=tuple(events), wakes=wakes)
+        board: dict[tuple[str, str], BoardEntry] = {}
+        for plugin, key, kind, at_ms, data in board_rows:
+            try:
+                board[str(plugin), str(key)] = decode_board_entry(kind, at_ms, data)
+            except ValueError as exc:
+                raise self._corrupt(
+                    f"board row {key!r} of plugin {plugin!r} of session {session_id!r} "
+                    f"is invalid: {exc}"
+                ) from exc
+        return StoredSession(header=header, events=tuple(events), wakes=wakes, board=board)
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         self._require_open()
@@ -268,7 +309,7 @@ class PostgresBackend:
 
         good: list[StoredSummary] = []
         damaged: list[DamagedSummary] = []
-        for sid, text, length, created_at in await self._borrow(rows, "list sessions"):
+        for sid, text, length, created_at, name in await self._borrow(rows, "list sessions"):
             try:
                 if type(length) is not int or length < 0:
                     raise _records.RecordError(f"the stored length {length!r} is invalid")
@@ -281,8 +322,77 @@ class PostgresBackend:
                 at = created_at if type(created_at) is int else None
                 damaged.append(DamagedSummary(id=str(sid), error=reason, created_at=at))
             else:
-                good.append(StoredSummary(header=header, length=length))
+                shown = name if isinstance(name, str) and name else None
+                good.append(StoredSummary(header=header, length=length, name=shown))
         return SessionListing(good, damaged)
+
+    async def board_page(
+        self,
+        plugin: str,
+        kind: str,
+        *,
+        after: BoardCursor | None = None,
+        limit: int,
+        session_id: str | None = None,
+    ) -> Sequence[BoardRow]:
+        self._require_open()
+        check_board_query(plugin, kind, limit=limit, session_id=session_id)
+        cursor = check_board_cursor(after)
+        if _has_nul(plugin, kind, session_id, *(cursor or ())[1:]):
+            return []  # PostgreSQL text cannot hold NUL, so no such row is stored
+        sql = BOARD_PAGE_SQL.format(
+            after="" if cursor is None else BOARD_AFTER,
+            session="" if session_id is None else BOARD_SESSION,
+        )
+        params: dict[str, object] = {
+            "plugin": plugin,
+            "kind": kind,
+            "limit": limit,
+            "session": session_id,
+        }
+        if cursor is not None:
+            params.update(at=cursor[0], sid=cursor[1], key=cursor[2])
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(sql, params)).fetchall()
+
+        page: list[BoardRow] = []
+        for sid, name, key, row_kind, at_ms, data in await self._borrow(rows, "read the board"):
+            try:
+                entry = decode_board_entry(row_kind, at_ms, data)
+            except ValueError as exc:
+                # Derived state: one damaged row never hides the board of every other Session.
+                log.warning(
+                    "storage.board_row_damaged",
+                    where=self._where,
+                    session_id=sid,
+                    plugin=plugin,
+                    key=key,
+                    error=" ".join(str(exc).split()),
+                )
+                continue
+            shown = name if isinstance(name, str) and name else None
+            page.append(BoardRow(str(sid), shown, plugin, str(key), entry))
+        return page
+
+    async def board_count(
+        self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
+    ) -> int:
+        self._require_open()
+        check_board_query(plugin, kind, after_ms=after_ms, session_id=session_id)
+        if _has_nul(plugin, kind, session_id):
+            return 0  # PostgreSQL text cannot hold NUL, so no such row is stored
+        sql = BOARD_COUNT_SQL.format(
+            after="" if after_ms is None else BOARD_COUNT_AFTER,
+            session="" if session_id is None else BOARD_SESSION,
+        )
+        params = {"plugin": plugin, "kind": kind, "after_ms": after_ms, "session": session_id}
+
+        async def row(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute(sql, params)).fetchone()
+
+        found = await self._borrow(row, "count board rows")
+        return 0 if found is None else cast(int, found[0])
 
     def _corrupt(self, what: str) -> StorageCorruptError:
         log.error("storage.corrupt", where=self._where, problem=what)
@@ -321,32 +431,49 @@ class PostgresBackend:
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
         self._require_open()
-        encoded = encode_append(session_id, start, events, header, wakes)
-        texts = (session_id, *(e.type for e in events), *(plugin for plugin, _ in encoded.wakes))
-        if any("\x00" in text for text in texts):
-            # JSON text escapes NUL; a raw one in an id, type or plugin name has no storage here.
+        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
+        texts = (
+            session_id,
+            *(e.type for e in events),
+            *(plugin for plugin, _ in encoded.wakes),
+            *(text for post in encoded.board for text in (post.plugin, post.key)),
+            *(post.entry.kind for post in encoded.board if post.entry is not None),
+            *(() if encoded.name is None else (encoded.name,)),
+        )
+        if _has_nul(*texts):
+            # JSON text escapes NUL; a raw one in an id, type, plugin name, board key or name
+            # has no storage here.
             raise StorageError(
                 f"append to session {session_id!r} refused: PostgreSQL text cannot hold NUL"
             )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._writer.submit(
-            Request(
-                session_id=session_id,
-                start=start,
-                header_json=encoded.header_json,
-                created_at=0 if encoded.header is None else encoded.header.created_at,
-                rows=[
-                    (session_id, e.seq, e.type, e.time, data)
-                    for e, data in zip(events, encoded.data_json, strict=True)
-                ],
-                future=future,
-                wakes=encoded.wakes,
-            )
-        )
+        self._writer.submit(append_request(session_id, start, events, encoded, future))
         # A cancelled caller's request may still commit (a write whose acknowledgement is lost).
         await future
+
+    async def delete(self, session_id: str) -> bool:
+        self._require_open()
+        if type(session_id) is not str or not session_id:
+            raise ValueError(f"session id must be a non-empty string, got {session_id!r}")
+        if _has_nul(session_id):
+            return False  # PostgreSQL text cannot hold NUL, so no such Session is stored
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._writer.submit(delete_request(session_id, future))
+        try:
+            await future
+        except StorageConflictError:
+            return False  # not stored
+        log.info("storage.session_deleted", where=self._where, session_id=session_id)
+        return True
+
+
+def _has_nul(*texts: str | None) -> bool:
+    return any(text is not None and "\x00" in text for text in texts)
 
 
 async def _synchronous_commit(conn: Connection) -> str:

@@ -18,6 +18,11 @@ Leases: each transaction first claims, in the database, the free leases of Sessi
 without holding one (the first write after a restart of the store); every write then carries
 its epoch, and a request the fence refuses fails alone with :class:`StorageFencedError` (its
 lease is reported lost). What a commit granted is recorded only once it committed.
+
+A batch holding a delete takes the per-request path. A delete fails alone with
+:class:`SessionLiveElsewhereError` while another host holds an unexpired lease of its Session;
+otherwise it removes every row of the Session (this host's lease, in the Session's row, goes
+with it and is forgotten here once the delete committed).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import structlog
 from dsh_hookspecs import TaskSlot
 
 from .._backend import (
+    SessionLiveElsewhereError,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
@@ -129,7 +135,9 @@ class PgWriter:
             outcomes = [type(exc)(str(exc)) for _ in batch]
         else:
             self.commits += 1
-            self.appends += outcomes.count(None)
+            self.appends += sum(
+                1 for r, o in zip(batch, outcomes, strict=True) if o is None and not r.delete
+            )
         waiting = [
             (r.future, o) for r, o in zip(batch, outcomes, strict=True) if not r.future.done()
         ]
@@ -140,20 +148,21 @@ class PgWriter:
                 future.set_exception(failure)
 
     async def _transaction(self, conn: Connection, batch: list[Request]) -> Outcomes:
-        try:
-            async with conn.transaction():
-                stored = await lock_lengths(conn, batch)
-                fence = await self._fence(conn, stored)
-                outcomes = await write_planned(conn, batch, stored, fence)
-            return self._settled(batch, outcomes, fence)
-        except Replan:
-            log.debug("storage.batch_replanned", where=self._where, reason="a create raced")
-        except psycopg.Error as exc:
-            if not is_request_error(exc):
-                raise  # the connection or server failed: the whole batch fails
-            log.debug("storage.batch_replanned", where=self._where, reason=str(exc))
-        # Rolled back: each request again in its own savepoint, so that one bad request (or a
-        # create that raced, or a write under a stale lease) fails alone.
+        if not any(request.delete for request in batch):  # deletes take the path below
+            try:
+                async with conn.transaction():
+                    stored = await lock_lengths(conn, batch)
+                    fence = await self._fence(conn, stored)
+                    outcomes = await write_planned(conn, batch, stored, fence)
+                return self._settled(batch, outcomes, fence)
+            except Replan:
+                log.debug("storage.batch_replanned", where=self._where, reason="a create raced")
+            except psycopg.Error as exc:
+                if not is_request_error(exc):
+                    raise  # the connection or server failed: the whole batch fails
+                log.debug("storage.batch_replanned", where=self._where, reason=str(exc))
+        # (Rolled back, if it was tried:) each request in its own savepoint, so that one bad
+        # request (or a create that raced, or a write under a stale lease) fails alone.
         async with conn.transaction():
             fence = await self._fence(conn, await lock_lengths(conn, batch))
             outcomes = [await self._in_savepoint(conn, request, fence) for request in batch]
@@ -182,7 +191,9 @@ class PgWriter:
         """Record what the committed transaction granted, and the leases found lost."""
         for request, outcome in zip(batch, outcomes, strict=True):
             sid = request.session_id
-            if outcome is None and sid in fence.epochs:
+            if outcome is None and request.delete:
+                self._leases.forget(sid)  # its lease was in the row the delete removed
+            elif outcome is None and sid in fence.epochs:
                 self._leases.granted(sid, fence.epochs[sid])
             elif isinstance(outcome, StorageFencedError):
                 log.warning("storage.append_fenced", where=self._where, session_id=sid)
@@ -195,7 +206,7 @@ class PgWriter:
         try:
             async with conn.transaction():
                 await _apply(conn, request, fence)
-        except StorageConflictError as exc:
+        except (StorageConflictError, SessionLiveElsewhereError) as exc:
             return exc
         except psycopg.Error as exc:
             if not is_request_error(exc):
@@ -214,7 +225,33 @@ class PgWriter:
         return None
 
 
+#: The Session's lease holder and the ms its lease has left, its row locked for the delete.
+_HOLDER_FOR_DELETE_SQL = (
+    "SELECT owner, lease_until - dsh_now_ms() FROM sessions WHERE id = %s FOR UPDATE"
+)
+
+
+async def _delete(conn: Connection, sid: str, fence: Fence) -> None:
+    """Remove every row of ``sid``, unless another host holds an unexpired lease of it."""
+    row = await (await conn.execute(_HOLDER_FOR_DELETE_SQL, (sid,))).fetchone()
+    if row is None:
+        raise StorageConflictError(f"session {sid} does not exist")
+    owner, remaining = row
+    if owner is not None and owner != fence.owner and cast(int, remaining) >= 0:
+        raise SessionLiveElsewhereError(
+            f"session {sid} is live on another host ({owner}) for up to "
+            f"{cast(int, remaining) / 1000:.1f} s unless that host renews its lease; "
+            "it was not deleted"
+        )
+    for table in ("board", "names", "wakes", "events"):
+        await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (sid,))  # noqa: S608
+    await conn.execute("DELETE FROM sessions WHERE id = %s", (sid,))
+
+
 async def _apply(conn: Connection, request: Request, fence: Fence) -> None:
+    if request.delete:
+        await _delete(conn, request.session_id, fence)
+        return
     sid, start = request.session_id, request.start
     cur = await conn.execute("SELECT length FROM sessions WHERE id = %s FOR UPDATE", (sid,))
     row = await cur.fetchone()
@@ -260,3 +297,22 @@ async def _apply(conn: Connection, request: Request, fence: Fence) -> None:
                 "ON CONFLICT (session_id, plugin) DO UPDATE SET at_ms = EXCLUDED.at_ms",
                 (sid, plugin, at_ms),
             )
+    async with conn.cursor() as many:
+        if request.board_clear:
+            await many.executemany(
+                "DELETE FROM board WHERE session_id = %s AND plugin = %s AND key = %s",
+                request.board_clear,
+            )
+        if request.board_set:
+            await many.executemany(
+                "INSERT INTO board (session_id, plugin, key, kind, at_ms, data) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, plugin, key) "
+                "DO UPDATE SET kind = EXCLUDED.kind, at_ms = EXCLUDED.at_ms, data = EXCLUDED.data",
+                request.board_set,
+            )
+    if request.name is not None:
+        await conn.execute(
+            "INSERT INTO names (session_id, name) VALUES (%s, %s) "
+            "ON CONFLICT (session_id) DO UPDATE SET name = EXCLUDED.name",
+            (sid, request.name),
+        )

@@ -32,9 +32,10 @@ log = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
 
-#: ``PRAGMA user_version`` of the schema below (2 added the wake index; a version-1 store is
-#: migrated at open by creating it, see :meth:`StoreFile.connect`).
-SCHEMA_VERSION = 2
+#: ``PRAGMA user_version`` of the schema below (2 added the wake index, 3 the board, the names
+#: and the tally of deletes; an older store is migrated at open by creating what it lacks, see
+#: :meth:`StoreFile.connect`).
+SCHEMA_VERSION = 3
 
 #: The database file's name inside the data folder, unless a backend is given another.
 DEFAULT_FILENAME = "dsh.sqlite3"
@@ -68,7 +69,36 @@ _WAKES_SCHEMA = (
     ),
     "CREATE INDEX wakes_due ON wakes (at_ms, session_id, plugin)",
 )
-_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA
+#: What version 3 added: the board (rows across Sessions, read by plugin and kind, soonest
+#: first), each Session's stored name, and the tally of deleted Sessions and events (one row,
+#: absent until the first delete) that keeps the position record truthful.
+_BOARD_SCHEMA = (
+    (
+        "CREATE TABLE board ("
+        "session_id TEXT NOT NULL REFERENCES sessions(id), "
+        "plugin TEXT NOT NULL, "
+        "key TEXT NOT NULL, "
+        "kind TEXT NOT NULL, "
+        "at_ms INTEGER NOT NULL, "
+        "data TEXT NOT NULL, "
+        "PRIMARY KEY (session_id, plugin, key)) WITHOUT ROWID"
+    ),
+    "CREATE INDEX board_by_kind ON board (plugin, kind, at_ms, session_id, key)",
+    (
+        "CREATE TABLE names ("
+        "session_id TEXT PRIMARY KEY NOT NULL REFERENCES sessions(id), "
+        "name TEXT NOT NULL) WITHOUT ROWID"
+    ),
+    (
+        "CREATE TABLE deleted ("
+        "id INTEGER PRIMARY KEY CHECK (id = 1), "
+        "sessions INTEGER NOT NULL, "
+        "events INTEGER NOT NULL)"
+    ),
+)
+_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA
+#: What migrating a store of each older version creates, in one transaction.
+_MIGRATIONS = {1: _WAKES_SCHEMA + _BOARD_SCHEMA, 2: _BOARD_SCHEMA}
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -77,13 +107,34 @@ _BUSY_TIMEOUT_MS = 5000
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 #: Counted, not summed from ``sessions.length``: a damaged length must not look like a loss.
 #: (Open already reads every page for quick_check; this adds one more pass over the events.)
-_POSITION_SQL = "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM events)"
+#: What was deleted is added from the tally the delete transaction keeps, so a delete never
+#: looks like a loss (a store before version 3 has deleted nothing).
+_POSITION_SQL_BEFORE_3 = "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM events)"
+_POSITION_SQL = (
+    "SELECT (SELECT count(*) FROM sessions) + coalesce((SELECT sessions FROM deleted), 0), "
+    "(SELECT count(*) FROM events) + coalesce((SELECT events FROM deleted), 0)"
+)
 #: A scratch table created inside the start-up write probe and rolled back with it.
 _PROBE_DDL = "CREATE TABLE dsh_write_probe (x INTEGER)"
-LIST_SQL = "SELECT id, header, length, created_at FROM sessions ORDER BY created_at, id"
+#: Every Session with its stored name, oldest first (the columns :func:`summaries` decodes).
+LIST_SQL = (
+    "SELECT s.id, s.header, s.length, s.created_at, n.name "
+    "FROM sessions s LEFT JOIN names n ON n.session_id = s.id ORDER BY s.created_at, s.id"
+)
+#: The same of a store before version 3 (read only): no names yet.
+_LIST_SQL_BEFORE_3 = (
+    "SELECT id, header, length, created_at, NULL FROM sessions ORDER BY created_at, id"
+)
 
-#: The store's position as ``(sessions, events)``: both only grow with every acknowledged write.
+#: The store's position as ``(sessions, events)`` ever stored (those stored now plus those
+#: deleted): both only grow with every acknowledged write.
 Position = tuple[int, int]
+
+
+def list_sql(version: int) -> str:
+    """The listing of :func:`summaries` for a store of schema ``version``."""
+    return LIST_SQL if version >= 3 else _LIST_SQL_BEFORE_3
+
 
 _SchemaRow = tuple[str, str, str, str | None]
 
@@ -118,7 +169,11 @@ def _expected_schema(ddls: tuple[str, ...]) -> list[_SchemaRow]:
 
 
 #: The schema of each version this dsh opens (an older one is migrated at open).
-_EXPECTED_SCHEMAS = {1: _expected_schema(_V1_SCHEMA), SCHEMA_VERSION: _expected_schema(_SCHEMA)}
+_EXPECTED_SCHEMAS = {
+    1: _expected_schema(_V1_SCHEMA),
+    2: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA),
+    SCHEMA_VERSION: _expected_schema(_SCHEMA),
+}
 
 
 def corrupt_error(path: Path, what: str) -> StorageCorruptError:
@@ -163,7 +218,7 @@ def summaries(path: Path, rows: list[Any]) -> SessionListing:
     """Rows of ``LIST_SQL`` decoded by the strict codecs; an undecodable row is listed damaged."""
     good: list[StoredSummary] = []
     damaged: list[DamagedSummary] = []
-    for sid, text, length, created_at in rows:
+    for sid, text, length, created_at, name in rows:
         if type(length) is not int or length < 0:
             reason = f"the stored length {length!r} is invalid"
         else:
@@ -172,7 +227,8 @@ def summaries(path: Path, rows: list[Any]) -> SessionListing:
             except ValueError as exc:
                 reason = f"the stored header is invalid: {exc}"
             else:
-                good.append(StoredSummary(header=header, length=length))
+                shown = name if isinstance(name, str) and name else None
+                good.append(StoredSummary(header=header, length=length, name=shown))
                 continue
         reason = " ".join(reason.split())  # one plain line, whatever the codec said
         log.warning("storage.session_damaged", path=str(path), session_id=sid, error=reason)
@@ -188,6 +244,8 @@ def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) ->
     while the writer continues, and the read-only connection can never write (nor "repair") the
     file. The integrity checks of a full open are the holder's business; undecodable rows are
     listed as damaged as by :meth:`SQLiteBackend.list_sessions`. An absent file lists nothing.
+    A store of an older schema version (one a newer dsh has not migrated yet) is read as it is;
+    its Sessions have no stored name.
     """
     path = (Path(data_dir) / filename).absolute()
     if not path.is_file():
@@ -197,14 +255,24 @@ def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) ->
     except sqlite3.Error as exc:
         raise StorageError(f"cannot open {path} read-only: {exc}") from exc
     try:
-        if not _schema_rows(conn):
+        if is_blank(conn):
             return SessionListing()  # created but never written: an empty store
-        rows = conn.execute(LIST_SQL).fetchall()
+        rows = conn.execute(list_sql(stored_version(conn))).fetchall()
     except sqlite3.Error as exc:
         raise StorageError(f"cannot read {path}: {exc}") from exc
     finally:
         conn.close()
     return summaries(path, rows)
+
+
+def is_blank(conn: sqlite3.Connection) -> bool:
+    """Whether the database ``conn`` reads was created but never written (no schema at all)."""
+    return not _schema_rows(conn)
+
+
+def stored_version(conn: sqlite3.Connection) -> int:
+    """The schema version (``PRAGMA user_version``) of the store ``conn`` reads."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
@@ -230,6 +298,9 @@ class StoreFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        #: The schema version the last :meth:`connect` migrated from, ``None`` when it did not
+        #: migrate (a new or current store).
+        self.migrated_from: int | None = None
 
     # -- errors naming this file --------------------------------------------------------------
 
@@ -327,7 +398,8 @@ class StoreFile:
             if schema != _EXPECTED_SCHEMAS[version]:
                 names = ", ".join(f"{row[0]} {row[1]}" for row in schema) or "nothing"
                 raise self._foreign(f"its schema ({names}) is not the dsh schema")
-            sessions, events = conn.execute(_POSITION_SQL).fetchone()
+            position_sql = _POSITION_SQL if version >= 3 else _POSITION_SQL_BEFORE_3
+            sessions, events = conn.execute(position_sql).fetchone()
             return int(sessions), int(events)
         except sqlite3.DatabaseError as exc:
             if isinstance(exc, sqlite3.OperationalError) and not _is_corruption(exc):
@@ -347,6 +419,7 @@ class StoreFile:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise self.mapped(exc, "open the database") from exc
+        self.migrated_from = None
         try:
             self._enable_wal(conn)
             conn.execute("PRAGMA synchronous = FULL")
@@ -387,10 +460,12 @@ class StoreFile:
                 f"database file {self.path}: cannot switch to WAL journal mode (got {mode})"
             )
 
-    def _check_still_version_1(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != 1 or _schema_rows(conn) != _EXPECTED_SCHEMAS[1]:
-            raise self._foreign("the database changed while it was being opened")
+    def _still_version(self, version: int) -> Callable[[sqlite3.Connection], None]:
+        def check(conn: sqlite3.Connection) -> None:
+            if stored_version(conn) != version or _schema_rows(conn) != _EXPECTED_SCHEMAS[version]:
+                raise self._foreign("the database changed while it was being opened")
+
+        return check
 
     def _check_still_empty(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -398,12 +473,22 @@ class StoreFile:
             raise self._foreign("the database changed while it was being opened")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Bring a version-1 store (checked at open) to the current version: add the wake
-        index, empty (it is derived state), in one transaction."""
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+        """Bring an older store (checked at open) to the current version in one transaction:
+        add what it lacks, empty. The wake index and the board are derived state (the host
+        re-derives them), the names are filled as Sessions are written, nothing was deleted."""
+        version = stored_version(conn)
+        if version == SCHEMA_VERSION:
             return
-        self._write_schema(conn, self._check_still_version_1, _WAKES_SCHEMA)
-        log.info("storage.migrated", path=str(self.path), schema_version=SCHEMA_VERSION)
+        if version not in _MIGRATIONS:  # it was a version this dsh opens when it was checked
+            raise self._foreign("the database changed while it was being opened")
+        self._write_schema(conn, self._still_version(version), _MIGRATIONS[version])
+        self.migrated_from = version
+        log.info(
+            "storage.migrated",
+            path=str(self.path),
+            from_version=version,
+            schema_version=SCHEMA_VERSION,
+        )
 
     def _create_schema(self, conn: sqlite3.Connection) -> None:
         self._write_schema(conn, self._check_still_empty, _SCHEMA)

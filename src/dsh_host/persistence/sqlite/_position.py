@@ -1,9 +1,15 @@
 """The position record beside a SQLite store: silent loss of acknowledged commits is refused.
 
-The store's position (Sessions stored, events stored; both only grow) is written after every
+The store's position (Sessions and events ever stored; both only grow) is written after every
 COMMIT that returned to ``<filename>.position``, with a plain fixed-width write in place (no
 fsync of its own). A record behind the store is harmless (the process died between COMMIT and
 the write); a store behind the record has lost acknowledged commits.
+
+A delete removes rows, so the store's side is what it holds plus what was deleted: the delete
+transaction adds the Sessions and events it removed to a tally kept in the store itself (the
+``deleted`` table), in the same transaction, so a delete leaves the position where it was and
+never reads as a loss at the next open, while rows lost outside dsh still do (the tally
+counts only what a committed delete removed).
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ class PositionRecord:
         if self._accept_data_loss:
             return
         db = self._database
-        holds = "is missing or empty" if fresh else f"holds {_amount(stored)}"
+        holds = "is missing or empty" if fresh else f"holds {_amount(stored)} (counting deletes)"
         raise StorageBehindError(
             f"database file {db} {holds}, but {_amount(recorded)} were acknowledged "
             f"(recorded in {self.path}): "

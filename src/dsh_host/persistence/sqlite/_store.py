@@ -21,6 +21,14 @@ proven by a write that is rolled back) and a store that holds less than was ackn
 (:class:`StorageBehindError`, against the position record of :mod:`._position`). One
 undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`.
+
+The board, names and deletes: board rows and a Session's name are written by the writer in the
+savepoint of their append; board pages and counts are read on the worker thread like loads,
+through the index ``board_by_kind`` (plugin, kind, at_ms, session_id, key), without reading any
+log. A delete is queued to the writer behind the appends requested before it and removes every
+row of the Session in one transaction; the tally of deletes it keeps in the store is part of the
+store's position, so a delete never reads as lost data at the next open. A store of an older
+schema version is migrated at open (:attr:`SQLiteBackend.needs_board_rebuild`).
 """
 
 from __future__ import annotations
@@ -34,19 +42,26 @@ from typing import Literal, TypeVar
 
 import structlog
 
-from dsh_hookspecs import Event, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
 from ... import _json, _records
 from .._backend import (
+    NO_POSTS,
     NO_WAKES,
+    BoardCursor,
+    BoardRow,
     DueWake,
     SessionListing,
+    StorageConflictError,
     StorageError,
     StoredSession,
     StoredSummary,
+    check_board_cursor,
+    check_board_query,
+    decode_board_entry,
     encode_append,
 )
-from .._writes import Outcomes, Request
+from .._writes import Outcomes, Request, append_request, delete_request
 from ._file import (
     DEFAULT_FILENAME,
     LIST_SQL,
@@ -54,7 +69,9 @@ from ._file import (
     Position,
     StoreFile,
     decode_header,
+    is_blank,
     list_sessions_read_only,
+    stored_version,
     summaries,
 )
 from ._lock import DataDirLock
@@ -76,20 +93,35 @@ _T = TypeVar("_T")
 
 _State = Literal["new", "opening", "open", "closed"]
 
+#: One page of one plugin's board rows of one kind, soonest first (``{after}``: the cursor's
+#: condition or nothing, ``{session}``: the Session's or nothing).
+_BOARD_PAGE_SQL = (
+    "SELECT b.session_id, n.name, b.key, b.kind, b.at_ms, b.data FROM board b "
+    "LEFT JOIN names n ON n.session_id = b.session_id "
+    "WHERE b.plugin = ? AND b.kind = ?{after}{session} "
+    "ORDER BY b.at_ms, b.session_id, b.key LIMIT ?"
+)
+_BOARD_AFTER = " AND (b.at_ms, b.session_id, b.key) > (?, ?, ?)"
+_BOARD_SESSION = " AND b.session_id = ?"
+_BOARD_COUNT_SQL = "SELECT count(*) FROM board b WHERE b.plugin = ? AND b.kind = ?{after}{session}"
+
 
 class SQLiteBackend:
     """Durable storage in ``<data_dir>/<filename>``, guarded by the data-folder lock.
 
-    Silent loss is refused at open. The store's position (Sessions stored, events stored;
-    both only grow) is recorded after every COMMIT that returned in a small file beside the
-    database, ``<filename>.position``, with a plain write (no fsync of its own). A record behind
-    the store is harmless (the process died between COMMIT and the write); a store behind the
-    record has lost acknowledged commits (a deleted ``-wal`` file, a truncated, emptied or
-    replaced database) and :meth:`open` raises :class:`StorageBehindError`, unless
-    ``accept_data_loss`` is set: then it logs a warning and resets the record to the store.
+    Silent loss is refused at open. The store's position (Sessions and events ever stored: those
+    stored now plus those deleted, a tally the store keeps; both only grow) is recorded after
+    every COMMIT that returned in a small file beside the database, ``<filename>.position``,
+    with a plain write (no fsync of its own). A record behind the store is harmless (the
+    process died between COMMIT and the write); a store behind the record has lost acknowledged
+    commits (a deleted ``-wal`` file, a truncated, emptied or replaced database) and
+    :meth:`open` raises :class:`StorageBehindError`, unless ``accept_data_loss`` is set: then it
+    logs a warning and resets the record to the store.
     """
 
     name = "sqlite"
+    #: See :attr:`Backend.needs_board_rebuild`: set by each :meth:`open`.
+    needs_board_rebuild = False
 
     def __init__(
         self, data_dir: Path, *, filename: str = DEFAULT_FILENAME, accept_data_loss: bool = False
@@ -117,7 +149,8 @@ class SQLiteBackend:
 
     @property
     def position(self) -> Position:
-        """``(sessions, events)`` stored through the last acknowledged commit."""
+        """``(sessions, events)`` ever stored (stored now plus deleted) through the last
+        acknowledged commit."""
         return self._record.position
 
     @property
@@ -161,6 +194,8 @@ class SQLiteBackend:
         self._executor = executor
         self._conn = conn
         self._state = "open"
+        migrated = self._file.migrated_from is not None
+        self.needs_board_rebuild = migrated and self._record.position[0] > 0
         # Looked up per batch, so that an instrumented ``_write_batch`` (tests) takes effect.
         self._writer.start(executor, lambda batch: self._write_batch(batch))  # noqa: PLW0108
         log.info("storage.opened", backend=self.name, path=str(self._path))
@@ -253,7 +288,13 @@ class SQLiteBackend:
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open {reader.path} read-only: {exc}") from exc
         try:
-            return reader._load_sync(session_id, conn)
+            try:
+                if is_blank(conn):
+                    return None  # created but never written: an empty store
+                version = stored_version(conn)
+            except sqlite3.Error as exc:
+                raise reader._file.mapped(exc, "read the schema version") from exc
+            return reader._load_sync(session_id, conn, version)
         finally:
             conn.close()
 
@@ -282,9 +323,11 @@ class SQLiteBackend:
         return None if at_ms is None else int(at_ms)
 
     def _load_sync(
-        self, session_id: str, conn: sqlite3.Connection | None = None
+        self, session_id: str, conn: sqlite3.Connection | None = None, version: int = SCHEMA_VERSION
     ) -> StoredSession | None:
-        """One Session, through the open connection or ``conn`` (see :func:`load_read_only`)."""
+        """One Session, through the open connection or ``conn`` of a store of schema
+        ``version`` (see :func:`load_read_only`: an older store has no wake entries or board
+        rows yet)."""
         conn = self._connection() if conn is None else conn
         try:
             row = conn.execute(
@@ -296,9 +339,21 @@ class SQLiteBackend:
                 "SELECT seq, type, time, data FROM events WHERE session_id = ? ORDER BY seq",
                 (session_id,),
             ).fetchall()
-            wake_rows = conn.execute(
-                "SELECT plugin, at_ms FROM wakes WHERE session_id = ?", (session_id,)
-            ).fetchall()
+            wake_rows = (
+                conn.execute(
+                    "SELECT plugin, at_ms FROM wakes WHERE session_id = ?", (session_id,)
+                ).fetchall()
+                if version >= 2
+                else []
+            )
+            board_rows = (
+                conn.execute(
+                    "SELECT plugin, key, kind, at_ms, data FROM board WHERE session_id = ?",
+                    (session_id,),
+                ).fetchall()
+                if version >= 3
+                else []
+            )
         except sqlite3.Error as exc:
             raise self._file.mapped(exc, f"load session {session_id!r}") from exc
         header = decode_header(self._path, session_id, row[0])
@@ -321,8 +376,20 @@ class SQLiteBackend:
             raise self._file.corrupt(
                 f"session {session_id!r} records length {row[1]!r} but has {len(events)} events"
             )
+        board: dict[tuple[str, str], BoardEntry] = {}
+        for plugin, key, kind, at_ms, data in board_rows:
+            try:
+                board[str(plugin), str(key)] = decode_board_entry(kind, at_ms, data)
+            except ValueError as exc:
+                raise self._file.corrupt(
+                    f"board row {key!r} of plugin {plugin!r} of session {session_id!r} "
+                    f"is invalid: {exc}"
+                ) from exc
         return StoredSession(
-            header=header, events=tuple(events), wakes={str(p): int(at) for p, at in wake_rows}
+            header=header,
+            events=tuple(events),
+            wakes={str(p): int(at) for p, at in wake_rows},
+            board=board,
         )
 
     def _list_sync(self) -> SessionListing:
@@ -333,6 +400,77 @@ class SQLiteBackend:
             raise self._file.mapped(exc, "list sessions") from exc
         return summaries(self._path, rows)
 
+    # -- the board ---------------------------------------------------------------------------
+
+    async def board_page(
+        self,
+        plugin: str,
+        kind: str,
+        *,
+        after: BoardCursor | None = None,
+        limit: int,
+        session_id: str | None = None,
+    ) -> Sequence[BoardRow]:
+        check_board_query(plugin, kind, limit=limit, session_id=session_id)
+        cursor = check_board_cursor(after)
+        return await self._call(
+            lambda: self._board_page_sync(plugin, kind, cursor, limit, session_id)
+        )
+
+    async def board_count(
+        self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
+    ) -> int:
+        check_board_query(plugin, kind, after_ms=after_ms, session_id=session_id)
+        sql = _BOARD_COUNT_SQL.format(
+            after="" if after_ms is None else " AND b.at_ms > ?",
+            session="" if session_id is None else _BOARD_SESSION,
+        )
+        params = [plugin, kind, *_present(after_ms, session_id)]
+        return await self._call(lambda: self._board_count_sync(sql, params))
+
+    def _board_page_sync(
+        self,
+        plugin: str,
+        kind: str,
+        after: BoardCursor | None,
+        limit: int,
+        session_id: str | None,
+    ) -> list[BoardRow]:
+        sql = _BOARD_PAGE_SQL.format(
+            after="" if after is None else _BOARD_AFTER,
+            session="" if session_id is None else _BOARD_SESSION,
+        )
+        params = [plugin, kind, *(after or ()), *_present(session_id), limit]
+        try:
+            found = self._connection().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "read the board") from exc
+        rows: list[BoardRow] = []
+        for sid, name, key, row_kind, at_ms, data in found:
+            try:
+                entry = decode_board_entry(row_kind, at_ms, data)
+            except ValueError as exc:
+                # Derived state: one damaged row never hides the board of every other Session.
+                log.warning(
+                    "storage.board_row_damaged",
+                    path=str(self._path),
+                    session_id=sid,
+                    plugin=plugin,
+                    key=key,
+                    error=" ".join(str(exc).split()),
+                )
+                continue
+            shown = name if isinstance(name, str) and name else None
+            rows.append(BoardRow(str(sid), shown, plugin, str(key), entry))
+        return rows
+
+    def _board_count_sync(self, sql: str, params: list[object]) -> int:
+        try:
+            (count,) = self._connection().execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "count board rows") from exc
+        return int(count)
+
     # -- writes (group commit) -------------------------------------------------------------
 
     async def append(
@@ -342,29 +480,32 @@ class SQLiteBackend:
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
         if self._state != "open" or not self._writer.accepting:
             raise StorageError(f"database file {self._path} is not open")
-        encoded = encode_append(session_id, start, events, header, wakes)
-        rows = [
-            (session_id, e.seq, e.type, e.time, data)
-            for e, data in zip(events, encoded.data_json, strict=True)
-        ]
+        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._writer.submit(
-            Request(
-                session_id=session_id,
-                start=start,
-                header_json=encoded.header_json,
-                created_at=0 if encoded.header is None else encoded.header.created_at,
-                rows=rows,
-                future=future,
-                wakes=encoded.wakes,
-            )
-        )
+        self._writer.submit(append_request(session_id, start, events, encoded, future))
         # If the caller is cancelled the request may still commit (like any write whose
         # acknowledgement is lost); a request not yet taken by the writer is dropped.
         await future
+
+    async def delete(self, session_id: str) -> bool:
+        if self._state != "open" or not self._writer.accepting:
+            raise StorageError(f"database file {self._path} is not open")
+        if type(session_id) is not str or not session_id:
+            raise ValueError(f"session id must be a non-empty string, got {session_id!r}")
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._writer.submit(delete_request(session_id, future))
+        try:
+            await future
+        except StorageConflictError:
+            return False  # not stored
+        log.info("storage.session_deleted", path=str(self._path), session_id=session_id)
+        return True
 
     # Worker-thread steps of one batch, methods so that tests can instrument them.
 
@@ -377,6 +518,11 @@ class SQLiteBackend:
         self, conn: sqlite3.Connection, request: Request
     ) -> StorageError | None:
         return apply_in_savepoint(conn, self._file, request)
+
+
+def _present(*values: object) -> list[object]:
+    """The values that are not ``None`` (the parameters of optional conditions)."""
+    return [value for value in values if value is not None]
 
 
 def load_read_only(

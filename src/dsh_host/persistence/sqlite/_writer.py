@@ -6,6 +6,11 @@ worker thread inside a single transaction (:func:`write_batch`), each in its own
 (:func:`apply_in_savepoint`): a request that conflicts is rolled back to its savepoint and fails
 alone, the others share one COMMIT and therefore one fsync. Requests arriving meanwhile form the
 next batch.
+
+A request's board changes and name are written in its savepoint with its events, so they are
+stored with them or not at all. A delete is a request too (queued behind every append requested
+before it): it removes the Session's rows from every table and adds what it removed to the tally
+of deletes (``deleted``), so the store's position (stored plus deleted) never goes back.
 """
 
 from __future__ import annotations
@@ -103,7 +108,11 @@ class GroupWriter:
                     outcomes = [_batch_failure(exc) for _ in batch]
                 else:
                     self.commits += 1
-                    self.appends += sum(1 for o in outcomes if o is None)
+                    self.appends += sum(
+                        1
+                        for r, o in zip(batch, outcomes, strict=True)
+                        if o is None and not r.delete
+                    )
                 finally:
                     self._in_flight = 0
                 for request, outcome in zip(batch, outcomes, strict=True):
@@ -191,7 +200,25 @@ def apply_in_savepoint(
     return None
 
 
+def _delete(conn: sqlite3.Connection, sid: str) -> None:
+    """Remove every row of ``sid`` and count what was removed in the tally of deletes."""
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None:
+        raise StorageConflictError(f"session {sid} does not exist")
+    for table in ("board", "names", "wakes"):
+        conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))  # noqa: S608 - fixed names
+    events = conn.execute("DELETE FROM events WHERE session_id = ?", (sid,)).rowcount
+    conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    conn.execute(
+        "INSERT INTO deleted (id, sessions, events) VALUES (1, 1, ?) ON CONFLICT (id) "
+        "DO UPDATE SET sessions = sessions + 1, events = events + excluded.events",
+        (events,),
+    )
+
+
 def _apply(conn: sqlite3.Connection, request: Request) -> None:
+    if request.delete:
+        _delete(conn, request.session_id)
+        return
     sid, start = request.session_id, request.start
     # Inside the write transaction, so nothing changes between this read and the writes.
     row = conn.execute("SELECT length FROM sessions WHERE id = ?", (sid,)).fetchone()
@@ -220,6 +247,24 @@ def _apply(conn: sqlite3.Connection, request: Request) -> None:
                 "ON CONFLICT (session_id, plugin) DO UPDATE SET at_ms = excluded.at_ms",
                 (sid, plugin, at_ms),
             )
+    if request.board_clear:
+        conn.executemany(
+            "DELETE FROM board WHERE session_id = ? AND plugin = ? AND key = ?",
+            request.board_clear,
+        )
+    if request.board_set:
+        conn.executemany(
+            "INSERT INTO board (session_id, plugin, key, kind, at_ms, data) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, plugin, key) DO UPDATE SET "
+            "kind = excluded.kind, at_ms = excluded.at_ms, data = excluded.data",
+            request.board_set,
+        )
+    if request.name is not None:
+        conn.execute(
+            "INSERT INTO names (session_id, name) VALUES (?, ?) "
+            "ON CONFLICT (session_id) DO UPDATE SET name = excluded.name",
+            (sid, request.name),
+        )
 
 
 def _batch_failure(exc: Exception) -> StorageError:
