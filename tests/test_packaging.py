@@ -120,6 +120,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
         ("tools and the scripted model's phrases", ["_tools", "_words", "_phrases"]),
+        ("the board filer", ["_board"]),
         ("plugin", ["_plugin"]),
         ("package", ["__init__"]),
     ],

@@ -104,6 +104,15 @@ class Turn(Protocol):
         turn's ``turn/start``, ``user/message`` and the tool calls already made included."""
         ...
 
+    @property
+    def owned_from(self) -> int:
+        """Index in :meth:`transcript` of the first event the Session owns: a fork's
+        ``seedLength`` (its inherited prefix comes before), 0 otherwise.
+
+        .. versionadded:: 0.4
+        """
+        ...
+
     def tools(self) -> Sequence[Tool]:
         """The tools this Agent can call now: its own layer first, then the host's global
         tools it does not shadow; each with its description and JSON-Schema parameters."""

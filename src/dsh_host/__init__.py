@@ -15,6 +15,7 @@ from ._inbox import INTERRUPTED_RESULT, InboxMessage
 from ._json import JSONError
 from ._observations import (
     Appended,
+    BoardChanged,
     Detached,
     Flushed,
     Observation,
@@ -32,6 +33,7 @@ from .models import LiveTurn, NoModel, ScriptedModel, UnknownModelError, choose_
 __all__ = [
     "INTERRUPTED_RESULT",
     "Appended",
+    "BoardChanged",
     "Detached",
     "Flushed",
     "ForkBoundaryError",

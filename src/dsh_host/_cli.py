@@ -511,6 +511,13 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
     except (StorageError, PluginLoadError, UnknownModelError) as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
+    try:
+        # A store migrated at open has an empty board: rebuilt from the logs before serving.
+        await host.rebuild_if_migrated()
+    except StorageError as exc:
+        await host.close()
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
     web = WebServer(host, bind_host=args.host, port=args.port, token=args.token)
     said: str | None = None
     try:

@@ -338,6 +338,42 @@ class LiveHost:
         self.sessions.detach(session)
         await self._release(session_id)
 
+    async def delete_session(self, session_id: str) -> bool:
+        """Delete a Session for good; ``False`` when no such Session exists.
+
+        A live one is stopped first: its running turn cancelled, its Agent disposed, the
+        Session detached, and nothing more of it is written. Then storage removes its header,
+        events, wake entries, board rows and name in one transaction (its forks are copies and
+        keep working). While this runs the Session cannot be resumed, and a resume already under
+        way opens nothing. Raises :class:`StorageError` when storage fails (a live Session
+        stays stopped then, its log intact) and :class:`SessionLiveElsewhereError` while another
+        live host holds it.
+        """
+        with self.sessions.deleting(session_id):
+            live = await self._stop_for_delete(session_id)
+            try:
+                deleted = await self.backend.delete(session_id)
+            except BaseException:
+                if live:
+                    await self._release(session_id)
+                raise
+        self.wakeups.forget(session_id)
+        log.info("host.session_deleted", session_id=session_id, live=live, stored=deleted)
+        return deleted or live
+
+    async def _stop_for_delete(self, session_id: str) -> bool:
+        """Stop the live Session ``session_id`` without writing more of it; whether it was live."""
+        agent = self.agents.for_session(session_id)
+        if agent is not None:
+            agent.cancel_turn()
+            await agent.dispose()
+        session = self.sessions.get(session_id)
+        if session is None:
+            return agent is not None
+        self.sessions.detach(session)
+        await self.persistence.discard(session)
+        return True
+
     def attach(self, session_id: str) -> Callable[[], None]:
         """Count an attached event stream (it keeps the Session from idle eviction); the
         result releases it (idempotent)."""
@@ -367,11 +403,13 @@ class LiveHost:
         return agent is not None and (agent.phase != "idle" or bool(agent.inbox))
 
     async def reindex(self) -> tuple[int, int, list[str]]:
-        """Rebuild the durable wake index from the logs (``dsh reindex``).
+        """Rebuild the durable wake index, the board and the stored names from the logs
+        (``dsh reindex``, and the rebuild at boot of :meth:`rebuild_if_migrated`).
 
-        Every stored Session that is not live is opened without its entries so that the loaded
-        plugins file them again from their fold in ``dsh_session_opened`` (no Agent is created,
-        nothing is delivered); entries no plugin files again are cleared; each is flushed and
+        Every stored Session that is not live is opened without its entries and rows so that
+        the loaded plugins file and post them again from their fold in ``dsh_session_opened``
+        (no Agent is created, nothing is delivered); entries and rows no plugin files again are
+        cleared, and a stored name that is not the log's is replaced; each is flushed and
         detached. Returns ``(sessions rebuilt, entries now standing, ids that failed)``; a
         Session that fails (an unreadable log, a failed write) is logged and skipped. Cold
         delivery is paused meanwhile (it looks for due entries again after).
@@ -391,6 +429,7 @@ class LiveHost:
                 log.error("host.reindex_failed", session_id=session_id, error=str(exc))
                 failed.append(session_id)
                 continue
+            self.persistence.stored_name_is(session, summary.name)
             try:
                 await self.sessions.flush(session)
             except Exception as exc:
@@ -403,6 +442,17 @@ class LiveHost:
             entries += len(self.sessions.wakes(session))
         log.info("host.reindexed", sessions=rebuilt, entries=entries, failed=len(failed))
         return rebuilt, entries, failed
+
+    async def rebuild_if_migrated(self) -> bool:
+        """Run :meth:`reindex` once when opening storage migrated an older store whose board
+        (and names) are therefore empty (``Backend.needs_board_rebuild``); whether it ran.
+        ``dsh serve`` calls it after :meth:`start`, before it serves."""
+        if not self.backend.needs_board_rebuild:
+            return False
+        log.info("host.board_rebuild_started")
+        rebuilt, entries, failed = await self.reindex()
+        log.info("host.board_rebuilt", sessions=rebuilt, wake_entries=entries, failed=len(failed))
+        return True
 
     async def inspect(self, session_id: str) -> StoredSession | None:
         return await self.persistence.inspect(session_id)

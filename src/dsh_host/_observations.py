@@ -174,6 +174,7 @@ _O1 = TypeVar("_O1", bound=Observation)
 _O2 = TypeVar("_O2", bound=Observation)
 _O3 = TypeVar("_O3", bound=Observation)
 _O4 = TypeVar("_O4", bound=Observation)
+_O5 = TypeVar("_O5", bound=Observation)
 
 
 class Unsubscribe:
@@ -233,6 +234,12 @@ class Publisher:
         self,
         callback: Callable[[_O1 | _O2 | _O3 | _O4], object],
         kinds: tuple[type[_O1], type[_O2], type[_O3], type[_O4]],
+    ) -> Unsubscribe: ...
+    @overload
+    def subscribe(
+        self,
+        callback: Callable[[_O1 | _O2 | _O3 | _O4 | _O5], object],
+        kinds: tuple[type[_O1], type[_O2], type[_O3], type[_O4], type[_O5]],
     ) -> Unsubscribe: ...
     @overload
     def subscribe(

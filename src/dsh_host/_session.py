@@ -17,6 +17,14 @@ index of :class:`dsh_hookspecs.SessionStore`): it validates them, keeps each liv
 standing entries, and publishes :class:`~dsh_host._observations.WakeChanged` (the persistence
 coordinator writes the entry with the Session's next batch).
 
+It also takes the plugins' board posts (:meth:`LiveSessionStore.post`, the board of
+:class:`dsh_hookspecs.SessionStore`) the same way, publishing
+:class:`~dsh_host._observations.BoardChanged`.
+
+A delete (``LiveHost.delete_session``) runs inside :meth:`LiveSessionStore.deleting`: while it
+lasts the Session cannot be resumed, and a load of it that was under way when it began opens
+nothing (its caller hears :class:`KeyError`, as for a Session storage does not hold).
+
 Everything the store tells host components (opened, appended, flushed, wake changed, detached,
 streamed) goes through its one subscription API, :meth:`LiveSessionStore.subscribe`; the kinds and
 the ordering rules among them are documented in one place, :mod:`dsh_host._observations`.
@@ -25,6 +33,7 @@ the ordering rules among them are documented in one place, :mod:`dsh_host._obser
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
@@ -245,6 +254,9 @@ class LiveSessionStore(Publisher):
         self._live: dict[str, LiveSession] = {}
         self._resuming: dict[str, asyncio.Future[LiveSession]] = {}
         self._flush_listeners: list[FlushListener] = []
+        #: Ids with a delete under way (how many), and the loads of each id under way.
+        self._deleting: dict[str, int] = {}
+        self._loads: dict[str, list[_Load]] = {}
 
     # -- flush listeners (host-internal; subscriptions: Publisher.subscribe) -------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
@@ -367,12 +379,14 @@ class LiveSessionStore(Publisher):
         """The live Session of ``session_id``, loading it from storage when it is cold.
 
         Idempotent: a live Session is returned as is; concurrent resumes share one load.
-        Raises :class:`KeyError` when storage has no such Session.
+        Raises :class:`KeyError` when storage has no such Session, or it is being deleted.
 
         ``check(stored_events)`` runs on a Session this call loads, before it is opened: what it
         raises is raised here and the Session stays cold. Such a load is not shared (a refusal
         concerns this caller only); a Session already live or being resumed is not checked.
         """
+        if session_id in self._deleting:
+            raise KeyError(session_id)
         live = self._live.get(session_id)
         if live is not None:
             return live
@@ -397,11 +411,41 @@ class LiveSessionStore(Publisher):
         finally:
             del self._resuming[session_id]
 
-    async def _load(self, session_id: str, check: StoredCheck | None = None) -> LiveSession:
+    async def _stored(self, session_id: str) -> StoredSession:
+        """The stored Session, or :class:`KeyError` when storage has none or it was deleted
+        while it was read (the caller must not open it)."""
         assert self._loader is not None
-        stored = await self._loader(session_id)
-        if stored is None:
+        load = _Load()
+        loads = self._loads.setdefault(session_id, [])
+        loads.append(load)
+        try:
+            stored = await self._loader(session_id)
+        finally:
+            loads.remove(load)
+            if not loads:
+                del self._loads[session_id]
+        if stored is None or load.deleted:
             raise KeyError(session_id)
+        return stored
+
+    @contextlib.contextmanager
+    def deleting(self, session_id: str) -> Iterator[None]:
+        """While the block runs, ``session_id`` is not resumed (:class:`KeyError`), and a load
+        of it already under way opens nothing. The caller detaches a live one itself."""
+        for load in self._loads.get(session_id, ()):
+            load.deleted = True
+        self._deleting[session_id] = self._deleting.get(session_id, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._deleting[session_id] - 1
+            if left:
+                self._deleting[session_id] = left
+            else:
+                del self._deleting[session_id]
+
+    async def _load(self, session_id: str, check: StoredCheck | None = None) -> LiveSession:
+        stored = await self._stored(session_id)
         live = self._live.get(session_id)  # a concurrent create or resume may have won meanwhile
         if live is not None:
             return live
@@ -417,21 +461,21 @@ class LiveSessionStore(Publisher):
         )
 
     async def rederive_wakes(self, session_id: str) -> LiveSession:
-        """Open the cold ``session_id`` with no standing wake entry, for ``dsh reindex``.
+        """Open the cold ``session_id`` with no standing wake entry or board row, for ``dsh
+        reindex``.
 
-        Its plugins see ``dsh_session_opened(session, "resumed")`` and file their entries again
-        from their fold (:meth:`request_wake`); every stored entry that none filed is cleared.
+        Its plugins see ``dsh_session_opened(session, "resumed")`` and file their entries and
+        post their rows again from their fold (:meth:`request_wake`, :meth:`post`); every stored
+        entry and row that none filed again is cleared.
         No Agent is created. The caller flushes the Session (which writes the rebuilt entries)
         and detaches it. Raises :class:`KeyError` when storage has no such Session and
         ``ValueError`` when it is live (its standing entries are current).
         """
         if session_id in self._live or session_id in self._resuming:
             raise ValueError(f"session {session_id} is live")
-        if self._loader is None:
+        if self._loader is None or session_id in self._deleting:
             raise KeyError(session_id)
-        stored = await self._loader(session_id)
-        if stored is None:
-            raise KeyError(session_id)
+        stored = await self._stored(session_id)
         if session_id in self._live:
             raise ValueError(f"session {session_id} is live")
         session = self._open(stored.header, stored.events, "resumed", len(stored.events))
@@ -507,6 +551,15 @@ class LiveSessionStore(Publisher):
     def _publish_flushed(self, session: LiveSession, through_seq: int) -> None:
         self._publish(Flushed(session, through_seq))
         self.hooks.session_flushed(session, through_seq)
+
+
+class _Load:
+    """One read of a stored Session under way (a delete that begins meanwhile marks it)."""
+
+    __slots__ = ("deleted",)
+
+    def __init__(self) -> None:
+        self.deleted = False
 
 
 async def _call_listener(listener: FlushListener, session: LiveSession) -> bool | None:

@@ -17,6 +17,10 @@ stays live; once it is cold again, it is retried with a back-off
 failures in the timer path are logged once and retried with the same back-off; they never
 escape. The timer is re-armed at start-up, when a request makes an earlier wake, and when a
 Session with standing entries goes cold.
+
+A deleted Session (``LiveHost.delete_session``) is forgotten (:meth:`WakeService.forget`): its
+claims go, and a pass that listed its entries before the delete finds it gone (the resume
+answers :class:`KeyError`) and treats the entries like delivered ones, never as a failure.
 """
 
 from __future__ import annotations
@@ -161,6 +165,12 @@ class WakeService:
             elif self._armed_for is None or earliest < self._armed_for:
                 self._arm(earliest)
 
+    def forget(self, session_id: str) -> None:
+        """``session_id`` was deleted: drop what the service remembers of its entries, and look
+        again (the timer may be armed for one of them)."""
+        self._claims = {key: c for key, c in self._claims.items() if key[0] != session_id}
+        self.kick()
+
     def _on_timer(self) -> None:
         self._timer = None
         self._armed_for = None
@@ -258,6 +268,12 @@ class WakeService:
         """Resume ``session_id`` for its due ``keys``; ``False`` (backed off) when that failed."""
         try:
             await self._resume(session_id)
+        except KeyError:
+            # Deleted since the index was read: its entries went with it.
+            log.info("host.wake_session_gone", session_id=session_id)
+            for key in keys:
+                self._claim(key).not_before = None
+            return True
         except Exception as exc:
             # Another host holding or claiming it is not a failure: that host delivers it.
             elsewhere = isinstance(exc, SessionLiveElsewhereError)

@@ -12,10 +12,10 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from dsh_hookspecs import Event, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
-from ._records import StoredSession, StoredSummary
-from .persistence import NO_WAKES, Backend, DueWake, StorageError
+from ._records import BoardRow, StoredSession, StoredSummary
+from .persistence import NO_POSTS, NO_WAKES, Backend, DueWake, StorageError
 
 
 class ManualClock:
@@ -124,6 +124,10 @@ class FaultInjectingBackend:
         self.name = f"faulty-{inner.name}"
         self.plan = FaultPlan()
 
+    @property
+    def needs_board_rebuild(self) -> bool:
+        return self.inner.needs_board_rebuild
+
     async def open(self) -> None:
         await self.inner.open()
 
@@ -145,6 +149,27 @@ class FaultInjectingBackend:
     async def earliest_wake(self) -> int | None:
         return await self.inner.earliest_wake()
 
+    async def board_page(
+        self,
+        plugin: str,
+        kind: str,
+        *,
+        after: tuple[int, str, str] | None = None,
+        limit: int,
+        session_id: str | None = None,
+    ) -> Sequence[BoardRow]:
+        return await self.inner.board_page(
+            plugin, kind, after=after, limit=limit, session_id=session_id
+        )
+
+    async def board_count(
+        self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
+    ) -> int:
+        return await self.inner.board_count(plugin, kind, after_ms=after_ms, session_id=session_id)
+
+    async def delete(self, session_id: str) -> bool:
+        return await self.inner.delete(session_id)
+
     async def append(
         self,
         session_id: str,
@@ -152,6 +177,9 @@ class FaultInjectingBackend:
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
         self.plan.append_calls.append((session_id, start, len(events)))
         if self.plan.gate is not None:
@@ -159,9 +187,13 @@ class FaultInjectingBackend:
         if self.plan.fail_appends:
             self.plan.fail_appends -= 1
             raise StorageError("injected write failure")
-        if wakes:
+        if board or name is not None:
+            await self.inner.append(
+                session_id, start, events, header, wakes, board=board, name=name
+            )
+        elif wakes:
             await self.inner.append(session_id, start, events, header, wakes)
-        else:  # passed only when some wake changed: a backend written before them still works
+        else:  # passed only when they change: a backend written before them still works
             await self.inner.append(session_id, start, events, header)
         if self.plan.fail_after_commit:
             self.plan.fail_after_commit -= 1

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from dsh_hookspecs import EventRejectedError, SessionNotLiveError
+from dsh_hookspecs import BoardEntry, EventRejectedError, SessionNotLiveError
 from dsh_host import (
     Appended,
+    BoardChanged,
     Detached,
     Flushed,
     LiveHost,
@@ -25,7 +26,7 @@ from dsh_host import (
 )
 from dsh_host.persistence import MemoryBackend, StoredSession
 
-ALL = (Opened, Appended, Flushed, WakeChanged, Detached, Streamed)
+ALL = (Opened, Appended, Flushed, WakeChanged, BoardChanged, Detached, Streamed)
 
 
 class Recording(SessionHooks):
@@ -66,6 +67,8 @@ def describe(observation: Observation) -> str:
             return f"flushed {through_seq}"
         case WakeChanged(plugin=plugin, at_ms=at_ms):
             return f"wake {plugin} {at_ms}"
+        case BoardChanged(plugin=plugin, key=key, entry=entry):
+            return f"board {plugin} {key} {None if entry is None else entry.at_ms}"
         case Detached():
             return "detached"
         case Streamed(payload=payload):
@@ -275,6 +278,24 @@ def test_rule_5_wake_changed_follows_a_change_and_reads_the_new_entry():
     assert len(seen) == 2  # a refused request publishes nothing
 
 
+def test_rule_5_board_changed_follows_a_change_and_reads_the_new_row():
+    store = LiveSessionStore(plugin_names=lambda: ["p"])
+    session = store.create()
+    seen: list[tuple[str, dict[tuple[str, str], BoardEntry]]] = []
+    store.subscribe(
+        lambda o: seen.append((describe(o), dict(store.posted(o.session)))), BoardChanged
+    )
+    row = BoardEntry(kind="pending", at_ms=5, data={"text": "x"})
+    store.post(session, "p", "k", row)
+    store.post(session, "p", "k", BoardEntry(kind="pending", at_ms=5, data={"text": "x"}))
+    store.post(session, "p", "k", None)
+    store.post(session, "p", "k", None)  # the standing value: nothing changed, nothing published
+    assert seen == [("board p k 5", {("p", "k"): row}), ("board p k None", {})]
+    with pytest.raises(ValueError, match="loaded plugin"):
+        store.post(session, "q", "k", row)
+    assert len(seen) == 2  # a refused post publishes nothing
+
+
 # -- rule 6: Detached after leaving --------------------------------------------------------------
 
 
@@ -326,6 +347,9 @@ async def _cause(store: LiveSessionStore, kind: type[Observation]) -> None:
     elif kind is WakeChanged:
         store.request_wake(session, "p", 5)
         assert store.wakes(session) == {"p": 5}
+    elif kind is BoardChanged:
+        store.post(session, "p", "k", BoardEntry(kind="pending", at_ms=5))
+        assert dict(store.posted(session)) == {("p", "k"): BoardEntry(kind="pending", at_ms=5)}
     elif kind is Detached:
         store.detach(session)
         assert not store.is_live(session)
@@ -340,6 +364,7 @@ async def _cause(store: LiveSessionStore, kind: type[Observation]) -> None:
         (Appended, "session.append_observer_failed"),
         (Flushed, "session.flushed_observer_failed"),
         (WakeChanged, "session.wake_observer_failed"),
+        (BoardChanged, "session.board_observer_failed"),
         (Detached, "session.detach_observer_failed"),
         (Streamed, "session.stream_observer_failed"),
     ],

@@ -381,8 +381,11 @@ async def test_bodies_over_one_mebibyte_are_refused_while_read(
 
 async def test_routes_and_methods(client: httpx.AsyncClient):
     sid = await _create(client)
-    for path in ("/api", "/api/", "/api/nothing", "/api/sessions/", f"/api/sessions/{sid}", "/x"):
+    for path in ("/api", "/api/", "/api/nothing", "/api/sessions/", "/x"):
         _error(await client.get(path), 404, "not_found")
+    response = await client.get(f"/api/sessions/{sid}")  # a Session is deleted, never read, here
+    _error(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == "DELETE"
     response = await client.delete("/api/sessions")
     _error(response, 405, "method_not_allowed")
     assert "POST" in response.headers["allow"]

@@ -9,13 +9,16 @@ and provides a factory:
   positions and conflicts, cursor recovery, divergent requests, malformed requests, listing,
   strict JSON, concurrency, reopen and close, the wake entries (stored with their batch,
   replaced, cleared, absent after a refused append, ``due_wakes`` in time order, kept across a
-  reopen); :class:`DamagedRowContract` (``make`` and
+  reopen), the board rows and names (stored with their batch, ``board_page`` ordered by
+  instant, Session and key after a cursor, ``board_count``) and ``delete`` (everything of the
+  Session goes, a fork stays); :class:`DamagedRowContract` (``make`` and
   ``damage_header(tmp_path, session_id)``) for a durable store: an undecodable row is listed
   as damaged and never hides the others.
 * :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`,
-  :class:`WakeContract`, or all four as :class:`HostContract` (``async start_host(plugins,
-  turns, tmp_path) -> HostUnderTest``): the flush contract, the Agent phases, publication and
-  disposal, the durable wake index of ``SessionStore.request_wake``. They drive a host only through
+  :class:`WakeContract`, :class:`BoardContract`, or all five as :class:`HostContract` (``async
+  start_host(plugins, turns, tmp_path) -> HostUnderTest``): the flush contract, the Agent
+  phases, publication and disposal, the durable wake index of ``SessionStore.request_wake`` and
+  the board of ``SessionStore.post``. They drive a host only through
   :mod:`dsh_hookspecs` (what plugins are handed, by the :class:`Recorder` plugin they load) and
   the few operations of :class:`HostUnderTest`.
 * :class:`ReferenceHostContract` (``make_backend(tmp_path)``): the host suites against
@@ -55,7 +58,16 @@ import pytest
 
 # The cases live here, not in the consumer's test module: let pytest rewrite their asserts so
 # that a failing case reports its values. Must run before the modules below are imported.
-_CASES = ("_agents", "_backend", "_flush", "_host", "_publication", "_reference", "_wakes")
+_CASES = (
+    "_agents",
+    "_backend",
+    "_board",
+    "_flush",
+    "_host",
+    "_publication",
+    "_reference",
+    "_wakes",
+)
 pytest.register_assert_rewrite(*(f"{__name__}.{module}" for module in _CASES))
 
 from ._agents import AgentPhaseContract
@@ -68,6 +80,7 @@ from ._backend import (
     make_events,
     make_header,
 )
+from ._board import BoardContract
 from ._flush import FlushContract
 from ._host import (
     PLUGIN,
@@ -90,6 +103,7 @@ __all__ = [
     "REFUSED_TYPE",
     "AgentPhaseContract",
     "BackendContract",
+    "BoardContract",
     "DamagedRowContract",
     "FlushContract",
     "HostContract",

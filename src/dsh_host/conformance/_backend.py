@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
 
 from .._json import JSONError
 from .._records import RecordError, events_identical, headers_identical
@@ -80,6 +80,10 @@ AWKWARD: JSONValue = {
     "deep": [[[[[[[[[[[[[[[[[[[[{"bottom": True}]]]]]]]]]]]]]]]]]]]],
     "empty": {"list": [], "object": {}, "string": ""},
 }
+
+
+def _row(at_ms: int, data: JSONValue = None, kind: str = "pending") -> BoardEntry:
+    return BoardEntry(kind=kind, at_ms=at_ms, data=data)
 
 
 class BackendContract:
@@ -471,6 +475,187 @@ class BackendContract:
             assert stored.wakes == {"a": 100, "b": 50}
             assert await again.earliest_wake() == 50
             assert await again.due_wakes(100, 10) == [("s1", "b", 50), ("s1", "a", 100)]
+        finally:
+            await again.close()
+
+    # -- the board, names and deletes -----------------------------------------------------
+
+    async def test_board_rows_and_a_name_are_stored_with_the_batch_and_loaded(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append(
+            "s1",
+            0,
+            make_events(0, 2),
+            header,
+            board={("p", "a"): _row(300, {"text": "é 🎉"}), ("q", "a"): _row(100, kind="other")},
+            name="Groceries",
+        )
+        await backend.append("s2", 0, make_events(0, 1), make_header("s2"))
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 2))
+        assert stored is not None
+        assert stored.board == {
+            ("p", "a"): _row(300, {"text": "é 🎉"}),
+            ("q", "a"): _row(100, kind="other"),
+        }
+        other = await backend.load("s2")
+        assert other is not None
+        assert other.board == {}
+        assert [(s.header.id, s.name) for s in await backend.list_sessions()] == [
+            ("s1", "Groceries"),
+            ("s2", None),
+        ]
+
+    async def test_a_later_row_replaces_none_removes_it_and_a_name_is_never_cleared(
+        self, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, make_events(0, 1), make_header("s1"), name="First")
+        await backend.append("s1", 1, [], board={("p", "a"): _row(100), ("p", "b"): _row(200)})
+        await backend.append("s1", 1, make_events(1, 1), board={("p", "a"): _row(150)})
+        await backend.append("s1", 2, [], board={("p", "b"): None, ("p", "never"): None})
+        stored = await backend.load("s1")
+        assert stored is not None
+        assert stored.board == {("p", "a"): _row(150)}
+        assert [s.name for s in await backend.list_sessions()] == ["First"]
+        await backend.append("s1", 2, [], name="Second")
+        assert [s.name for s in await backend.list_sessions()] == ["Second"]
+
+    async def test_a_refused_append_stores_none_of_its_rows_or_its_name(
+        self, backend: Backend
+    ) -> None:
+        header = make_header("s1")
+        await backend.append("s1", 0, make_events(0, 2), header, board={("p", "a"): _row(1)})
+        with pytest.raises(StorageConflictError):
+            await backend.append(
+                "s1", 1, make_events(1, 1), board={("p", "a"): None, ("p", "b"): _row(2)}, name="x"
+            )
+        with pytest.raises(StorageConflictError):
+            await backend.append("ghost", 0, [], board={("p", "a"): _row(1)}, name="ghost")
+        for bad in (
+            {("p", ""): _row(1)},
+            {("", "a"): _row(1)},
+            {("p", "a"): _row(1, kind="Bad")},
+            {("p", "a"): _row(True)},
+            {("p", "a"): _row(1, {"x": "y" * 5000})},
+        ):
+            with pytest.raises(ValueError):  # noqa: PT011 - a malformed request
+                await backend.append("s1", 2, make_events(2, 1), board=bad)
+        with pytest.raises(ValueError):  # noqa: PT011 - a malformed request
+            await backend.append("s1", 2, make_events(2, 1), name="")
+        stored = await backend.load("s1")
+        assert_stored(stored, header, make_events(0, 2))
+        assert stored is not None
+        assert stored.board == {("p", "a"): _row(1)}
+        assert [(s.header.id, s.name) for s in await backend.list_sessions()] == [("s1", None)]
+
+    async def test_board_page_orders_by_instant_session_and_key_after_the_cursor(
+        self, backend: Backend
+    ) -> None:
+        await backend.append(
+            "s2",
+            0,
+            [],
+            make_header("s2", 1),
+            board={("p", "b"): _row(200), ("p", "a"): _row(200), ("p", "z"): _row(50)},
+            name="Two",
+        )
+        await backend.append(
+            "s1",
+            0,
+            [],
+            make_header("s1", 2),
+            board={
+                ("p", "c"): _row(200),
+                ("p", "late"): _row(900),
+                ("p", "other"): _row(1, kind="done"),
+                ("q", "c"): _row(1),
+            },
+        )
+        everything = await backend.board_page("p", "pending", limit=10)
+        assert [(r.entry.at_ms, r.session_id, r.key) for r in everything] == [
+            (50, "s2", "z"),
+            (200, "s1", "c"),
+            (200, "s2", "a"),
+            (200, "s2", "b"),
+            (900, "s1", "late"),
+        ]
+        assert [(r.session_name, r.plugin) for r in everything[:2]] == [("Two", "p"), (None, "p")]
+        assert everything[0].entry == _row(50)
+        first = await backend.board_page("p", "pending", limit=2)
+        assert first == everything[:2]
+        last = first[-1]
+        rest = await backend.board_page(
+            "p", "pending", limit=10, after=(last.entry.at_ms, last.session_id, last.key)
+        )
+        assert rest == everything[2:]
+        mine = await backend.board_page("p", "pending", limit=10, session_id="s1")
+        assert [r.key for r in mine] == ["c", "late"]
+        assert [r.key for r in await backend.board_page("p", "done", limit=10)] == ["other"]
+        assert await backend.board_page("nobody", "pending", limit=10) == []
+        assert await backend.board_page("p", "pending", limit=0) == []
+
+    async def test_board_count_counts_the_rows_after_an_instant(self, backend: Backend) -> None:
+        rows = {("p", "a"): _row(100), ("p", "b"): _row(200), ("p", "c"): _row(1, kind="done")}
+        await backend.append("s1", 0, [], make_header("s1"), board=rows)
+        await backend.append("s2", 0, [], make_header("s2"), board={("p", "a"): _row(300)})
+        assert await backend.board_count("p", "pending") == 3
+        assert await backend.board_count("p", "pending", after_ms=100) == 2
+        assert await backend.board_count("p", "pending", after_ms=300) == 0
+        assert await backend.board_count("p", "pending", session_id="s1") == 2
+        assert await backend.board_count("p", "done") == 1
+        assert await backend.board_count("q", "pending") == 0
+
+    async def test_delete_removes_the_session_its_entries_rows_and_name_and_nothing_else(
+        self, backend: Backend
+    ) -> None:
+        await backend.append(
+            "s1",
+            0,
+            make_events(0, 3),
+            make_header("s1", 1),
+            wakes={"p": 100},
+            board={("p", "a"): _row(100)},
+            name="Parent",
+        )
+        child = make_header("c1", 2, parent_session="s1", seed_length=3)
+        await backend.append(
+            "c1", 0, make_events(0, 3), child, wakes={"p": 200}, board={("p", "a"): _row(200)}
+        )
+        assert await backend.delete("s1") is True
+        assert await backend.load("s1") is None
+        assert [s.header.id for s in await backend.list_sessions()] == ["c1"]
+        rows = await backend.board_page("p", "pending", limit=9)
+        assert [(r.session_id, r.key) for r in rows] == [("c1", "a")]
+        assert await backend.due_wakes(2**62, 10) == [("c1", "p", 200)]
+        assert await backend.delete("s1") is False
+        assert await backend.delete("never-stored") is False
+        with pytest.raises(StorageConflictError):
+            await backend.append("s1", 3, make_events(3, 1))
+        assert_stored(await backend.load("c1"), child, make_events(0, 3))  # a fork keeps working
+        await backend.append("c1", 3, make_events(3, 1))
+        # The id is free again: a new Session of it starts empty, without the old name.
+        await backend.append("s1", 0, [], make_header("s1", 3))
+        reborn = await backend.load("s1")
+        assert reborn is not None
+        assert (reborn.events, reborn.wakes, reborn.board) == ((), {}, {})
+        assert {s.header.id: s.name for s in await backend.list_sessions()}["s1"] is None
+
+    async def test_rows_names_and_deletes_survive_close_and_reopen(
+        self, tmp_path: Path, backend: Backend
+    ) -> None:
+        await backend.append("s1", 0, [], make_header("s1"), board={("p", "a"): _row(1)}, name="N")
+        await backend.append("s2", 0, [], make_header("s2"), board={("p", "b"): _row(2)})
+        assert await backend.delete("s2") is True
+        again = await self._reopened(backend, tmp_path)
+        try:
+            stored = await again.load("s1")
+            assert stored is not None
+            assert stored.board == {("p", "a"): _row(1)}
+            assert [(s.header.id, s.name) for s in await again.list_sessions()] == [("s1", "N")]
+            assert [r.key for r in await again.board_page("p", "pending", limit=5)] == ["a"]
+            assert await again.load("s2") is None
         finally:
             await again.close()
 

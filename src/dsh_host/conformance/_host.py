@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import pytest
 import pytest_asyncio
 
-from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl
+from dsh_hookspecs import Agent, BoardEntry, Event, Host, JSONValue, Session, hookimpl
 
 from ..testing import wait_until
 
@@ -110,6 +110,11 @@ class StorageControl(Protocol):
 
     async def stored_wakes(self, session_id: str) -> Mapping[str, int] | None:
         """The wake entries storage holds for that Session (``None``: no such stored Session)."""
+        ...
+
+    async def stored_board(self, session_id: str) -> Mapping[tuple[str, str], BoardEntry] | None:
+        """The board rows storage holds for that Session by ``(plugin, key)`` (``None``: no
+        such stored Session)."""
         ...
 
 

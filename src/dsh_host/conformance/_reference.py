@@ -12,12 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
-from dsh_hookspecs import Agent, Event, Host, JSONValue, Turn
+from dsh_hookspecs import Agent, BoardEntry, Event, Host, JSONValue, Turn
 
 from .._host import LiveHost
 from ..persistence import Backend
 from ..testing import FaultInjectingBackend, ManualClock
 from ._agents import AgentPhaseContract
+from ._board import BoardContract
 from ._flush import FlushContract
 from ._host import TurnGate
 from ._publication import PublicationContract
@@ -26,9 +27,11 @@ from ._wakes import WakeContract
 __all__ = ["HostContract", "ReferenceHost", "ReferenceHostContract"]
 
 
-class HostContract(FlushContract, AgentPhaseContract, PublicationContract, WakeContract):
-    """Every host suite: the flush contract, the Agent phases, publication and disposal, and
-    the durable wake index."""
+class HostContract(
+    FlushContract, AgentPhaseContract, PublicationContract, WakeContract, BoardContract
+):
+    """Every host suite: the flush contract, the Agent phases, publication and disposal, the
+    durable wake index and the board."""
 
 
 class _GatedModel:
@@ -76,6 +79,10 @@ class _Storage:
     async def stored_wakes(self, session_id: str) -> Mapping[str, int] | None:
         stored = await self._backend.inner.load(session_id)
         return None if stored is None else stored.wakes
+
+    async def stored_board(self, session_id: str) -> Mapping[tuple[str, str], BoardEntry] | None:
+        stored = await self._backend.inner.load(session_id)
+        return None if stored is None else stored.board
 
 
 def _returning(plugin: object) -> Callable[[], object]:

@@ -50,6 +50,10 @@ class LiveTurn:
     def transcript(self) -> Sequence[Event]:
         return self.agent.session.events
 
+    @property
+    def owned_from(self) -> int:
+        return self.agent.session.header.owned_from
+
     def tools(self) -> Sequence[Tool]:
         return self.agent.available_tools()
 

@@ -20,6 +20,19 @@ the transaction of the events that were in the log when it was requested (or lat
 before them. A drain with no event but a pending entry still writes; a failed write puts the
 entries back (newer requests win). A drain with no changed entry passes no wakes at all.
 
+Board posts (:class:`~dsh_host._observations.BoardChanged`) are batched the same way, newest
+post per ``(plugin, key)`` winning, and handed to the same :meth:`Backend.append` as ``board``
+(only when some row changed); a failed write puts them back like wake entries, so the board and
+the log agree after any crash.
+
+Names: per live Session a :class:`~dsh_host._names.NameTracker` reads each event once (at the
+drain that writes it) and the drain passes ``name`` only when the Session's name changed from
+the one storage holds: none for a created or forked Session, the name of the stored prefix for
+a resumed one (derived at its first drain, or told by :meth:`Coordinator.stored_name_is`).
+
+Delete: :meth:`Coordinator.discard` drops a detached Session's pending wake entries, board rows
+and name and waits for its write in progress; nothing of it is written again.
+
 It is the one authority on "what is committed": :meth:`Coordinator.durable_length` is how many
 leading events of a live Session object are acknowledged durable (the stored length when it was
 resumed, 0 for a created or forked one until its first flush; then the maximum ``through_seq``
@@ -37,13 +50,14 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import structlog
 
-from dsh_hookspecs import Clock, Session, TaskSet, TimerHandle
+from dsh_hookspecs import BoardEntry, Clock, Session, TaskSet, TimerHandle
 
-from .._observations import Appended, Detached, Opened, WakeChanged
+from .._names import NameTracker
+from .._observations import Appended, BoardChanged, Detached, Opened, WakeChanged
 from .._records import events_identical, headers_identical
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
 
@@ -63,7 +77,7 @@ class Durability(Protocol):
 
 
 #: The observations the coordinator subscribes to.
-Observed = Appended | Opened | WakeChanged | Detached
+Observed = Appended | Opened | WakeChanged | BoardChanged | Detached
 
 
 class SessionSource(Protocol):
@@ -75,7 +89,9 @@ class SessionSource(Protocol):
     def subscribe(
         self,
         callback: Callable[[Observed], object],
-        kinds: tuple[type[Appended], type[Opened], type[WakeChanged], type[Detached]],
+        kinds: tuple[
+            type[Appended], type[Opened], type[WakeChanged], type[BoardChanged], type[Detached]
+        ],
     ) -> Callable[[], None]: ...
 
     def add_flush_listener(
@@ -89,11 +105,16 @@ class SessionSource(Protocol):
 
 class _State:
     __slots__ = (
+        "board",
         "cursor",
+        "deleted",
         "detached",
         "durable",
         "lock",
         "materialized",
+        "name_base",
+        "names",
+        "stored_name",
         "timer",
         "wakes",
         "write_failed",
@@ -113,6 +134,17 @@ class _State:
         self.write_failed = False
         #: Wake entries requested but not yet handed to a write (plugin -> at_ms or None).
         self.wakes: dict[str, int | None] = {}
+        #: Board rows posted but not yet handed to a write ((plugin, key) -> entry or None).
+        self.board: dict[tuple[str, str], BoardEntry | None] = {}
+        #: The Session's name as far as the drains have read its log.
+        self.names = NameTracker()
+        #: The name storage holds (``None``: none).
+        self.stored_name: str | None = None
+        #: When positive, storage holds the name of the first ``name_base`` events (a resumed
+        #: Session): :attr:`stored_name` is derived from them at the next drain.
+        self.name_base = 0
+        #: The Session was deleted: nothing of it is written any more.
+        self.deleted = False
 
 
 class Coordinator:
@@ -141,7 +173,7 @@ class Coordinator:
         self._background = TaskSet("persistence.background_drain")
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = [
-            store.subscribe(self._observe, (Appended, Opened, WakeChanged, Detached)),
+            store.subscribe(self._observe, (Appended, Opened, WakeChanged, BoardChanged, Detached)),
             store.add_flush_listener(self._on_flush),
         ]
         store.set_loader(self.backend.load)
@@ -211,14 +243,17 @@ class Coordinator:
                 self._on_open(session, reason, stored_length)
             case WakeChanged(session=session, plugin=plugin, at_ms=at_ms):
                 self._on_wake(session, plugin, at_ms)
+            case BoardChanged(session=session, plugin=plugin, key=key, entry=entry):
+                self._on_board(session, plugin, key, entry)
             case Detached(session=session):
                 self._on_detach(session)
 
     def _on_open(self, session: Session, reason: str, stored_length: int) -> None:
         if reason == "resumed":
-            self._states[session] = _State(
+            state = self._states[session] = _State(
                 cursor=stored_length, materialized=True, durable=stored_length
             )
+            state.name_base = stored_length
         else:
             # Created and forked Sessions are written with their header on the first drain.
             self._states[session] = _State(cursor=None, materialized=False, durable=0)
@@ -228,6 +263,13 @@ class Coordinator:
         if state is None:
             return
         state.wakes[plugin] = at_ms
+        self._on_append(session)
+
+    def _on_board(self, session: Session, plugin: str, key: str, entry: BoardEntry | None) -> None:
+        state = self._states.get(session)
+        if state is None:
+            return
+        state.board[plugin, key] = entry
         self._on_append(session)
 
     def _on_append(self, session: Session) -> None:
@@ -258,7 +300,32 @@ class Coordinator:
             state.timer.cancel()
             state.timer = None
         await self._drain(session, state)
+        if state.deleted:
+            raise StorageError(f"session {session.id} was deleted")
         return True
+
+    # -- names and deletes ------------------------------------------------------------------------
+    def stored_name_is(self, session: Session, name: str | None) -> None:
+        """Storage holds ``name`` for ``session`` (``dsh reindex`` reads it from the listing):
+        the next drain stores the Session's name when it differs."""
+        state = self._states.get(session)
+        if state is not None:
+            state.stored_name = name
+            state.name_base = 0
+
+    async def discard(self, session: Session) -> None:
+        """Write nothing of ``session`` (detached, being deleted) ever again: drop its pending
+        wake entries, board rows and name, and wait for its write in progress (if any)."""
+        state = self._states.get(session)
+        if state is None:
+            return
+        state.deleted = state.detached = True
+        if state.timer is not None:
+            state.timer.cancel()
+            state.timer = None
+        state.wakes, state.board = {}, {}
+        async with state.lock:  # a write already under way ends before the caller goes on
+            pass
 
     # -- background write-behind ------------------------------------------------------------
     def _start_background(self, session: Session) -> None:
@@ -287,31 +354,50 @@ class Coordinator:
     # -- the write path -----------------------------------------------------------------------
     async def _drain(self, session: Session, state: _State) -> None:
         async with state.lock:
-            while True:
+            while not state.deleted:
                 if state.cursor is None:
                     await self._reconcile(session, state)
                 assert state.cursor is not None
                 end = len(session.events)
-                wakes = state.wakes
-                if state.cursor >= end and state.materialized and not wakes:
+                wakes, board = state.wakes, state.board
+                name = _name_change(session, state, end)
+                if (
+                    state.cursor >= end
+                    and state.materialized
+                    and not wakes
+                    and not board
+                    and name is None
+                ):
                     return
                 start = state.cursor
                 batch = session.events[start:end]
                 header = session.header if not state.materialized else None
-                state.wakes = {}
+                state.wakes, state.board = {}, {}
                 try:
-                    if wakes:
+                    if board or name is not None:
+                        # Each passed only when it changes: a backend written before the board
+                        # and names still takes every batch that changes neither.
+                        extra: dict[str, Any] = {}
+                        if board:
+                            extra["board"] = board
+                        if name is not None:
+                            extra["name"] = name
+                        await self.backend.append(session.id, start, batch, header, wakes, **extra)
+                    elif wakes:
                         await self.backend.append(session.id, start, batch, header, wakes)
-                    else:  # the hot path: no wake changed, the call is as before they existed
+                    else:  # the hot path: no wake, row or name changed
                         await self.backend.append(session.id, start, batch, header)
                 except BaseException:
                     # The write may or may not have committed: re-read storage next time, and
-                    # write the entries again with the next batch (requests since then win).
+                    # write the entries and rows again with the next batch (newer ones win).
                     state.cursor = None
                     state.wakes = {**wakes, **state.wakes}
+                    state.board = {**board, **state.board}
                     raise
                 state.materialized = True
                 state.cursor = end
+                if name is not None:
+                    state.stored_name = name
 
     async def _reconcile(self, session: Session, state: _State) -> None:
         stored = await self.backend.load(session.id)
@@ -345,6 +431,17 @@ class Coordinator:
     async def inspect(self, session_id: str) -> StoredSession | None:
         """The stored header and events of ``session_id`` (for identity checks and cold history)."""
         return await self.backend.load(session_id)
+
+
+def _name_change(session: Session, state: _State, end: int) -> str | None:
+    """The Session's name through ``events[:end]`` when storage holds another one, else
+    ``None`` (a name is never cleared)."""
+    tracker = state.names
+    if state.name_base:  # resumed: storage holds the name of its stored prefix
+        state.stored_name = tracker.feed(session.events, state.name_base)
+        state.name_base = 0
+    name = tracker.feed(session.events, end)
+    return name if name is not None and name != state.stored_name else None
 
 
 def check_stored_prefix(session: Session, stored: StoredSession) -> None:

@@ -6,18 +6,21 @@ Routes::
     GET  /static/<file>                  the browser client
     GET  /plugins/<plugin>/<asset>.js    a renderer module a plugin registered (.css: a stylesheet)
     GET  /api/sessions                   list               POST /api/sessions           create
+    DELETE /api/sessions/{id}            delete a Session (its live turn stopped, its rows gone)
     POST /api/sessions/{id}/fork         fork               POST /api/sessions/{id}/resume
     POST /api/sessions/{id}/messages     send a message     POST /api/sessions/{id}/flush
     GET  /api/sessions/{id}/history      one history page   GET  /api/sessions/{id}/events  SSE
     GET  /api/sessions/{id}/views        plugin views       POST /api/sessions/{id}/name    rename
     POST /api/sessions/{id}/tools/{name} run an Agent tool as the user's action
     POST /api/sessions/{id}/turn/cancel  stop the running model turn (the Stop button)
+    GET  /api/board                      one plugin's board rows of one kind, soonest first
+    GET  /api/board/count                how many of them are after an instant
 
 Where each part lives: request parsing in :mod:`._requests`, the API handlers in
 :mod:`._handlers`, the page and assets in :mod:`._assets`, every error answer in :mod:`._errors`,
 the guard in front of ``/api`` in :mod:`._guard`, the event stream in :mod:`._stream` and its
 data in :mod:`._sidecar`, plugin views and names in :mod:`._views`, user tool calls in
-:mod:`._user_tools`.
+:mod:`._user_tools`, the board in :mod:`._board`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from starlette.routing import Route
 
 from .._host import LiveHost
 from ._assets import Assets
+from ._board import Board
 from ._errors import DEFAULT_STORAGE_WAIT, ApiError, StorageWait, WebConfigError, error_response
 from ._guard import RESPONSE_HEADERS, Guard, token_problem
 from ._handlers import Api, Settings
@@ -140,6 +144,7 @@ def create_app(
     api = Api(settings)
     views = SessionViews(api)
     user_tools = UserTools(api)
+    board = Board(api)
     assets = Assets(host.plugins)
     session = "/api/sessions/{id}"
     routes = [
@@ -147,6 +152,7 @@ def create_app(
         Route("/static/{path:path}", assets.static, methods=["GET"]),
         Route("/plugins/{plugin}/{file}", assets.plugin_asset, methods=["GET"]),
         Route("/api/sessions", api.sessions, methods=["GET", "POST"]),
+        Route(session, api.delete, methods=["DELETE"]),
         Route(f"{session}/fork", api.fork, methods=["POST"]),
         Route(f"{session}/resume", api.resume, methods=["POST"]),
         Route(f"{session}/messages", api.messages, methods=["POST"]),
@@ -157,6 +163,8 @@ def create_app(
         Route(f"{session}/views", views.views, methods=["GET"]),
         Route(f"{session}/name", views.rename, methods=["POST"]),
         Route(f"{session}/tools/{{name}}", user_tools.run, methods=["POST"]),
+        Route("/api/board", board.page, methods=["GET"]),
+        Route("/api/board/count", board.count, methods=["GET"]),
     ]
     handlers: dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]] = {
         ApiError: _api_error,

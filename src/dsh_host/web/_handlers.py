@@ -1,5 +1,5 @@
-"""The JSON API's handlers: Sessions, messages, flushes, stopping a turn, history pages and event
-streams.
+"""The JSON API's handlers: Sessions (and deleting one), messages, flushes, stopping a turn,
+history pages and event streams.
 
 Each handler parses its request first (:mod:`._requests`; a refused request changes no Session),
 then does one host operation. A storage failure anywhere in one is answered by
@@ -54,6 +54,7 @@ _FORK_LATE = "the fork may still be created: look at the session list before for
 _RESUME_LATE = "the session may still open; retry later"
 _MESSAGE_LATE = "the message was not sent; send it again later"
 _FLUSH_LATE = "the flush goes on and may still complete; flush again later to learn the outcome"
+_DELETE_LATE = "the session may still be deleted: look at the session list before deleting again"
 
 
 @dataclass(slots=True)
@@ -99,6 +100,19 @@ class Api:
         rows = await self.host.list_sessions(lengths=lengths)
         await self.summaries.annotate(rows, lengths)
         return rows
+
+    async def delete(self, request: Request) -> Response:
+        """Delete a Session for good: ``{"deleted": true}``, 404 when there is none.
+
+        A live one is stopped first (its turn cancelled, its Agent disposed); then storage
+        removes its log, wake entries, board rows and name in one transaction. Its event
+        streams end (a client that reconnects is told it is gone). Forks keep working."""
+        sid, _ = await self.session_post(request)
+        deleted = await self.storage.run("delete", self.host.delete_session(sid), late=_DELETE_LATE)
+        if not deleted:
+            raise ApiError("session_not_found", "no such session")
+        self.s.sidecar.end_streams(sid)
+        return json_response({"deleted": True})
 
     async def fork(self, request: Request) -> Response:
         sid, body = await self.session_post(request, ("boundary",))
