@@ -21,8 +21,8 @@ Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all
 """
 
 import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Final, NoReturn
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Final, NoReturn, Protocol, TypeAlias
 
 import attrs
 
@@ -46,7 +46,9 @@ __all__ = [
     "SCHEDULE_CHANGE",
     "FoldCache",
     "FoldResult",
+    "FoldWatcher",
     "IncrementalFold",
+    "Step",
     "allocate_id",
     "apply_change",
     "check_seed_length",
@@ -59,6 +61,10 @@ __all__ = [
 
 #: The durable event type this plugin owns.
 SCHEDULE_CHANGE: Final = "schedule/change"
+
+#: One folded ``schedule/change``: its event, its decoded change and the record the change acts
+#: on (the record a create adds, or the active record a delete or dispatch ends or moves).
+Step: TypeAlias = tuple[Event, ScheduleChange, Record]
 
 
 @attrs.frozen(kw_only=True)
@@ -226,6 +232,15 @@ class IncrementalFold:
             changed = True
         return changed
 
+    def steps(self, events: Sequence[Event]) -> list[Step]:
+        """Fold ``events[position:]`` like :meth:`apply`; each ``schedule/change`` folded, with
+        the record it acted on, in log order."""
+        active = self._active
+        return [
+            (event, change, change.record if isinstance(change, Create) else active[change.id])
+            for event, change in self.walk(events)
+        ]
+
     def walk(self, events: Sequence[Event]) -> Iterator[tuple[Event, ScheduleChange]]:
         """Fold ``events[position:]`` (the whole append-only log is handed over each time) by the
         transition rules, one ``schedule/change`` at a time.
@@ -337,21 +352,33 @@ class IncrementalFold:
         )
 
 
+class FoldWatcher(Protocol):
+    """Told ``(session, fold, steps, fresh)`` by a :class:`FoldCache` each time the active
+    records of ``session`` moved: ``steps`` are the changes just folded (log order, already
+    applied to ``fold``); ``fresh`` says the fold was built anew (the Session was just opened,
+    or its log was taken back), so ``steps`` hold its whole owned stream and the watcher compares
+    its standing output with the whole fold."""
+
+    def __call__(
+        self, session: Session, folded: IncrementalFold, steps: Sequence[Step], fresh: bool
+    ) -> None: ...
+
+
 class FoldCache:
     """One :class:`IncrementalFold` per exact Session object, shared by tools, owner and the
     invariant companion; each use folds only what was appended since the last one.
 
-    ``on_change`` (optional) is told ``(session, fold)`` whenever :meth:`of` built a fold or
-    folded a ``schedule/change``: the one place where a Session's active records move.
+    ``watchers`` are told (:class:`FoldWatcher`) whenever :meth:`of` built a fold or folded a
+    ``schedule/change``: the one place where a Session's active records move.
     """
 
-    __slots__ = ("_folds", "on_change")
+    __slots__ = ("_folds", "watchers")
 
     def __init__(self) -> None:
         self._folds: weakref.WeakKeyDictionary[Session, IncrementalFold] = (
             weakref.WeakKeyDictionary()
         )
-        self.on_change: Callable[[Session, IncrementalFold], None] | None = None
+        self.watchers: tuple[FoldWatcher, ...] = ()
 
     def of(self, session: Session) -> IncrementalFold:
         """The up-to-date fold of ``session``; raises :class:`ScheduleLogError` when corrupt.
@@ -364,9 +391,10 @@ class FoldCache:
         if folded is None or fresh:
             folded = IncrementalFold(session.header.owned_from)
             self._folds[session] = folded
-        changed = folded.apply(session.events)
-        if (fresh or changed) and self.on_change is not None:
-            self.on_change(session, folded)
+        steps = folded.steps(session.events)
+        if fresh or steps:
+            for watcher in self.watchers:
+                watcher(session, folded, steps, fresh)
         return folded
 
 

@@ -17,23 +17,19 @@ Offered through ``dsh_scripted_phrases``:
   about reminders is passed on (the host's help then quotes :data:`EXAMPLES`).
 
 The duplicate check calls no tool (a ``schedule_list`` row before every "Reminder set" would be
-noise): it folds the Session's own ``schedule/change`` events from the turn's transcript. A turn
-does not see the Session's header, so the own part is taken to start at the last
-``session/end-seed`` (0 without one): a fork's inherited reminders never count, and after a
-resume (which writes another ``session/end-seed``) the reminders set before it are not compared.
-A log that does not fold from there skips the check (when the log is damaged, the create then
-says so). Listing and cancelling still call ``schedule_list``: they show what they act on, and
-a cancel must reach every reminder the Session has, those set before a resume included.
+noise): it folds the Session's own ``schedule/change`` events from the turn's transcript, from
+``turn.owned_from`` on, so a fork's inherited reminders never count and reminders set before a
+restart do. A log that does not fold from there skips the check (when the log is damaged, the
+create then says so). Listing and cancelling call ``schedule_list``: they show what they act on.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from typing import Final
 
-from dsh_hookspecs import Event, JSONValue, TimeContext, Turn, hookspecs
+from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
 
 from . import _words
 from ._answers import (
@@ -70,7 +66,6 @@ _ANY: Final = re.compile(r"(?s).")
 #: Two reminders this close together (ms) with the same text are "at the same time".
 _SAME_TIME_MS: Final = 60_000
 #: The event the store writes when a Session object opens on a non-empty log.
-_END_SEED: Final = "session/end-seed"
 
 #: What the host's help may quote, in both languages (it picks three that fit).
 EXAMPLES: Final = (
@@ -99,7 +94,14 @@ def _present_reminder(match: re.Match[str], value: JSONValue) -> str:
             prompt = read_json_string(line, PROMPT_PREFIX)  # the last such line counts
     if prompt is None or not _is_unicode(prompt):
         return "A reminder is due, but its text could not be read."
-    return f"提醒：{prompt}" if _CJK.search(prompt) else f"Reminder: {prompt}"
+    return _said_reminders([prompt])
+
+
+def _said_reminders(prompts: list[str]) -> str:
+    """How the assistant repeats due reminders: in Chinese when any of their texts is."""
+    if any(_CJK.search(prompt) for prompt in prompts):
+        return "提醒：" + "；".join(prompts)
+    return ("Reminder: " if len(prompts) == 1 else "Reminders: ") + "; ".join(prompts)
 
 
 def _present_batch(match: re.Match[str], value: JSONValue) -> str:
@@ -107,9 +109,7 @@ def _present_batch(match: re.Match[str], value: JSONValue) -> str:
     items = parse_batch_framing(match.string)
     if items is None or not all(_is_unicode(prompt) for _, _, prompt in items):
         return "Reminders are due, but their text could not be read."
-    if len(items) == 1:
-        return f"Reminder: {items[0][2]}"
-    return "Reminders: " + "; ".join(prompt for _, _, prompt in items)
+    return _said_reminders([prompt for _, _, prompt in items])
 
 
 def _is_unicode(text: str) -> bool:
@@ -129,23 +129,12 @@ def _views(value: JSONValue) -> list[dict[str, JSONValue]]:
     return [view for view in value if isinstance(view, dict)] if isinstance(value, list) else []
 
 
-def _owned_from(events: Sequence[Event]) -> int:
-    """Where the Session's own part of ``events`` starts, as far as a turn can tell: at the last
-    ``session/end-seed``, else 0. In a fork that event sits at ``seedLength``, or just before
-    it when the inherited seed already ended with one (the same fold: it is no
-    ``schedule/change``)."""
-    for index in range(len(events) - 1, -1, -1):
-        if events[index].type == _END_SEED:
-            return index
-    return 0
-
-
 def _own_reminders(turn: Turn) -> list[dict[str, JSONValue]]:
     """The active reminders of the Session's own part, as ``schedule_list`` words them; none
     when that part does not fold."""
     events = turn.transcript()
     try:
-        active = fold(events, _owned_from(events)).active
+        active = fold(events, turn.owned_from).active
     except ScheduleLogError:
         return []
     return [record_answer(record, turn.time.now_ms) for record in active]

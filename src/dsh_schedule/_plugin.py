@@ -16,8 +16,9 @@ import structlog
 
 from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
 
+from ._board import BoardFiler
 from ._codec import ScheduleLogError, parse_instant
-from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, earliest
+from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, Step, earliest
 from ._panel import VIEW_NAME, reminders_view
 from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
@@ -62,9 +63,16 @@ class _WakeFiler:
     def __init__(self, host: Host) -> None:
         self.host = host
 
-    def __call__(self, session: Session, folded: IncrementalFold) -> None:
+    def __call__(
+        self, session: Session, folded: IncrementalFold, steps: Sequence[Step], fresh: bool
+    ) -> None:
+        del steps, fresh
         record = earliest(folded.active)
         self.file(session, None if record is None else parse_instant(record.scheduled_at))
+
+    def corrupt(self, session: Session) -> None:
+        """The owned stream of ``session`` is corrupt: it delivers nothing, so it needs no wake."""
+        self.file(session, None)
 
     def file(self, session: Session, target: int | None) -> None:
         """Make ``target`` this plugin's standing entry for ``session`` (a change only)."""
@@ -113,6 +121,8 @@ class SchedulePlugin:
     Config (all optional): ``max_segment_seconds`` (default 60), ``max_prompt_chars`` (4000),
     ``max_active`` (1000), ``cold_delivery`` (``false``; ``true`` files each Session's earliest
     active target with the host's wake index, so the host resumes a cold Session when it is due).
+    Whatever the config, every live Session's pending and delivered reminders are kept on the
+    host's board (:mod:`._board`).
     """
 
     def __init__(self) -> None:
@@ -125,6 +135,8 @@ class SchedulePlugin:
         self.stopping = False
         self.max_segment = 60.0
         self.tools = ScheduleTools(self.owners)
+        #: What the fold cache tells (the board filer, and with cold_delivery the wake filer).
+        self.filers: tuple[BoardFiler | _WakeFiler, ...] = ()
         self._cleanups: dict[Agent, _Installation] = {}
 
     @hookimpl
@@ -136,8 +148,10 @@ class SchedulePlugin:
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
         self.tools.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
         self.tools.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
+        self.filers = (BoardFiler(host),)
         if _flag(config, "cold_delivery"):
-            self.folds.on_change = _WakeFiler(host)
+            self.filers += (_WakeFiler(host),)
+        self.folds.watchers = self.filers
         self.host = host
         return self.stop
 
@@ -168,16 +182,18 @@ class SchedulePlugin:
     def dsh_session_opened(
         self, session: Session, reason: Literal["created", "forked", "resumed"]
     ) -> None:
-        # Raises ScheduleLogError for a corrupt owned stream; the host reports it. With
-        # cold_delivery the fold cache files the Session's wake here (every reason: a resumed
-        # Session's stored entry is corrected from its fold; `dsh reindex` relies on it).
+        # Raises ScheduleLogError for a corrupt owned stream; the host reports it. The fold
+        # cache reconciles the Session's board rows here, and with cold_delivery files its wake
+        # (every reason: a resumed Session's stored rows and entry are corrected from its fold;
+        # `dsh reindex` relies on it).
         del reason
         try:
             self.folds.of(session)
         except ScheduleLogError:
-            # A corrupt stream delivers nothing: a stored wake for it would only wake it again.
-            if isinstance(self.folds.on_change, _WakeFiler):
-                self.folds.on_change.file(session, None)
+            # A corrupt stream delivers nothing: a stored wake for it would only wake it again,
+            # and its stored rows would announce reminders that never come.
+            for filer in self.filers:
+                filer.corrupt(session)
             raise
 
     @hookimpl

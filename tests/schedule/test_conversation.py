@@ -46,6 +46,21 @@ def deleted(sid: str) -> tuple:
 END_SEED = ("session/end-seed", {})
 
 
+def _created_answer() -> dict[str, list[JSONValue]]:
+    return {
+        "schedule_create": [
+            {
+                "id": "schedule-2",
+                "kind": "after",
+                "prompt": "Stretch",
+                "afterSeconds": 10_800,
+                "scheduledAt": "2026-08-05T15:00:00.000Z",
+                "state": "scheduled",
+            }
+        ]
+    }
+
+
 class FakeTurn:
     """A turn whose tools answer from ``answers`` (tool name -> values, in call order) and whose
     transcript is ``log`` (``(type, data)`` events), then ``earlier`` (``(type, text)``
@@ -57,8 +72,10 @@ class FakeTurn:
         answers: dict[str, list[JSONValue]] | None = None,
         earlier: Sequence[tuple[str, str]] = (),
         log: Sequence[tuple[str, JSONValue]] = (),
+        owned_from: int = 0,
     ) -> None:
         self._input = TurnInput(message_id="m", text=text)
+        self._owned_from = owned_from
         self.answers = answers or {}
         self.calls: list[tuple[str, JSONValue]] = []
         entries = [
@@ -77,6 +94,10 @@ class FakeTurn:
     @property
     def time(self) -> TimeContext:
         return NOW
+
+    @property
+    def owned_from(self) -> int:
+        return self._owned_from
 
     def transcript(self) -> Sequence[Event]:
         return self.events
@@ -212,15 +233,18 @@ ASKED = 'You already have "stretch" today at 23:00, in 3 hours. Add another? Say
 
 
 @pytest.mark.parametrize(
-    "log",
+    ("log", "owned_from"),
     [
-        [created("stretch")],
-        [created("stretch", sid="schedule-1"), END_SEED, created("stretch", sid="schedule-1")],
-        [created("a"), created("stretch", sid="schedule-2"), deleted("schedule-1")],
+        ([created("stretch")], 0),
+        # A fork: the inherited schedule-1 does not count; its own schedule-1 does.
+        ([created("stretch", sid="schedule-1"), END_SEED, created("stretch", sid="schedule-1")], 2),
+        ([created("a"), created("stretch", sid="schedule-2"), deleted("schedule-1")], 0),
     ],
 )
-async def test_a_duplicate_is_found_in_the_sessions_own_log_without_a_tool_call(log) -> None:
-    turn = FakeTurn(REMIND, log=log)
+async def test_a_duplicate_is_found_in_the_sessions_own_log_without_a_tool_call(
+    log, owned_from
+) -> None:
+    turn = FakeTurn(REMIND, log=log, owned_from=owned_from)
     assert await respond(turn) == ASKED
     assert turn.calls == []
 
@@ -238,7 +262,6 @@ async def test_a_duplicate_is_the_same_text_less_than_a_minute_apart() -> None:
     "log",
     [
         [],
-        [created("stretch"), END_SEED],  # inherited: before the last session/end-seed
         [created("stretch"), deleted("schedule-1")],  # cancelled
         [created("stretch", at="2026-08-05T15:01:00.000Z")],  # a minute apart
         [created("drink water")],
@@ -247,15 +270,22 @@ async def test_a_duplicate_is_the_same_text_less_than_a_minute_apart() -> None:
     ],
 )
 async def test_no_duplicate_of_the_sessions_own_reminders_creates_at_once(log) -> None:
-    answer = {
-        "id": "schedule-2",
-        "kind": "after",
-        "prompt": "Stretch",
-        "afterSeconds": 10_800,
-        "scheduledAt": "2026-08-05T15:00:00.000Z",
-        "state": "scheduled",
-    }
-    turn = FakeTurn(REMIND, {"schedule_create": [answer]}, log=log)
+    await _creates_at_once(FakeTurn(REMIND, _created_answer(), log=log))
+
+
+async def test_a_forks_inherited_reminder_is_no_duplicate() -> None:
+    log = [created("stretch"), END_SEED]
+    await _creates_at_once(FakeTurn(REMIND, _created_answer(), log=log, owned_from=len(log)))
+
+
+async def test_a_reminder_set_before_a_restart_is_a_duplicate() -> None:
+    # A resume appends a session/end-seed too; the Session's own part still starts at 0.
+    turn = FakeTurn(REMIND, log=[created("stretch"), END_SEED])
+    assert (await respond(turn) or "").startswith('You already have "stretch"')
+    assert turn.calls == []
+
+
+async def _creates_at_once(turn: FakeTurn) -> None:
     assert await respond(turn) == 'Reminder set: "Stretch", today at 23:00, in 3 hours.'
     assert turn.calls == [("schedule_create", {"prompt": "Stretch", "after_seconds": 10_800})]
 

@@ -250,6 +250,18 @@ def test_a_batch_follow_up_is_presented_as_its_reminders_in_order():
     assert answer(one) == (None, None, "Reminder: drink water")
 
 
+def test_a_batch_follow_up_speaks_chinese_when_a_reminder_does():
+    one = batch_framing([("schedule-3", "2026-08-05T12:05:00.000Z", "喝水")])
+    assert answer(one) == (None, None, "提醒：喝水")
+    two = batch_framing(
+        [
+            ("schedule-1", "2026-08-05T12:00:00.000Z", "喝水"),
+            ("schedule-2", "2026-08-05T12:00:00.000Z", "stretch"),
+        ]
+    )
+    assert answer(two) == (None, None, "提醒：喝水；stretch")
+
+
 @pytest.mark.parametrize(
     "frame",
     [

@@ -61,9 +61,10 @@ from hypothesis.stateful import (
 )
 from structlog.testing import capture_logs
 
-from dsh_hookspecs import Event, JSONValue, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
 from dsh_host import LiveAgent, LiveHost, LiveTurn, ScriptedModel
 from dsh_host.persistence import (
+    NO_POSTS,
     NO_WAKES,
     DueWake,
     MemoryBackend,
@@ -74,6 +75,9 @@ from dsh_host.persistence import (
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
     SCHEDULE_CHANGE,
+    Dispatch,
+    EveryRecord,
+    IncrementalFold,
     SchedulePlugin,
     fold,
     format_instant,
@@ -111,8 +115,11 @@ class BatchRecordingStore(MemoryBackend):
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
-        await super().append(session_id, start, events, header, wakes)
+        await super().append(session_id, start, events, header, wakes, board=board, name=name)
         self.batches[session_id].append((start, start + len(events)))
 
 
@@ -151,9 +158,12 @@ class ProcessStorage:
         events: Sequence[Event],
         header: SessionHeader | None = None,
         wakes: Mapping[str, int | None] = NO_WAKES,
+        *,
+        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
+        name: str | None = None,
     ) -> None:
         self._alive()
-        await self.inner.append(session_id, start, events, header, wakes)
+        await self.inner.append(session_id, start, events, header, wakes, board=board, name=name)
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         self._alive()
@@ -381,6 +391,34 @@ def log_facts(events: Sequence[Event], owned: int) -> LogFacts:
             for schedule_id, occurrence_at, prompt in reminders_of(data["text"]):
                 facts.reminder_turns[(schedule_id, prompt, occurrence_at)] += 1
     return facts
+
+
+def board_of(events: Sequence[Event], owned: int) -> dict[str, BoardEntry]:
+    """The Schedule plugin's board rows the log asks for (reference): a pending row per active
+    record, a delivered row for each of the newest 20 dispatches (the prompts here are shorter
+    than the 200-character cut)."""
+    folded = IncrementalFold(owned)
+    deliveries: list[tuple[str, BoardEntry]] = []
+    for event, change in folded.walk(events):
+        if isinstance(change, Dispatch):
+            record = folded.get(change.id)
+            assert record is not None
+            entry = BoardEntry(kind="delivered", at_ms=event.time, data={"text": record.prompt})
+            deliveries.append((f"{change.id}@{event.seq}", entry))
+    rows: dict[str, BoardEntry] = {}
+    for record in folded.active:
+        data: dict[str, JSONValue] = {"text": record.prompt}
+        if isinstance(record, EveryRecord):
+            data["everySeconds"] = record.every_seconds
+        rows[record.id] = BoardEntry(
+            kind="pending", at_ms=parse_instant(record.scheduled_at), data=data
+        )
+    rows.update(deliveries[-20:])
+    return rows
+
+
+def schedule_rows(board: Mapping[tuple[str, str], BoardEntry]) -> dict[str, BoardEntry]:
+    return {key: entry for (plugin, key), entry in board.items() if plugin == "schedule"}
 
 
 def check_stored_pairs(stored: StoredSession, batches: Sequence[tuple[int, int]]) -> None:
@@ -1055,6 +1093,8 @@ class ScheduleMachine(RuleBasedStateMachine):
             events, owned = session.events, session.header.owned_from
             reference = fold(events, owned)
             assert plugin.folds.of(session).active == reference.active
+            # The board rows are in step with the fold (a fork's start with none).
+            assert schedule_rows(host.sessions.posted(session)) == board_of(events, owned)
             active = {record.id: record for record in reference.active}
             facts = log_facts(events, owned)
             assert set(facts.followups) == set(facts.dispatches)
@@ -1125,6 +1165,8 @@ class ScheduleMachine(RuleBasedStateMachine):
             stored = await self.store.load(session_id)
             assert stored is not None
             fold(stored.events, stored.header.owned_from)  # every stored log folds
+            # Storage's board agrees with its log, whatever crashed when.
+            assert schedule_rows(stored.board) == board_of(stored.events, stored.header.owned_from)
             check_stored_pairs(stored, self.store.batches[session_id])
             live_session = host.sessions.get(session_id)
             if live_session is not None:

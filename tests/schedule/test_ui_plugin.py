@@ -28,6 +28,10 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
             "ui-schedule",
             RendererAsset(name="reminders-panel", path=str(STATIC / "reminders-panel.js")),
         ),
+        (
+            "ui-schedule",
+            RendererAsset(name="all-reminders", path=str(STATIC / "all-reminders.js")),
+        ),
         ("ui-schedule", RendererAsset(name="schedule", path=str(STYLESHEET))),
     ]
     for name in MODULES:
