@@ -6,9 +6,11 @@ Entry point ``ui-schedule``. Through ``dsh_renderer_assets`` it contributes ES m
 ``schedule/change`` dispatches that carry a presented view (:class:`dsh_schedule.ReminderView`,
 offering the host to fold the follow-up, the echo and repeats into it), one-line summaries of the
 three schedule tools (a cancel names its reminder and offers Undo) and of the plugin's
-follow-ups, and the
-Reminders panel over the ``schedule.reminders`` Session view; and one stylesheet. Session
-text always reaches the DOM as text.
+follow-ups, the
+Reminders panel over the ``schedule.reminders`` Session view, and the boards over the rows the
+Schedule plugin posts for every Session ("All reminders" with the start page's "Coming up", and
+what was delivered while the person was away); and one stylesheet. Session text always reaches
+the DOM as text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ STATIC: Final = Path(__file__).resolve().parent / "static"
 #: The reminder card module.
 REMINDER_ROW: Final = STATIC / "reminder-row.js"
 #: The modules, in load order: the strings the others use come first.
-MODULES: Final = ("schedule-words", "reminder-row", "tool-summaries", "reminders-panel")
+MODULES: Final = (
+    "schedule-words",
+    "reminder-row",
+    "tool-summaries",
+    "reminders-panel",
+    "all-reminders",
+)
 #: The card's and the panel's stylesheet (the page links it).
 STYLESHEET: Final = STATIC / "schedule.css"
 

@@ -189,6 +189,16 @@ export class FakeElement extends FakeNode {
     globalThis.document.activeElement = this;
   }
 
+  /** A `<dialog>`'s modal opening and closing (`close` fires its "close" event). */
+  showModal() {
+    this.open = true;
+  }
+
+  close() {
+    this.open = false;
+    this.dispatch("close");
+  }
+
   contains(node) {
     for (let at = node; at instanceof FakeNode; at = at.parentNode) {
       if (at === this) return true;

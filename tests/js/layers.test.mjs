@@ -21,7 +21,9 @@ const LAYERS = {
   ],
   network: ["api.js", "sse.js"],
   rendering: [
+    "board.js",
     "chrome.js",
+    "delete-session.js",
     "dom.js",
     "nodes.js",
     "panels.js",

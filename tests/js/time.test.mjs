@@ -106,3 +106,16 @@ describe("tooltips, durations and bad input", () => {
     assert.equal(createTime().timeZone, zone);
   });
 });
+
+describe("always relative (a board row's second time)", () => {
+  const en = at("en", "UTC");
+  const zh = at("zh", "UTC");
+  test("reads relative at any distance, both ways", () => {
+    assert.equal(en.relative(NOW + 3 * 3600_000), "in 3 h");
+    assert.equal(zh.relative(NOW + 19 * 3600_000), "19 小时后");
+    assert.equal(en.relative(NOW + 2 * 86_400_000 + 4 * 3600_000), "in 2 d 4 h");
+    assert.equal(en.relative(NOW - 2 * 3600_000), "2 h ago");
+    assert.equal(en.relative(NOW - 1), "just now");
+    assert.equal(en.relative("not a time"), "");
+  });
+});

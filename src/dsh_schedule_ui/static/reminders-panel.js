@@ -4,7 +4,8 @@
 // deliveries with their lateness. On a phone the host shows its one summary line ("2 reminders
 // · next in 9 min", `panelSummary`) until tapped. The view comes from the committed log, so the
 // panel only changes when a flush made the change durable: it and the transcript agree. A Cancel
-// in flight or one that failed keeps its state across the host's rebuilds of the panel.
+// in flight or one that failed keeps its state across the host's rebuilds of the panel. It also
+// words the pending reminders that go with a deleted Session (`deleteNote`).
 // Everything the Session supplies reaches the DOM only as text nodes.
 
 import { instantMs, latenessText, scoped, textElement, timeElement } from "./schedule-words.js";
@@ -220,6 +221,15 @@ export function panelSummary(ctx) {
   return line;
 }
 
+/**
+ * What goes with a deleted Session whose list row counts `count` pending reminders, for the
+ * host's confirmation: "Its 2 pending reminders will be deleted too."
+ */
+export function deleteNote({ count, t }) {
+  const s = scoped(t);
+  return count === 1 ? s("panel.deleteNoteOne") : s("panel.deleteNote", { count });
+}
+
 /** The Cancel states of one page: a Map with `rerender()`, which rebuilds the panel. */
 export function createCancels(rerender) {
   const cancels = new Map();
@@ -236,6 +246,7 @@ export default function register(registry) {
   const unregister = registry.registerPanel(VIEW_NAME, {
     title: (t) => t("schedule.panel.title"),
     summary: panelSummary,
+    deleteNote,
     render(ctx) {
       latest = ctx.rerender ?? null;
       return renderPanel(ctx, cancels);

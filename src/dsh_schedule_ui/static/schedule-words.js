@@ -48,6 +48,13 @@ export const messages = Object.freeze({
     "panel.summary": "{count} reminders · next",
     "panel.summaryOne": "1 reminder ·",
     "panel.summaryNone": "No pending reminders",
+    "panel.deleteNote": "Its {count} pending reminders will be deleted too.",
+    "panel.deleteNoteOne": "Its pending reminder will be deleted too.",
+    "board.title": "All reminders",
+    "board.empty": "No pending reminders in any session. Ask the assistant, e.g. “remind me in 10 minutes to stretch”.",
+    "board.comingUp": "Coming up",
+    "board.away": "While you were away: {count} reminders",
+    "board.awayOne": "While you were away: 1 reminder",
   }),
   zh: Object.freeze({
     label: "提醒",
@@ -90,6 +97,13 @@ export const messages = Object.freeze({
     "panel.summary": "{count} 条提醒 · 下一条",
     "panel.summaryOne": "1 条提醒 ·",
     "panel.summaryNone": "没有待办提醒",
+    "panel.deleteNote": "它的 {count} 条待办提醒也会一并删除。",
+    "panel.deleteNoteOne": "它的 1 条待办提醒也会一并删除。",
+    "board.title": "所有提醒",
+    "board.empty": "所有会话都没有待办提醒。可以对助手说，例如“提醒我10分钟后伸展一下”。",
+    "board.comingUp": "即将到来",
+    "board.away": "你不在时：{count} 条提醒",
+    "board.awayOne": "你不在时：1 条提醒",
   }),
 });
 

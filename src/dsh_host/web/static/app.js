@@ -1,15 +1,20 @@
 // dsh browser client, app layer: the composition root. It makes the page's parts, hands each
 // what it uses, and boots: the renderer registry plugins fill (registry.js), the Session list
-// (session-list.js), the open Session (session-view.js), the renderers (render.js with nodes.js,
+// (session-list.js), the open Session (session-view.js), the boards plugins register (board.js:
+// a whole board, and the start page's first rows and what arrived while the person was away),
+// the delete confirmation (delete-session.js), the renderers (render.js with nodes.js,
 // panels.js, chrome.js) and the user's actions. Only this module imports the network layer
 // (api.js, sse.js); rendering modules import neither.
 //
-// One owner per piece of state: api.js the token; SessionList the listed rows; SessionView the
-// open Session (its window, stream, draft, views); this module the status notice and the
-// actions in flight; chrome.js the theme, the drawer and the unread count; panels.js the panels
-// opened on a phone and the focus a panel holds.
+// What the page shows: an open Session (`?session=`), a whole board (`?board=`), or, with
+// neither, the start page. One owner per piece of state: api.js the token; SessionList the
+// listed rows; SessionView the open Session (its window, stream, draft, views); Boards the
+// boards' rows and the last-seen instant's summary; this module the status notice, the actions
+// in flight and which board is shown; chrome.js the theme, the drawer and the unread count;
+// panels.js the panels opened on a phone and the focus a panel holds.
 
 import { api, authHeaders, sessionPath } from "./api.js";
+import { Boards, boardApi, markSeen, readLastSeen } from "./board.js";
 import {
   applyTheme,
   debugMode,
@@ -18,9 +23,10 @@ import {
   setDrawer,
   wireChrome,
 } from "./chrome.js";
+import { DeleteDialog, deleteQuestion, sessionBadges } from "./delete-session.js";
 import { els } from "./dom.js";
 import { errorMessage } from "./errors.js";
-import { onLocaleChange, setLocale, t } from "./i18n.js";
+import { getLocale, onLocaleChange, setLocale, t } from "./i18n.js";
 import { renderPanels } from "./panels.js";
 import { RendererRegistry } from "./registry.js";
 import { applyStaticText, renderChrome, renderDraft, renderStatus, renderStop } from "./render.js";
@@ -48,6 +54,12 @@ const busy = new Set();
 
 /** Developer controls (Flush) are shown only with `?debug=1` or the stored setting. */
 const debug = debugMode();
+
+/** The last instant the page was seen before this visit (null on a first visit). */
+const awaySince = readLastSeen();
+
+/** The board shown instead of a Session (its registered name), or null. */
+const screen = { board: null };
 
 /** The page's renderers, each given what it shows by the state's owners. */
 const page = {
@@ -95,16 +107,30 @@ const page = {
   sessions() {
     sessions.render();
   },
+  boards() {
+    const showing = screen.board !== null;
+    els.conversation.hidden = showing;
+    els.boardView.hidden = !showing;
+    const atHome = !showing && view.current === null;
+    if (atHome) els.homeEntry.setAttribute("aria-current", "page");
+    else els.homeEntry.removeAttribute("aria-current");
+    // Rebuilt only when they change: a keyboard on an entry keeps its place.
+    const entries = JSON.stringify([getLocale(), screen.board, boards.entries().map(([n]) => n)]);
+    if (els.boardEntries.getAttribute("data-shown") !== entries) {
+      els.boardEntries.setAttribute("data-shown", entries);
+      els.boardEntries.replaceChildren(...boards.renderEntries(els.boardEntries, screen.board));
+    }
+    if (showing) boards.renderView({ heading: els.boardHeading, body: els.boardBody });
+    els.scroll.classList.toggle("at-home", atHome);
+    if (atHome) boards.renderHome(els.home, els.emptyTitle);
+    else els.home.hidden = true;
+  },
 };
 
 const sessions = new SessionList({
   load: () => api("GET", "/api/sessions"),
   currentId: () => view.current?.id ?? null,
-  onSelect: (id) => {
-    view.select(id);
-    setDrawer(false);
-    els.composer.focus(); // opening a Session puts the keyboard in its message box
-  },
+  onSelect: (id) => openSession(id),
   onChange: () => page.chrome(),
 });
 
@@ -118,6 +144,120 @@ const view = new SessionView({
   onArrivals: noticeArrivals,
 });
 
+/** Run a tool as the user's action on Session `sessionId`; resolves with the tool's value. */
+async function runToolOn(sessionId, name, args) {
+  const path = sessionPath(sessionId, `/tools/${encodeURIComponent(name)}`);
+  const answer = await api("POST", path, { arguments: args ?? {} });
+  return answer?.value;
+}
+
+const boards = new Boards({
+  registry,
+  http: boardApi(api),
+  runTool: runToolOn,
+  openSession: (id) => openSession(id),
+  openBoard: (name) => showBoard(name),
+  onChange: () => page.boards(),
+  document,
+});
+
+const deleteDialog = new DeleteDialog({
+  dialog: els.deleteDialog,
+  text: els.deleteText,
+  error: els.deleteError,
+  cancel: els.deleteCancel,
+  confirm: els.deleteConfirm,
+});
+
+// ------------------------------------------------------------------ what the page shows
+
+/** The address names what is shown: `?session=` or `?board=` (other parameters stay). */
+function setAddress({ session = null, board = null } = {}) {
+  const url = new URL(window.location.href);
+  for (const [key, value] of [
+    ["session", session],
+    ["board", board],
+  ]) {
+    if (value) url.searchParams.set(key, value);
+    else url.searchParams.delete(key);
+  }
+  window.history.replaceState(null, "", url);
+}
+
+function leaveBoard() {
+  if (screen.board === null) return;
+  screen.board = null;
+  boards.closeView();
+}
+
+/** Show Session `id` (from the list, a board's link, a new Session or a branch). */
+function showSession(id) {
+  leaveBoard();
+  view.select(id);
+  page.boards();
+}
+
+/** Open Session `id` for the person: the keyboard lands in its message box. */
+function openSession(id) {
+  showSession(id);
+  setDrawer(false);
+  els.composer.focus();
+}
+
+/** Show the whole board `name` instead of a Session. */
+function showBoard(name, { focus = true } = {}) {
+  if (registry.board(name) === null) return;
+  view.close();
+  notice.set(null);
+  screen.board = name;
+  setAddress({ board: name });
+  page.sessions();
+  page.panels();
+  page.chrome();
+  boards.openView(name);
+  page.boards();
+  setDrawer(false);
+  if (focus) els.boardHeading.focus();
+}
+
+/** The start page: no Session open, no board shown. */
+function goHome() {
+  view.close();
+  leaveBoard();
+  setAddress();
+  page.sessions();
+  page.panels();
+  page.chrome();
+  page.status();
+  page.boards();
+  boards.loadHome();
+  setDrawer(false);
+}
+
+// ------------------------------------------------------------------ deleting a Session
+
+/** Ask, then delete the open Session: the page returns to the start page without it. */
+function askDelete() {
+  const current = view.current;
+  if (current === null) return;
+  const id = current.id;
+  const badges = () =>
+    sessionBadges(sessions.find(id), view.current?.id === id ? view.current.views?.views : null);
+  deleteDialog.ask({
+    question: () => deleteQuestion({ name: sessions.label(id), badges: badges(), registry }),
+    remove: () => api("DELETE", sessionPath(id)),
+    done: async () => {
+      const name = sessions.label(id);
+      boards.forgetSession(id);
+      if (view.current?.id === id) goHome();
+      notice.set("status.deleted", { name });
+      els.emptyTitle.focus();
+      await sessions.refresh();
+    },
+    returnFocus: () => els.deleteSession.focus(),
+  });
+}
+
 function rerenderAll() {
   applyStaticText();
   applyTheme();
@@ -129,6 +269,8 @@ function rerenderAll() {
   page.draft();
   page.chrome();
   page.status();
+  page.boards();
+  deleteDialog.relocalize();
   refreshTimes();
 }
 
@@ -170,7 +312,7 @@ async function runAction(name, action) {
 async function createSession() {
   const created = await api("POST", "/api/sessions", {});
   await sessions.refresh();
-  view.select(created.id);
+  showSession(created.id);
   notice.set("status.created");
   els.composer.focus();
 }
@@ -180,7 +322,7 @@ async function forkCurrent() {
   if (!current) return;
   const child = await api("POST", sessionPath(current.id, "/fork"), {});
   await sessions.refresh();
-  view.select(child.id);
+  showSession(child.id);
   notice.set("status.forked");
   els.composer.focus();
 }
@@ -245,7 +387,7 @@ function sendMessage() {
       // Typing with no Session open starts one, as in any chat app.
       const created = await api("POST", "/api/sessions", {});
       await sessions.refresh();
-      view.select(created.id);
+      showSession(created.id);
       target = view.current;
     }
     // The browser's zone, for this message's turn only ("tomorrow at 9" means here).
@@ -277,6 +419,11 @@ function wireEvents() {
     }
   });
   els.newSession.addEventListener("click", () => runAction("create", createSession));
+  els.homeEntry.addEventListener("click", () => {
+    goHome();
+    els.emptyTitle.focus();
+  });
+  els.deleteSession.addEventListener("click", askDelete);
   els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
   els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
   els.stop.addEventListener("click", () => runAction("stop", stopCurrent));
@@ -347,15 +494,35 @@ async function boot() {
   wireChrome();
   wireEvents();
   await loadRenderers(readConfig());
-  registry.onPanelsChange(page.panels);
+  registry.onPanelsChange(() => {
+    page.panels();
+    page.boards();
+  });
   page.panels();
   page.chrome();
   page.status();
+  page.boards();
+  // "While you were away" counts from the instant the page was last seen; from now on that
+  // instant moves while the page is visible (and is kept as the tab hides or closes).
+  markSeen();
+  document.addEventListener("visibilitychange", () => markSeen());
+  window.addEventListener("pagehide", () => {
+    if (document.visibilityState !== "hidden") markSeen();
+  });
   await sessions.refresh();
-  const initial = new URLSearchParams(window.location.search).get("session");
+  const query = new URLSearchParams(window.location.search);
+  const initial = query.get("session");
+  const board = query.get("board");
   if (initial) view.select(initial, { updateUrl: false });
+  else if (board && registry.board(board) !== null) showBoard(board, { focus: false });
+  page.boards();
+  boards.loadHome(awaySince);
   window.setInterval(() => {
-    if (document.visibilityState !== "hidden") sessions.refresh();
+    if (document.visibilityState === "hidden") return;
+    markSeen();
+    sessions.refresh();
+    if (screen.board !== null) boards.refreshView();
+    else if (view.current === null) boards.refreshHome();
   }, SESSIONS_REFRESH_MS);
 }
 

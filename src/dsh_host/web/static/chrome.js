@@ -76,7 +76,8 @@ export function setDrawer(open) {
   $("drawer-toggle")?.setAttribute("aria-expanded", open ? "true" : "false");
   const backdrop = $("drawer-backdrop");
   if (backdrop) backdrop.hidden = !open;
-  if (open) document.querySelector(".session-list button, [data-testid=new-session]")?.focus();
+  // The keyboard starts at the drawer's top: the start page and the boards, then the Sessions.
+  if (open) $("home-entry")?.focus();
 }
 
 function drawerOpen() {
@@ -135,13 +136,17 @@ function clearUnread() {
 
 // ------------------------------------------------------------------ live times
 
-/** Refresh every `<time datetime data-dsh-relative>` in `root` from the clock. */
+/**
+ * Refresh every `<time datetime data-dsh-relative>` in `root` from the clock: relative within the
+ * hour, else absolute; `data-dsh-relative="always"` reads relative at any distance ("in 3 h").
+ */
 export function refreshTimes(root = document) {
   const time = createTime({ locale: getLocale() });
   for (const node of root.querySelectorAll("time[data-dsh-relative]")) {
     const ms = toMs(node.getAttribute("datetime"));
     if (ms === null) continue;
-    const { text, title } = time.when(ms);
+    const always = node.getAttribute("data-dsh-relative") === "always";
+    const { text, title } = always ? { text: time.relative(ms), title: time.utc(ms) } : time.when(ms);
     if (node.textContent !== text) node.textContent = text;
     if (node.getAttribute("title") !== title) node.setAttribute("title", title);
   }

@@ -33,6 +33,19 @@ export const els = {
   send: $("send"),
   stop: $("stop"),
   langButtons: [...document.querySelectorAll("button[data-locale]")],
+  homeEntry: $("home-entry"),
+  boardEntries: $("board-entries"),
+  home: $("home"),
+  emptyTitle: $("empty-title"),
+  boardView: $("board-view"),
+  boardHeading: $("board-heading"),
+  boardBody: $("board-body"),
+  deleteSession: $("delete-session"),
+  deleteDialog: $("delete-dialog"),
+  deleteText: $("delete-text"),
+  deleteError: $("delete-error"),
+  deleteCancel: $("delete-cancel"),
+  deleteConfirm: $("delete-confirm"),
 };
 
 export function el(tag, className, text) {

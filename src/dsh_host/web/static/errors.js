@@ -8,6 +8,7 @@ import { prettyJson } from "./json.js";
 const SENTENCES = Object.freeze({
   en: Object.freeze({
     bad_request: "The request was not understood.",
+    bad_cursor: "That place in the list is no longer valid; open the list again.",
     body_too_large: "That is too long to send.",
     event_rejected: "The session refused that change.",
     forbidden_host: "This page was opened through an address the server does not accept.",
@@ -54,6 +55,7 @@ const SENTENCES = Object.freeze({
   }),
   zh: Object.freeze({
     bad_request: "无法理解该请求。",
+    bad_cursor: "列表中的这个位置已失效，请重新打开列表。",
     body_too_large: "内容太长，无法发送。",
     event_rejected: "会话拒绝了这个更改。",
     forbidden_host: "此页面的访问地址不被服务器接受。",

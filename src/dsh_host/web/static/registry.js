@@ -1,6 +1,7 @@
 // The renderer registry plugins fill (see the app's boot): event-type keyed renderers for
 // presented-event nodes (with a JSON fallback), tool and follow-up summaries, tool-row actions,
-// Session-view panels and locale namespaces. The DOM is reached only through the injected
+// Session-view panels, host-wide boards (lists over the rows plugins post across Sessions) and
+// locale namespaces. The DOM is reached only through the injected
 // `document` (or the browser's global one at render time), so Node can exercise the registry with
 // a small stand-in.
 
@@ -39,6 +40,7 @@ export class RendererRegistry {
     this._toolActions = new Map();
     this._panels = new Map();
     this._panelListeners = new Set();
+    this._boards = new Map();
   }
 
   /**
@@ -109,10 +111,12 @@ export class RendererRegistry {
   }
 
   /**
-   * A panel for one Session view: `{title(t), summary?(ctx), render(ctx)}` where ctx is `{view,
-   * sessionId, locale, t, time, document, runTool(name, args), ...}` (panels.js). `summary`
-   * returns the one line (a string or a node) a phone shows while the panel is collapsed, e.g.
-   * "2 reminders · next in 9 min"; without it the line is the title.
+   * A panel for one Session view: `{title(t), summary?(ctx), render(ctx), deleteNote?({count,
+   * t})}` where ctx is `{view, sessionId, locale, t, time, document, runTool(name, args), ...}`
+   * (panels.js). `summary` returns the one line (a string or a node) a phone shows while the
+   * panel is collapsed, e.g. "2 reminders · next in 9 min"; without it the line is the title.
+   * `deleteNote` words what goes with a deleted Session whose list row carries this view's badge
+   * `count` (e.g. "Its 2 pending reminders will be deleted too."), for the confirmation.
    */
   registerPanel(viewName, panel) {
     if (panel === null || typeof panel !== "object" || typeof panel.render !== "function") {
@@ -121,6 +125,9 @@ export class RendererRegistry {
     if (typeof panel.title !== "function") throw new TypeError("a panel needs a title(t) function");
     if (panel.summary !== undefined && typeof panel.summary !== "function") {
       throw new TypeError("a panel's summary, when given, is a summary(ctx) function");
+    }
+    if (panel.deleteNote !== undefined && typeof panel.deleteNote !== "function") {
+      throw new TypeError("a panel's deleteNote, when given, is a deleteNote({count, t}) function");
     }
     const drop = this._keyed(this._panels, "panel", viewName, panel);
     this._notifyPanels();
@@ -133,6 +140,77 @@ export class RendererRegistry {
   /** The registered panels, as `[viewName, panel]` pairs in registration order. */
   panels() {
     return [...this._panels.entries()];
+  }
+
+  /**
+   * The sentence a panel gives for `count` of its view's badge on a Session about to be deleted,
+   * or null (no panel, no deleteNote, a non-string answer, a failure).
+   */
+  deleteNote(viewName, count, translate) {
+    const panel = this._panels.get(viewName);
+    if (panel?.deleteNote === undefined) return null;
+    try {
+      const out = panel.deleteNote({ count, t: translate });
+      return typeof out === "string" && out !== "" ? out : null;
+    } catch (error) {
+      this._warn(`deleteNote for ${viewName} failed; using the generic one`, error);
+      return null;
+    }
+  }
+
+  /**
+   * A board: a host-wide list over the rows one plugin posts across Sessions (`GET /api/board`),
+   * shown by the host (board.js) with each row's Session as a link. `spec`:
+   * - `plugin`, `kind`: which rows (the plugin's name and the rows' kind);
+   * - `row(ctx)`: the node for one row (`ctx`: `{row, locale, t, time, document}`, `row`:
+   *   `{sessionId, sessionName, key, kind, atMs, data}`; Session text as text only);
+   * - `title?(t)`: a board with a title has an entry beside the Session list that opens the whole
+   *   board, paged, soonest first; `empty?(t)`: what that view says when there are no rows;
+   * - `home?`: `{title(t), limit?}`: the start page shows its first `limit` (default 5) rows;
+   * - `away?`: `{title({count, t})}`: the start page shows the rows that arrived since the
+   *   person was last here, under this title (e.g. "While you were away: 3 reminders");
+   * - `action?(ctx)`: one action a row offers, `{label, busyLabel?, description?, tool,
+   *   arguments}` (run as the user's action on the row's Session), or null; `outcome?(value)`:
+   *   what the tool's value means, `"done"` (the row goes) or `{error}` (shown on the row);
+   *   without it a value with a string `code` is an error; `failed?({reason, t})`: that line.
+   * Returns the unregister function; a second board of one name throws.
+   */
+  registerBoard(name, spec) {
+    if (spec === null || typeof spec !== "object" || typeof spec.row !== "function") {
+      throw new TypeError("a board needs a row(ctx) function");
+    }
+    for (const field of ["plugin", "kind"]) {
+      if (typeof spec[field] !== "string" || spec[field] === "") {
+        throw new TypeError(`a board needs its ${field}, a non-empty string`);
+      }
+    }
+    for (const field of ["title", "empty", "action", "outcome", "failed"]) {
+      if (spec[field] !== undefined && typeof spec[field] !== "function") {
+        throw new TypeError(`a board's ${field}, when given, is a function`);
+      }
+    }
+    if (spec.home !== undefined && typeof spec.home?.title !== "function") {
+      throw new TypeError("a board's home, when given, is {title(t), limit?}");
+    }
+    if (spec.away !== undefined && typeof spec.away?.title !== "function") {
+      throw new TypeError("a board's away, when given, is {title({count, t})}");
+    }
+    const drop = this._keyed(this._boards, "board", name, spec);
+    this._notifyPanels();
+    return () => {
+      drop();
+      this._notifyPanels();
+    };
+  }
+
+  /** The registered boards, as `[name, spec]` pairs in registration order. */
+  boards() {
+    return [...this._boards.entries()];
+  }
+
+  /** The board registered as `name`, or null. */
+  board(name) {
+    return this._boards.get(name) ?? null;
   }
 
   onPanelsChange(listener) {

@@ -273,5 +273,6 @@ function replaceUrlSession(id) {
   const url = new URL(window.location.href);
   if (id) url.searchParams.set("session", id);
   else url.searchParams.delete("session");
+  url.searchParams.delete("board"); // a Session replaces a board shown in its place
   window.history.replaceState(null, "", url);
 }

@@ -154,16 +154,22 @@ export function createTime({ now = () => Date.now(), locale = "en", timeZone } =
     return `${at.weekday} ${at.day} ${at.month} ${at.year}`;
   }
 
+  /** Always relative to now: "in 3 h", "2 d 4 h ago", "just now" (zh "3 小时后"); "" when invalid. */
+  function relative(value) {
+    const ms = toMs(value);
+    if (ms === null) return "";
+    const diff = ms - now();
+    if (diff < 0 && -diff < JUST_NOW_MS) return words.justNow;
+    if (diff >= 0) return words.future(duration(Math.max(diff, 1000)));
+    return words.past(duration(diff));
+  }
+
   /** `{text, title}`: relative within the hour, else absolute; `title` is the UTC instant. */
   function when(value) {
     const ms = toMs(value);
     if (ms === null) return { text: "", title: "" };
     const diff = ms - now();
-    let text;
-    if (Math.abs(diff) >= RELATIVE_WINDOW_MS) text = absolute(ms);
-    else if (diff < 0 && -diff < JUST_NOW_MS) text = words.justNow;
-    else if (diff >= 0) text = words.future(duration(Math.max(diff, 1000)));
-    else text = words.past(duration(diff));
+    const text = Math.abs(diff) >= RELATIVE_WINDOW_MS ? absolute(ms) : relative(ms);
     return { text, title: utcText(ms) };
   }
 
@@ -172,6 +178,7 @@ export function createTime({ now = () => Date.now(), locale = "en", timeZone } =
     locale: lang,
     timeZone: zone,
     when,
+    relative,
     absolute,
     duration,
     day,
