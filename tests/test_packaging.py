@@ -21,7 +21,7 @@ PACKAGES = {
 STDLIB = set(sys.stdlib_module_names)
 THIRD_PARTY = {
     "dsh_hookspecs": {"pluggy"},
-    "dsh_schedule": {"pluggy", "attrs", "cattrs", "structlog", "dateparser"},
+    "dsh_schedule": {"pluggy", "attrs", "cattrs", "structlog", "dateparser", "cronsim"},
     "dsh_schedule_ui": {"pluggy", "structlog"},
 }
 FORBIDDEN = {
@@ -113,8 +113,11 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("package", ["__init__"]),
     ],
     "dsh_schedule": [
-        ("instants and the phrase grammar", ["_instants", "_grammar"]),
-        ("codec and values", ["_codec", "_fifo", "_every", "_at"]),
+        (
+            "instants, the phrase grammar and the calendar",
+            ["_instants", "_grammar", "_cron", "_calendar"],
+        ),
+        ("codec and values", ["_codec", "_fifo", "_every", "_at", "_rules"]),
         ("fold", ["_fold"]),
         ("answers, receipts and the Session view", ["_answers", "_receipts", "_due", "_panel"]),
         ("transactions", ["_transactions"]),

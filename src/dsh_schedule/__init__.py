@@ -1,14 +1,14 @@
 """dsh_schedule: durable, Session-local reminders for dsh hosts.
 
 The plugin (entry point ``schedule``) gives every root Agent published after it loaded the
-``schedule_create`` / ``schedule_list`` / ``schedule_delete`` tools and one live owner that turns
-due reminders into one follow-up turn plus a durable ``schedule/change`` dispatch. All state is
-the Session's own log.
+``schedule_create`` / ``schedule_list`` / ``schedule_update`` / ``schedule_delete`` tools and
+one live owner that turns due reminders into one follow-up turn plus a durable
+``schedule/change`` dispatch. All state is the Session's own log.
 
 The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
-limits and instants (after, at and every records), the fixed-rate arithmetic, the fold, the
-presentation of a dispatch, the single and batch reminder framings and the tools' fixed
-messages.
+limits and instants (after, at, every, daily, weekly and cron records), the fixed-rate
+arithmetic, the canonical cron spelling, the fold, the presentation of a dispatch, the single and
+batch reminder framings and the tools' fixed messages.
 Everything else is internal.
 """
 
@@ -19,22 +19,30 @@ from ._codec import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
+    MAX_TITLE_CHARS,
     MIN_EVERY_SECONDS,
+    MIN_EVERY_SECONDS_FLOOR,
     MIN_INSTANT_MS,
     AfterRecord,
     AtRecord,
+    CalendarRecord,
     Create,
+    CronRecord,
+    DailyRecord,
     Delete,
     Dispatch,
     EveryRecord,
     Record,
     ScheduleChange,
     ScheduleLogError,
+    Update,
+    WeeklyRecord,
     decode_change,
     encode_change,
     format_instant,
     parse_instant,
 )
+from ._cron import CronError, canonical_cron
 from ._every import Occurrence, resolve_every_occurrence
 from ._fold import SCHEDULE_CHANGE, FoldResult, IncrementalFold, fold
 from ._plugin import ConfigError, SchedulePlugin
@@ -47,14 +55,20 @@ __all__ = [
     "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
     "MAX_PROMPT_CHARS",
+    "MAX_TITLE_CHARS",
     "MESSAGES",
     "MIN_EVERY_SECONDS",
+    "MIN_EVERY_SECONDS_FLOOR",
     "MIN_INSTANT_MS",
     "SCHEDULE_CHANGE",
     "AfterRecord",
     "AtRecord",
+    "CalendarRecord",
     "ConfigError",
     "Create",
+    "CronError",
+    "CronRecord",
+    "DailyRecord",
     "Delete",
     "Dispatch",
     "EveryRecord",
@@ -66,7 +80,10 @@ __all__ = [
     "ScheduleChange",
     "ScheduleLogError",
     "SchedulePlugin",
+    "Update",
+    "WeeklyRecord",
     "batch_framing",
+    "canonical_cron",
     "decode_change",
     "encode_change",
     "fold",

@@ -1,9 +1,9 @@
 """What the tools and reminders say: the tools' answer for a record and the reminder framings.
 
 A due one-shot (after or at) is delivered alone with the five-line single framing; all overdue
-every records share one three-line batch framing whose last line is a compact JSON array of
-``{schedule_id, occurrence_at, reminder_prompt}`` (the occurrence each delivers, not its
-``scheduledAt``).
+recurring records (every, daily, weekly, cron) share one three-line batch framing whose last
+line is a compact JSON array of ``{schedule_id, occurrence_at, reminder_prompt}`` (the
+occurrence each delivers, not its ``scheduledAt``).
 """
 
 import json
@@ -12,7 +12,16 @@ from typing import Final
 
 from dsh_hookspecs import JSONValue
 
-from ._codec import AfterRecord, EveryRecord, OneShotRecord, Record, parse_instant
+from ._codec import (
+    AfterRecord,
+    CronRecord,
+    DailyRecord,
+    EveryRecord,
+    OneShotRecord,
+    Record,
+    WeeklyRecord,
+    parse_instant,
+)
 
 __all__ = [
     "BATCH_HEADER",
@@ -29,6 +38,7 @@ __all__ = [
     "read_json_string",
     "record_answer",
     "reminder_framing",
+    "rule_fields",
 ]
 
 #: The only delivery mode: the reminder is delivered into its own Session, nowhere else.
@@ -52,18 +62,37 @@ BatchItem = tuple[str, str, str]
 
 def record_answer(record: Record, now_ms: int) -> dict[str, JSONValue]:
     """The tools' answer for an active record at ``now_ms`` (overdue iff now >= target), keys
-    in the contract's order: ``id, kind, prompt``, the selector (``afterSeconds`` or
-    ``everySeconds``; an at record has none), ``scheduledAt, state, deliveryMode``. An every
-    record's ``scheduledAt`` is its next undispatched target."""
+    in the contract's order: ``id, kind, prompt``, ``title`` when it has one, the rule
+    (``afterSeconds``; ``everySeconds``; ``time, timeZone``; ``time, timeZone, weekdays``;
+    ``expression, timeZone``; an at record has none), ``scheduledAt, state, deliveryMode``. A
+    recurring record's ``scheduledAt`` is its next undispatched target."""
     answer: dict[str, JSONValue] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
-    if isinstance(record, AfterRecord):
-        answer["afterSeconds"] = record.after_seconds
-    elif isinstance(record, EveryRecord):
-        answer["everySeconds"] = record.every_seconds
+    if record.title is not None:
+        answer["title"] = record.title
+    answer.update(rule_fields(record))
     answer["scheduledAt"] = record.scheduled_at
     answer["state"] = "overdue" if now_ms >= parse_instant(record.scheduled_at) else "scheduled"
     answer["deliveryMode"] = DELIVERY_MODE
     return answer
+
+
+def rule_fields(record: Record) -> dict[str, JSONValue]:
+    """The wire fields of ``record``'s rule, in wire order (none for an at record)."""
+    if isinstance(record, AfterRecord):
+        return {"afterSeconds": record.after_seconds}
+    if isinstance(record, EveryRecord):
+        return {"everySeconds": record.every_seconds}
+    if isinstance(record, DailyRecord):
+        return {"time": record.time, "timeZone": record.time_zone}
+    if isinstance(record, WeeklyRecord):
+        return {
+            "time": record.time,
+            "timeZone": record.time_zone,
+            "weekdays": list(record.weekdays),
+        }
+    if isinstance(record, CronRecord):
+        return {"expression": record.expression, "timeZone": record.time_zone}
+    return {}
 
 
 def _json_string(value: str) -> str:

@@ -32,7 +32,7 @@ from ._instants import (
     parse_instant,
 )
 
-__all__ = ["ScheduleInputError", "at_instant", "future_instant"]
+__all__ = ["ScheduleInputError", "at_instant", "at_target", "future_instant"]
 
 SHAPE: Final = (
     "at must use YYYY-MM-DDTHH:mm:ss with optional 1-3 digit fractional seconds and an "
@@ -94,10 +94,16 @@ def at_instant(value: object, now_ms: int) -> int:
     strictly after ``now_ms``; raises :class:`ScheduleInputError` with the contract's code and
     message, the checks in the contract's order (the form's own checks, then range, then
     not-future)."""
+    return future_instant(at_target(value), now_ms)
+
+
+def at_target(value: object) -> int:
+    """The epoch-ms instant an ``at`` selector names, with the form's own checks only (no range
+    or not-future check: an edit that repeats a record's own ``at`` changes nothing)."""
     if isinstance(value, str):
-        return future_instant(_offset_instant(value), now_ms)
+        return _offset_instant(value)
     if isinstance(value, Mapping):
-        return future_instant(_local_instant(value), now_ms)
+        return _local_instant(value)
     raise ScheduleInputError("invalid_rule", NOT_A_SELECTOR)
 
 

@@ -8,10 +8,14 @@ the steps that moved them, so a change costs what it touched (never a walk of th
 of every active record). Rows (plugin ``"schedule"``):
 
 * kind ``"pending"``, key the reminder id, ``at_ms`` its next due instant, data
-  ``{"text": ...}`` plus ``"everySeconds"`` for a repeating reminder (its row moves to the next
-  due instant after each delivery);
+  ``{"text": ...}`` plus ``"title"`` when the reminder has one, ``"everySeconds"`` for a
+  fixed-rate reminder and ``"rule"`` for a calendar one (``{"kind": "daily", "time",
+  "timeZone"}``, ``{"kind": "weekly", "time", "timeZone", "weekdays"}`` or ``{"kind": "cron",
+  "expression", "timeZone"}``, the record's own fields); a repeating reminder's row moves to its
+  next due instant after each delivery, and an edited one's follows the edit;
 * kind ``"delivered"``, key ``"<id>@<seq of the dispatch event>"``, ``at_ms`` that event's time,
-  data ``{"text": ...}``; only the newest :data:`DELIVERED_KEPT` (by seq) per Session stay.
+  data ``{"text": ...}`` plus ``"title"`` (as the reminder read when it was delivered); only the
+  newest :data:`DELIVERED_KEPT` (by seq) per Session stay.
 
 ``text`` is the reminder's prompt as the Reminders panel shows it, cut to :data:`TEXT_MAX_CHARS`
 characters (the last one then ``"…"``). When a fold is built (the Session was opened, or its log
@@ -40,7 +44,8 @@ from dsh_hookspecs import (
     Session,
 )
 
-from ._codec import Dispatch, EveryRecord, Record
+from ._answers import rule_fields
+from ._codec import AfterRecord, AtRecord, Dispatch, EveryRecord, Record
 from ._fold import IncrementalFold, Step
 from ._instants import parse_instant
 from ._runtime import PLUGIN_NAME
@@ -74,11 +79,20 @@ def board_text(prompt: str) -> str:
     return prompt[: TEXT_MAX_CHARS - 1] + "…"
 
 
+def _text(record: Record) -> dict[str, JSONValue]:
+    data: dict[str, JSONValue] = {"text": board_text(record.prompt)}
+    if record.title is not None:
+        data["title"] = record.title
+    return data
+
+
 def pending_entry(record: Record) -> BoardEntry:
     """The ``pending`` row of the active ``record``."""
-    data: dict[str, JSONValue] = {"text": board_text(record.prompt)}
+    data = _text(record)
     if isinstance(record, EveryRecord):
         data["everySeconds"] = record.every_seconds
+    elif not isinstance(record, AfterRecord | AtRecord):
+        data["rule"] = {"kind": record.kind, **rule_fields(record)}
     return BoardEntry(kind=PENDING, at_ms=parse_instant(record.scheduled_at), data=data)
 
 
@@ -90,7 +104,7 @@ def delivered_key(schedule_id: str, seq: int) -> str:
 def delivered_entry(record: Record, event: Event) -> BoardEntry:
     """The ``delivered`` row of ``record``'s dispatch ``event``."""
     at_ms = min(max(event.time, WAKE_MIN_MS), WAKE_MAX_MS)
-    return BoardEntry(kind=DELIVERED, at_ms=at_ms, data={"text": board_text(record.prompt)})
+    return BoardEntry(kind=DELIVERED, at_ms=at_ms, data=_text(record))
 
 
 def _deliveries(steps: Iterable[Step]) -> list[tuple[str, BoardEntry]]:

@@ -1,21 +1,35 @@
 """The strict version-1 ``schedule/change`` codec (and, re-exported, the canonical instants).
 
-Wire shapes (exact key sets, camelCase; the union was widened without a version bump, so every
-after-only log decodes exactly as before)::
+Wire shapes (exact key sets, camelCase; the unions were widened without a version bump, so every
+earlier log decodes exactly as before)::
 
     {"version": 1, "operation": "create", "schedule": RECORD}
+    {"version": 1, "operation": "update", "id": "schedule-1", "schedule": RECORD}
     {"version": 1, "operation": "delete", "id": "schedule-1"}
     {"version": 1, "operation": "dispatch", "id": "schedule-1"}         # an after or at record
     {"version": 1, "operation": "dispatch", "id": "schedule-1",
      "acceptedAt": "2026-08-05T12:17:34.000Z"}                           # an every record
+    {"version": 1, "operation": "dispatch", "id": "schedule-1",
+     "acceptedAt": "…", "occurrenceAt": "…", "nextAt": "…" | null}      # daily, weekly, cron
 
     RECORD: {"id", "kind": "after", "prompt", "afterSeconds", "scheduledAt"}
           | {"id", "kind": "at", "prompt", "scheduledAt"}
           | {"id", "kind": "every", "prompt", "everySeconds", "scheduledAt"}
+          | {"id", "kind": "daily", "prompt", "time", "timeZone", "scheduledAt"}
+          | {"id", "kind": "weekly", "prompt", "time", "timeZone", "weekdays", "scheduledAt"}
+          | {"id", "kind": "cron", "prompt", "expression", "timeZone", "scheduledAt"}
 
-A record's class is chosen by its selector key (``afterSeconds``, ``everySeconds``), else by its
-kind, else it is read as an ``at`` record; its ``kind`` must then name that class (so an after
-record relabelled ``at`` is "kind 'at' is not 'after'").
+Every record may also hold ``"title"`` (a trimmed string of 1-120 characters; absent when there
+is none). ``time`` is ``HH:mm:ss.SSS``, ``weekdays`` ascending ISO weekdays (1 = Monday),
+``expression`` the canonical spelling of :func:`~._cron.canonical_cron`, ``timeZone`` ``UTC`` or
+an Area/Location name (only its shape is checked here: decoding never consults zone data). A
+calendar record's ``scheduledAt`` is its committed next target and a calendar dispatch freezes
+what it delivered and where the record goes next, so replay never consults a zone either.
+
+A record's class is chosen by its selector key (``afterSeconds``, ``everySeconds``,
+``expression``, ``weekdays``), else by its kind, else it is read as an ``at`` record; its
+``kind`` must then name that class (so an after record relabelled ``at`` is "kind 'at' is not
+'after'").
 
 Decoding never coerces: ``True`` and ``1.0`` are not ``1``, ``"5"`` is not ``5``, an extra or
 missing key anywhere is an error. Every failure is a :class:`ScheduleLogError` whose message says
@@ -25,6 +39,7 @@ Instants are ``YYYY-MM-DDTHH:MM:SS.sssZ`` (UTC, exactly three fraction digits, y
 exchanged as integer epoch milliseconds (:mod:`._instants`).
 """
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal, NoReturn, TypeAlias, TypeVar
 
@@ -35,6 +50,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from dsh_hookspecs import JSONValue
 
+from ._cron import CronError, canonical_cron
 from ._instants import (
     MAX_INSTANT_MS,
     MAX_SAFE_INTEGER,
@@ -45,25 +61,35 @@ from ._instants import (
 )
 
 __all__ = [
+    "CALENDAR_KINDS",
     "KINDS",
     "MAX_AFTER_SECONDS",
     "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
+    "MAX_TITLE_CHARS",
     "MIN_EVERY_SECONDS",
+    "MIN_EVERY_SECONDS_FLOOR",
     "MIN_INSTANT_MS",
     "AfterRecord",
     "AtRecord",
+    "CalendarRecord",
     "Create",
+    "CronRecord",
+    "DailyRecord",
     "Delete",
     "Dispatch",
     "EveryRecord",
     "OneShotRecord",
     "Record",
+    "RecurringRecord",
     "ScheduleChange",
     "ScheduleLogError",
+    "Update",
+    "WeeklyRecord",
     "brief",
     "decode_change",
     "encode_change",
+    "encode_record",
     "format_instant",
     "parse_instant",
 ]
@@ -74,13 +100,20 @@ __all__ = [
 
 #: The largest ``afterSeconds`` whose millisecond value is a JavaScript safe integer.
 MAX_AFTER_SECONDS: Final = MAX_SAFE_INTEGER // 1000
-#: The shortest fixed-rate interval, in seconds (a shorter ``every_seconds`` is
-#: ``frequency_too_high``).
+#: The default shortest fixed-rate interval, in seconds (a shorter ``every_seconds`` is
+#: ``frequency_too_high``; the plugin's ``min_every_seconds`` config may lower it to
+#: :data:`MIN_EVERY_SECONDS_FLOOR`).
 MIN_EVERY_SECONDS: Final = 300
+#: The shortest ``everySeconds`` any configuration writes, so the shortest a log may hold.
+MIN_EVERY_SECONDS_FLOOR: Final = 60
 #: The largest ``everySeconds`` whose millisecond value is a JavaScript safe integer.
 MAX_EVERY_SECONDS: Final = MAX_AFTER_SECONDS
+#: The longest ``title``, in characters.
+MAX_TITLE_CHARS: Final = 120
 #: The record kinds of version 1.
-KINDS: Final = ("after", "at", "every")
+KINDS: Final = ("after", "at", "every", "daily", "weekly", "cron")
+#: The kinds whose occurrences are wall times in a time zone.
+CALENDAR_KINDS: Final = ("daily", "weekly", "cron")
 
 
 class ScheduleLogError(Exception):
@@ -98,6 +131,7 @@ class AfterRecord:
     prompt: str
     after_seconds: int
     scheduled_at: str
+    title: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -109,6 +143,7 @@ class AtRecord:
     kind: Literal["at"]
     prompt: str
     scheduled_at: str
+    title: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -121,12 +156,69 @@ class EveryRecord:
     prompt: str
     every_seconds: int
     scheduled_at: str
+    title: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DailyRecord:
+    """An active reminder every day at the wall time ``time`` (``HH:mm:ss.SSS``) in
+    ``time_zone``; ``scheduled_at`` is its committed next target."""
+
+    id: str
+    kind: Literal["daily"]
+    prompt: str
+    time: str
+    time_zone: str
+    scheduled_at: str
+    title: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class WeeklyRecord:
+    """An active reminder at the wall time ``time`` in ``time_zone`` on each of ``weekdays``
+    (ascending ISO weekdays, 1 = Monday); ``scheduled_at`` is its committed next target."""
+
+    id: str
+    kind: Literal["weekly"]
+    prompt: str
+    time: str
+    time_zone: str
+    weekdays: tuple[int, ...]
+    scheduled_at: str
+    title: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class CronRecord:
+    """An active reminder at the wall times of the canonical five-field cron ``expression`` in
+    ``time_zone``; ``scheduled_at`` is its committed next target."""
+
+    id: str
+    kind: Literal["cron"]
+    prompt: str
+    expression: str
+    time_zone: str
+    scheduled_at: str
+    title: str | None = None
 
 
 #: A record that is delivered once and then ends.
 OneShotRecord: TypeAlias = AfterRecord | AtRecord
+#: A record whose occurrences are wall times in a time zone.
+CalendarRecord: TypeAlias = DailyRecord | WeeklyRecord | CronRecord
+#: A record that stays active after a delivery (while it has a next occurrence).
+RecurringRecord: TypeAlias = EveryRecord | DailyRecord | WeeklyRecord | CronRecord
 #: Any active record.
-Record: TypeAlias = AfterRecord | AtRecord | EveryRecord
+Record: TypeAlias = AfterRecord | AtRecord | EveryRecord | DailyRecord | WeeklyRecord | CronRecord
+
+_RECORD_CLASSES: Final[dict[str, type[Record]]] = {
+    "after": AfterRecord,
+    "at": AtRecord,
+    "every": EveryRecord,
+    "daily": DailyRecord,
+    "weekly": WeeklyRecord,
+    "cron": CronRecord,
+}
 
 
 @attrs.frozen(kw_only=True)
@@ -137,27 +229,64 @@ class Create:
 
 
 @attrs.frozen(kw_only=True)
+class Update:
+    """``operation: "update"``: the active record ``id`` is replaced by ``record`` (the whole new
+    record, same id; wire key ``schedule``), keeping its place in create order."""
+
+    id: str
+    record: Record
+
+
+@attrs.frozen(kw_only=True)
 class Delete:
     """``operation: "delete"``: the active record ``id`` is removed without delivery."""
 
     id: str
 
 
+def _calendar_fields(instance: "Dispatch", _: object, value: str | None) -> None:
+    if value is not None and instance.occurrence_at is None:
+        raise ValueError("nextAt belongs to a calendar dispatch, which has occurrenceAt")
+    if instance.occurrence_at is not None and instance.accepted_at is None:
+        raise ValueError("a calendar dispatch has acceptedAt")
+
+
 @attrs.frozen(kw_only=True)
 class Dispatch:
     """``operation: "dispatch"``: the active record ``id`` was delivered as a follow-up.
 
-    ``accepted_at`` (wire ``acceptedAt``, a canonical instant) is the decision time of an every
-    record's delivery, and absent (``None``) for a one-shot's.
+    ``accepted_at`` (wire ``acceptedAt``, a canonical instant) is the decision time of a
+    recurring record's delivery, and absent (``None``) for a one-shot's. A calendar record's
+    dispatch also freezes the occurrence it delivered (``occurrence_at``) and the record's next
+    target (``next_at``; ``None`` is the wire's ``null``: no representable next occurrence, the
+    record ends); both are ``None`` (and absent on the wire) for every other dispatch.
     """
 
     id: str
     accepted_at: str | None = None
+    occurrence_at: str | None = None
+    next_at: str | None = attrs.field(default=None, validator=_calendar_fields)
+
+    @property
+    def calendar(self) -> bool:
+        """A calendar record's dispatch (it carries ``occurrenceAt`` and ``nextAt``)."""
+        return self.occurrence_at is not None
 
 
-ScheduleChange: TypeAlias = Create | Delete | Dispatch
+ScheduleChange: TypeAlias = Create | Update | Delete | Dispatch
 
 _T = TypeVar("_T")
+
+
+@attrs.frozen(kw_only=True)
+class _CalendarDispatch:
+    """The wire form of a calendar dispatch: all four keys, ``nextAt`` possibly ``null``."""
+
+    id: str
+    accepted_at: str
+    occurrence_at: str
+    next_at: str | None
+
 
 # --------------------------------------------------------------------------------------------
 # Converter
@@ -208,14 +337,15 @@ def _schedule_id(value: object, _: object) -> str:
     return text
 
 
+_KIND_LIST: Final = ", ".join(f'"{kind}"' for kind in KINDS[:-1]) + f', or "{KINDS[-1]}"'
+
+
 def _kind(expected: str) -> Callable[[object, object], str]:
     """The ``kind`` hook of the record class for ``expected``."""
 
     def structure(value: object, _: object) -> str:
         if _exact_str(value, _) not in KINDS:
-            raise _InvalidFieldError(
-                f'v1 schedule kind must be "after", "at", or "every", got {brief(value)}'
-            )
+            raise _InvalidFieldError(f"v1 schedule kind must be {_KIND_LIST}, got {brief(value)}")
         if value != expected:
             raise _InvalidFieldError(f"kind {brief(value)} is not {expected!r}")
         return expected
@@ -230,6 +360,15 @@ def _prompt(value: object, _: object) -> str:
     return text
 
 
+def _title(value: object, _: object) -> str:
+    text = _exact_str(value, _)
+    if not text or text != text.strip() or len(text) > MAX_TITLE_CHARS:
+        raise _InvalidFieldError(
+            f"title must be 1 to {MAX_TITLE_CHARS} characters and already trimmed"
+        )
+    return text
+
+
 def _after_seconds(value: object, _: object) -> int:
     number = _exact_int(value, _)
     if not 0 < number <= MAX_AFTER_SECONDS:
@@ -239,12 +378,59 @@ def _after_seconds(value: object, _: object) -> int:
 
 def _every_seconds(value: object, _: object) -> int:
     number = _exact_int(value, _)
-    if not MIN_EVERY_SECONDS <= number <= MAX_EVERY_SECONDS:
+    if not MIN_EVERY_SECONDS_FLOOR <= number <= MAX_EVERY_SECONDS:
         raise _InvalidFieldError(
-            f"everySeconds {number} is not a safe integer of at least {MIN_EVERY_SECONDS} "
+            f"everySeconds {number} is not a safe integer of at least {MIN_EVERY_SECONDS_FLOOR} "
             "whose milliseconds are safe"
         )
     return number
+
+
+# ``HH:mm:ss.SSS`` with ASCII digits; a leap second or 24:00 is refused below.
+_TIME: Final = re.compile(r"([0-9]{2}):([0-9]{2}):([0-9]{2})\.[0-9]{3}")
+# The shape of ``UTC`` or an Area/Location zone name (the same one the host validates with).
+_ZONE: Final = re.compile(r"UTC|[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+")
+
+
+def _time(value: object, _: object) -> str:
+    text = _exact_str(value, _)
+    match = _TIME.fullmatch(text)
+    if match is None or int(match[1]) > 23 or int(match[2]) > 59 or int(match[3]) > 59:
+        raise _InvalidFieldError(f"time {brief(text)} is not an HH:mm:ss.SSS time of day")
+    return text
+
+
+def _time_zone(value: object, _: object) -> str:
+    text = _exact_str(value, _)
+    if _ZONE.fullmatch(text) is None:
+        raise _InvalidFieldError(f"timeZone {brief(text)} is not UTC or an Area/Location name")
+    return text
+
+
+def _weekdays(value: object, _: object) -> tuple[int, ...]:
+    if type(value) is not list:
+        raise _InvalidFieldError(f"expected an array, got {_json_type(value)}")
+    days = tuple(value)
+    if (
+        not days
+        or any(type(day) is not int or not 1 <= day <= 7 for day in days)
+        or list(days) != sorted(set(days))
+    ):
+        raise _InvalidFieldError(
+            f"weekdays {brief(value)} is not a non-empty ascending array of ISO weekdays 1-7"
+        )
+    return days
+
+
+def _expression(value: object, _: object) -> str:
+    text = _exact_str(value, _)
+    try:
+        canonical = canonical_cron(text)
+    except CronError:
+        canonical = None
+    if canonical != text:
+        raise _InvalidFieldError(f"expression {brief(text)} is not a canonical cron expression")
+    return text
 
 
 def _instant(name: str) -> Callable[[object, object], str]:
@@ -261,7 +447,12 @@ def _instant(name: str) -> Callable[[object, object], str]:
     return structure
 
 
-#: The exact key sets of the records whose wrong key set is reported as one sentence.
+def _next_instant(value: object, _: object) -> str | None:
+    return None if value is None else _instant("nextAt")(value, _)
+
+
+#: The wire keys of each record class besides the optional ``title``, and the sentence a record
+#: with another key set is refused with (an after record reports its keys one by one).
 _KEY_SETS: Final = {
     AtRecord: (
         frozenset({"id", "kind", "prompt", "scheduledAt"}),
@@ -271,37 +462,85 @@ _KEY_SETS: Final = {
         frozenset({"id", "kind", "prompt", "everySeconds", "scheduledAt"}),
         "every schedule must contain exactly id, kind, prompt, everySeconds, and scheduledAt",
     ),
+    DailyRecord: (
+        frozenset({"id", "kind", "prompt", "time", "timeZone", "scheduledAt"}),
+        "daily schedule must contain exactly id, kind, prompt, time, timeZone, and scheduledAt",
+    ),
+    WeeklyRecord: (
+        frozenset({"id", "kind", "prompt", "time", "timeZone", "weekdays", "scheduledAt"}),
+        (
+            "weekly schedule must contain exactly id, kind, prompt, time, timeZone, weekdays, "
+            "and scheduledAt"
+        ),
+    ),
+    CronRecord: (
+        frozenset({"id", "kind", "prompt", "expression", "timeZone", "scheduledAt"}),
+        (
+            "cron schedule must contain exactly id, kind, prompt, expression, timeZone, and "
+            "scheduledAt"
+        ),
+    ),
 }
+_TITLE: Final = frozenset({"title"})
+_SELECTOR_KEYS: Final[tuple[tuple[str, type[Record]], ...]] = (
+    ("afterSeconds", AfterRecord),
+    ("everySeconds", EveryRecord),
+    ("expression", CronRecord),
+    ("weekdays", WeeklyRecord),
+)
 
 
 def _record_class(value: Mapping[Any, Any]) -> type[Record]:
     """The class a record object is read as (see the module docstring)."""
-    if "afterSeconds" in value:
-        return AfterRecord
-    if "everySeconds" in value:
-        return EveryRecord
+    for key, cls in _SELECTOR_KEYS:
+        if key in value:
+            return cls
     kind = value.get("kind")
-    if kind == "every" and type(kind) is str:
-        return EveryRecord
-    if kind == "after" and type(kind) is str:
-        return AfterRecord
+    if type(kind) is str and kind in _RECORD_CLASSES:
+        return _RECORD_CLASSES[kind]
     return AtRecord
 
 
 def _record_hook(converter: cattrs.Converter) -> Callable[[object, object], Record]:
     """The structure hook of :data:`Record`: the class by :func:`_record_class`, decoded by its
-    own generated hook (after an exact key-set check for at and every records)."""
+    own generated hook (after an exact key-set check for the classes that have one)."""
 
     def structure(value: object, _: object) -> Record:
         if not isinstance(value, dict):
             raise _InvalidFieldError(f"schedule record must be an object, got {_json_type(value)}")
         cls = _record_class(value)
         expected = _KEY_SETS.get(cls)
-        if expected is not None and set(value) != expected[0]:
+        if expected is not None and set(value) - _TITLE != expected[0]:
             keys = sorted(value, key=repr)
             raise _InvalidFieldError(f"{expected[1]}, got keys {brief(keys)}")
         record: Record = converter.structure(value, cls)
         return record
+
+    return structure
+
+
+def _dispatch_hook(converter: cattrs.Converter) -> Callable[[object, object], Dispatch]:
+    """The structure hook of :class:`Dispatch`: a body with ``occurrenceAt`` or ``nextAt`` is a
+    calendar dispatch and must hold all four keys."""
+    plain = make_dict_structure_fn(
+        Dispatch,
+        converter,
+        id=override(struct_hook=_schedule_id),
+        accepted_at=override(rename="acceptedAt", struct_hook=_instant("acceptedAt")),
+        occurrence_at=override(omit=True),
+        next_at=override(omit=True),
+    )
+
+    def structure(value: Any, _: object) -> Dispatch:
+        if "occurrenceAt" not in value and "nextAt" not in value:
+            return plain(value, Dispatch)
+        wire = converter.structure(value, _CalendarDispatch)
+        return Dispatch(
+            id=wire.id,
+            accepted_at=wire.accepted_at,
+            occurrence_at=wire.occurrence_at,
+            next_at=wire.next_at,
+        )
 
     return structure
 
@@ -313,41 +552,53 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook(str, _exact_str)
     converter.register_structure_hook(int, _exact_int)
     converter.register_structure_hook(bool, _exact_bool)
-    selectors = {
+    by_id = override(struct_hook=_schedule_id)
+    fields_by_name = {
+        "id": by_id,
+        "prompt": override(struct_hook=_prompt),
+        "title": override(struct_hook=_title, omit_if_default=True),
         "after_seconds": override(rename="afterSeconds", struct_hook=_after_seconds),
         "every_seconds": override(rename="everySeconds", struct_hook=_every_seconds),
+        "time": override(struct_hook=_time),
+        "time_zone": override(rename="timeZone", struct_hook=_time_zone),
+        "weekdays": override(struct_hook=_weekdays, unstruct_hook=list),
+        "expression": override(struct_hook=_expression),
         "scheduled_at": override(rename="scheduledAt", struct_hook=_instant("scheduledAt")),
     }
-    by_id = override(struct_hook=_schedule_id)
-    prompt = override(struct_hook=_prompt)
-    for cls, kind in ((AfterRecord, "after"), (AtRecord, "at"), (EveryRecord, "every")):
+    for kind, cls in _RECORD_CLASSES.items():
         fields: dict[str, Any] = {
-            name: selectors[name] for name in attrs.fields_dict(cls) if name in selectors
+            name: fields_by_name[name] for name in attrs.fields_dict(cls) if name != "kind"
         }
         record_hook = make_dict_structure_fn(
-            cls,
-            converter,
-            id=by_id,
-            kind=override(struct_hook=_kind(kind)),
-            prompt=prompt,
-            **fields,
+            cls, converter, kind=override(struct_hook=_kind(kind)), **fields
         )
         converter.register_structure_hook(cls, record_hook)
         converter.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, converter, **fields))
     converter.register_structure_hook_func(lambda cls: cls == Record, _record_hook(converter))
-    create_hook = make_dict_structure_fn(Create, converter, record=override(rename="schedule"))
+    schedule = override(rename="schedule")
+    create_hook = make_dict_structure_fn(Create, converter, record=schedule)
     converter.register_structure_hook(Create, create_hook)
+    update_hook = make_dict_structure_fn(Update, converter, id=by_id, record=schedule)
+    converter.register_structure_hook(Update, update_hook)
     delete_hook = make_dict_structure_fn(Delete, converter, id=by_id)
     converter.register_structure_hook(Delete, delete_hook)
-    accepted_at = override(rename="acceptedAt", struct_hook=_instant("acceptedAt"))
-    dispatch_hook = make_dict_structure_fn(Dispatch, converter, id=by_id, accepted_at=accepted_at)
-    converter.register_structure_hook(Dispatch, dispatch_hook)
+    calendar_hook = make_dict_structure_fn(
+        _CalendarDispatch,
+        converter,
+        id=by_id,
+        accepted_at=override(rename="acceptedAt", struct_hook=_instant("acceptedAt")),
+        occurrence_at=override(rename="occurrenceAt", struct_hook=_instant("occurrenceAt")),
+        next_at=override(rename="nextAt", struct_hook=_next_instant),
+    )
+    converter.register_structure_hook(_CalendarDispatch, calendar_hook)
+    converter.register_structure_hook(Dispatch, _dispatch_hook(converter))
     return converter
 
 
 _CONVERTER: Final = _make_converter()
 _OPERATIONS: Final[dict[str, type[ScheduleChange]]] = {
     "create": Create,
+    "update": Update,
     "delete": Delete,
     "dispatch": Dispatch,
 }
@@ -357,8 +608,11 @@ _WIRE_KEYS: Final = {
     "record": "schedule",
     "after_seconds": "afterSeconds",
     "every_seconds": "everySeconds",
+    "time_zone": "timeZone",
     "scheduled_at": "scheduledAt",
     "accepted_at": "acceptedAt",
+    "occurrence_at": "occurrenceAt",
+    "next_at": "nextAt",
 }
 
 
@@ -411,13 +665,25 @@ def decode_change(data: object, *, seq: int | None = None) -> ScheduleChange:
         _fail(seq, "; ".join(_flatten(exc, "$")))
 
 
+def encode_record(record: Record) -> dict[str, JSONValue]:
+    """The wire object of ``record`` (``title`` only when it has one)."""
+    encoded: dict[str, JSONValue] = _CONVERTER.unstructure(record)
+    return encoded
+
+
 def encode_change(change: ScheduleChange) -> dict[str, JSONValue]:
     """Encode ``change`` as its wire JSON object (key order: version, operation, body; a
-    dispatch without ``accepted_at`` has no ``acceptedAt`` key)."""
+    dispatch has ``acceptedAt`` only when it has a decision time, and ``occurrenceAt`` and
+    ``nextAt`` only when it is a calendar record's)."""
     head: dict[str, JSONValue] = {"version": 1, "operation": _NAMES[type(change)]}
     if isinstance(change, Create):
-        record: dict[str, JSONValue] = _CONVERTER.unstructure(change.record)
-        return {**head, "schedule": record}
+        return {**head, "schedule": encode_record(change.record)}
+    if isinstance(change, Update):
+        return {**head, "id": change.id, "schedule": encode_record(change.record)}
+    body: dict[str, JSONValue] = {"id": change.id}
     if isinstance(change, Dispatch) and change.accepted_at is not None:
-        return {**head, "id": change.id, "acceptedAt": change.accepted_at}
-    return {**head, "id": change.id}
+        body["acceptedAt"] = change.accepted_at
+        if change.occurrence_at is not None:
+            body["occurrenceAt"] = change.occurrence_at
+            body["nextAt"] = change.next_at
+    return {**head, **body}

@@ -10,12 +10,17 @@ of an append-only log however the log was cut into appends (property-tested).
 Transition rules (any violation makes the log corrupt):
 
 * create: the id must never have been seen in the owned suffix ("was reused");
-* delete / dispatch: the id must be active ("targets inactive id") - so double dispatch,
-  dispatch after delete and delete of an unknown id are all corruption;
+* update / delete / dispatch: the id must be active ("targets inactive id") - so double
+  dispatch, dispatch after delete and delete of an unknown id are all corruption;
+* an update's record carries the id it replaces, and takes that record's create-order position;
 * a dispatch of a one-shot (after, at) record must not carry ``acceptedAt`` and ends it; a
   dispatch of an every record must carry it, not before the record's ``scheduledAt``, and moves
   the record (same id, same create-order position) to its next target
-  (:func:`~._every.resolve_every_occurrence`), or ends it when that target is not representable.
+  (:func:`~._every.resolve_every_occurrence`), or ends it when that target is not representable;
+* a dispatch of a calendar (daily, weekly, cron) record must carry ``acceptedAt`` (not before
+  its ``scheduledAt``), the ``occurrenceAt`` it delivered (from its ``scheduledAt`` through
+  ``acceptedAt``) and ``nextAt`` (after ``acceptedAt``, or ``null``); it moves the record to
+  ``nextAt``, or ends it on ``null``. No zone is consulted: the dispatch froze both.
 
 Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
 """
@@ -29,12 +34,15 @@ import attrs
 from dsh_hookspecs import Event, Session
 
 from ._codec import (
+    AfterRecord,
+    AtRecord,
     Create,
     Dispatch,
     EveryRecord,
     Record,
     ScheduleChange,
     ScheduleLogError,
+    Update,
     brief,
     decode_change,
     format_instant,
@@ -63,7 +71,8 @@ __all__ = [
 SCHEDULE_CHANGE: Final = "schedule/change"
 
 #: One folded ``schedule/change``: its event, its decoded change and the record the change acts
-#: on (the record a create adds, or the active record a delete or dispatch ends or moves).
+#: on (the record a create adds, or the active record an update replaces or a delete or dispatch
+#: ends or moves).
 Step: TypeAlias = tuple[Event, ScheduleChange, Record]
 
 
@@ -92,6 +101,8 @@ def violation(
     if record is None:
         operation = type(change).__name__.lower()
         return f"{operation} targets inactive id {brief(change.id)}"
+    if isinstance(change, Update) and change.record.id != change.id:
+        return f"update of id {brief(change.id)} holds a record of id {brief(change.record.id)}"
     if isinstance(change, Dispatch):
         try:
             dispatched(record, change)
@@ -105,21 +116,25 @@ def dispatched(record: Record, change: Dispatch) -> tuple[str, Record | None]:
     instant) and the record that stays active, or ``None`` when the dispatch ends it.
 
     A one-shot's occurrence is its ``scheduledAt``; an every record's is the latest target at or
-    before ``acceptedAt``. Raises :class:`ScheduleLogError` (the problem, naming the id) for a
-    dispatch the record does not admit.
+    before ``acceptedAt``; a calendar record's is the dispatch's ``occurrenceAt``. Raises
+    :class:`ScheduleLogError` (the problem, naming the id) for a dispatch the record does not
+    admit.
     """
-    if not isinstance(record, EveryRecord):
+    named = f"(id {brief(change.id)})"
+    if isinstance(record, AfterRecord | AtRecord):
         if change.accepted_at is not None:
-            raise ScheduleLogError(
-                f"one-shot dispatch must not contain acceptedAt (id {brief(change.id)})"
-            )
+            raise ScheduleLogError(f"one-shot dispatch must not contain acceptedAt {named}")
         return record.scheduled_at, None
     if change.accepted_at is None:
-        raise ScheduleLogError(f"every dispatch must contain acceptedAt (id {brief(change.id)})")
+        raise ScheduleLogError(f"{record.kind} dispatch must contain acceptedAt {named}")
+    if not isinstance(record, EveryRecord):
+        return _calendar_dispatched(record, change, change.accepted_at, named)
+    if change.calendar:
+        raise ScheduleLogError(f"every dispatch must not contain occurrenceAt or nextAt {named}")
     try:
         occurrence = resolve_every_occurrence(record, parse_instant(change.accepted_at))
     except ScheduleLogError as exc:
-        raise ScheduleLogError(f"{exc} (id {brief(change.id)})") from None
+        raise ScheduleLogError(f"{exc} {named}") from None
     following = occurrence.next_ms
     successor = (
         None if following is None else attrs.evolve(record, scheduled_at=format_instant(following))
@@ -127,16 +142,41 @@ def dispatched(record: Record, change: Dispatch) -> tuple[str, Record | None]:
     return format_instant(occurrence.occurrence_ms), successor
 
 
+def _calendar_dispatched(
+    record: Record, change: Dispatch, accepted_at: str, named: str
+) -> tuple[str, Record | None]:
+    kind = record.kind
+    if change.occurrence_at is None:
+        raise ScheduleLogError(f"{kind} dispatch must contain occurrenceAt and nextAt {named}")
+    accepted = parse_instant(accepted_at)
+    target = parse_instant(record.scheduled_at)
+    if accepted < target:
+        raise ScheduleLogError(f"{kind} dispatch cannot precede the active scheduledAt {named}")
+    if not target <= parse_instant(change.occurrence_at) <= accepted:
+        raise ScheduleLogError(
+            f"{kind} occurrenceAt must lie from the active scheduledAt through acceptedAt {named}"
+        )
+    following = change.next_at
+    if following is None:
+        return change.occurrence_at, None
+    if parse_instant(following) <= accepted:
+        raise ScheduleLogError(f"{kind} nextAt must come after acceptedAt {named}")
+    return change.occurrence_at, attrs.evolve(record, scheduled_at=following)
+
+
 def apply_change(change: ScheduleChange, active: dict[str, Record]) -> str | None:
     """Apply a change that :func:`violation` accepted to ``active``; the id it ended, if it ended
-    one (a delete, a one-shot's dispatch or an every record's exhausting dispatch)."""
+    one (a delete, a one-shot's dispatch or a recurring record's last dispatch)."""
     if isinstance(change, Create):
         active[change.record.id] = change.record
+        return None
+    if isinstance(change, Update):
+        # Reassigning an existing key keeps its create-order position.
+        active[change.id] = change.record
         return None
     if isinstance(change, Dispatch):
         successor = dispatched(active[change.id], change)[1]
         if successor is not None:
-            # Reassigning an existing key keeps its create-order position.
             active[change.id] = successor
             return None
     del active[change.id]

@@ -1,18 +1,28 @@
 # ruff: noqa: RUF001  (Chinese words and replies use Chinese punctuation on purpose)
 """Reading a person's message for the scripted demo model: what they ask (create, list, cancel,
-cancel all, a confirmation) and, for a reminder, its text and when.
+cancel all, change, a confirmation) and, for a reminder, its text and when.
 
 The grammar here is deliberately thin. It finds the intent and splits the reminder's text from
 the parts that say when (before "remind me", right after it, or at the end of the text), and it
 reads what the date parser does not: clock times ("5pm", "17:00", "下午3点"), parts of the day
 ("tomorrow morning", "tonight", "明天早上"), recurrence ("every 30 minutes", "每30分钟"),
-Chinese numerals and "half" ("an hour and a half", "一个半小时"). The words of a date ("tomorrow",
-"Friday", "August 7", "明天", "周五") and a duration in its plain form ("1 hour 30 minutes",
-"1小时30分钟后") are read by ``dateparser`` (docs/models.md says why and what was measured).
+routines at a time of day ("every weekday at 9", "on the 1st of every month at 9", "每周一上午
+10点", "每个工作日早上9点": ``daily``, ``weekly``, or ``cron`` for days of the month), a zone
+("Europe/Paris", "Paris time", "巴黎时间"; else the browser's), Chinese numerals and "half" ("an
+hour and a half", "一个半小时"). The words of a date ("tomorrow", "Friday", "August 7", "明天",
+"周五") and a duration in its plain form ("1 hour 30 minutes", "1小时30分钟后") are read by
+``dateparser`` (docs/models.md says why and what was measured).
+
+A change ("move my 9am reminder to 10", "rename the stand up reminder to ...", "把站会提醒改成10
+点") names the reminder by its id, its text or its time, and says a new time of day (the
+reminder keeps its kind), a whole new rule or day, or a new text: an :class:`Update` that the
+phrase resolves against ``schedule_list``.
 
 It never guesses: a part that looks like a time but cannot be read, a bare hour without am or
-pm, a day without a time, a reminder without a text or without a time, each becomes an
-:class:`Ask` that names the part and says what would work, in the message's language.
+pm (except in a routine, where 7 to 11 are the morning's and 12 is noon, and in a change, where
+the reminder's own time decides), a day without a time, a reminder without a text or without a
+time, each becomes an :class:`Ask` that names the part and says what would work, in the
+message's language.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ __all__ = [
     "Language",
     "ListAll",
     "Reading",
+    "Update",
     "language_of",
     "read",
 ]
@@ -87,7 +98,27 @@ class Ask:
     text: str
 
 
-Reading = Create | ListAll | Cancel | CancelAll | Confirm | Ask
+@dataclass(frozen=True, slots=True)
+class Update:
+    """Change one reminder, named by ``what`` (its id, its text, or its time of day as typed).
+
+    ``at`` holds the clocks ("HH:MM") ``what`` can mean when it names a time ("9am": one, a bare
+    "9": 09:00 and 21:00). Exactly one change is set: ``times``, a new time of day that keeps
+    the reminder's kind (one "HH:MM:SS", or the two a bare hour can mean; the one nearer the
+    reminder's own time is taken), with ``time_zone`` when the message named one; ``selector``, a
+    whole new rule or instant (``schedule_create``'s selector names); or ``text``, a new text.
+    """
+
+    lang: Language
+    what: str
+    at: tuple[str, ...] = ()
+    times: tuple[str, ...] = ()
+    time_zone: str | None = None
+    selector: tuple[str, JSONValue] | None = None
+    text: str | None = None
+
+
+Reading = Create | ListAll | Cancel | CancelAll | Confirm | Update | Ask
 
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
 _I: Final = re.IGNORECASE | re.DOTALL
@@ -335,8 +366,12 @@ class _When:
     clock_text: str | None = None
     zone: str | None = None
     month_day: tuple[int, int] | None = None  # 8月7日
+    rule: Literal["daily", "weekly", "monthly"] | None = None  # a routine at a time of day
+    days: tuple[int, ...] = ()  # its ISO weekdays (weekly) or days of the month (monthly)
+    rule_text: str | None = None  # the routine as typed ("every weekday", "每周一")
+    every_day: bool = False  # "every day" / "daily" / "每天": daily with a time, else 24 hours
     parts: list[str] | None = None  # the pieces as typed
-    problem: str | None = None  # an Ask text
+    problem: str | None = None  # "two_clocks" or "unreadable"
 
     def empty(self) -> bool:
         return self.parts is None
@@ -348,7 +383,29 @@ _MONTHS: Final = (
     r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
 )
 _PARTS_EN: Final = r"(?:morning|afternoon|evening|night)"
-_ZONE: Final = r"(?:\s+(?P<zone>UTC|[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+))?"
+#: Cities a person may name a zone by ("9am Paris time", "巴黎时间9点"), and their zones.
+_CITY_ZONES: Final = {
+    "paris": "Europe/Paris", "london": "Europe/London", "berlin": "Europe/Berlin",
+    "madrid": "Europe/Madrid", "rome": "Europe/Rome", "new york": "America/New_York",
+    "chicago": "America/Chicago", "los angeles": "America/Los_Angeles",
+    "san francisco": "America/Los_Angeles", "tokyo": "Asia/Tokyo", "beijing": "Asia/Shanghai",
+    "shanghai": "Asia/Shanghai", "hong kong": "Asia/Hong_Kong", "singapore": "Asia/Singapore",
+    "sydney": "Australia/Sydney",
+    "北京": "Asia/Shanghai", "上海": "Asia/Shanghai", "香港": "Asia/Hong_Kong",
+    "东京": "Asia/Tokyo", "新加坡": "Asia/Singapore", "巴黎": "Europe/Paris",
+    "伦敦": "Europe/London", "柏林": "Europe/Berlin", "纽约": "America/New_York",
+    "洛杉矶": "America/Los_Angeles", "悉尼": "Australia/Sydney",
+}  # fmt: skip
+_IANA: Final = r"UTC|[A-Za-z][A-Za-z0-9_+.-]*(?:/[A-Za-z0-9_+.-]+)+"
+#: A zone named on its own (not after a clock): an Area/Location name, never a bare word.
+_AREA_ZONE: Final = (
+    r"(?:Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)"
+    r"/[A-Za-z0-9_+.-]+(?:/[A-Za-z0-9_+.-]+)?"
+)
+_CITY_EN: Final = "|".join(
+    sorted((c.replace(" ", r"\s+") for c in _CITY_ZONES if c.isascii()), key=len, reverse=True)
+)
+_ZONE: Final = rf"(?:\s+(?:in\s+)?(?P<zone>{_IANA}|\(?(?:{_CITY_EN})\s+time\)?))?"
 _ZONE2: Final = _ZONE.replace("?P<zone>", "?P<zone2>")
 _EN_CLOCK: Final = (
     r"(?P<hour>\d{1,2})(?:[:.](?P<minute>\d{2}))?\s*(?P<meridiem>am|pm|a\.m\.|p\.m\.)"
@@ -356,17 +413,39 @@ _EN_CLOCK: Final = (
     r"|(?P<oclock>\d{1,2})\s*o'?clock"
     r"|(?P<noon>noon|midday|midnight)"
 )
+_WD_SEP: Final = r"(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+|\s*&\s*)"
+_WD_RANGE: Final = rf"{_WEEKDAYS}\s*(?:-|–|to|through|thru|till|until)\s*{_WEEKDAYS}"
+_WD_PLURAL: Final = r"(?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)"
+_WORKDAY: Final = r"(?:week\s?day|work\s?day|working\s+day|business\s+day|weekend)"
+_ORDINAL: Final = r"(?:\d{1,2}(?:st|nd|rd|th)?|first)"
+_ORDINALS: Final = rf"{_ORDINAL}(?:{_WD_SEP}(?:the\s+)?{_ORDINAL})*"
+#: A routine at a time of day: weekdays, the days of a month, or every morning.
+_EN_ROUTINE: Final = (
+    rf"(?P<weekly>(?:every|each)\s+(?P<wd_every>(?:{_WD_RANGE}|{_WEEKDAYS}s?)"
+    rf"(?:{_WD_SEP}(?:{_WD_RANGE}|{_WEEKDAYS}s?))*)"
+    rf"|(?:(?:on|from)\s+)?(?P<wd_range>{_WD_RANGE})"
+    rf"|(?:on\s+)?(?P<wd_plural>{_WD_PLURAL}(?:{_WD_SEP}{_WD_PLURAL})*)"
+    rf"|(?:every|each)\s+(?P<wk_one>{_WORKDAY})"
+    rf"|(?:(?:every|each|on|at)\s+)?(?P<wk_many>{_WORKDAY}s))"
+    rf"|(?P<monthly>(?:on\s+)?(?:the\s+)?(?:day\s+)?(?P<md1>{_ORDINALS})\s+(?:day\s+)?of\s+"
+    rf"(?:every|each)\s+month"
+    rf"|(?:every|each)\s+(?:the\s+)?(?P<md2>{_ORDINALS})\s+(?:day\s+)?of\s+the\s+month"
+    rf"|(?:every|each)\s+month\s+on\s+(?:the\s+)?(?:day\s+)?(?P<md3>{_ORDINALS})"
+    rf"|monthly\s+on\s+(?:the\s+)?(?:day\s+)?(?P<md4>{_ORDINALS}))"
+    rf"|(?P<daily>(?:every|each)\s+(?P<daily_part>{_PARTS_EN})|every\s?day)"
+)
 #: One piece of an English time, each alternative named by its kind.
 _EN_PIECE: Final = (
     rf"(?P<rel>(?:in|after|within)\s+(?P<rel_d>{_EN_DURATION})|(?P<rel_d2>{_EN_DURATION})\s+(?:from\s+now|later))"
-    rf"|(?P<every>every\s+(?:(?P<every_d>{_EN_DURATION})|(?P<every_u>second|minute|hour|day|week|"
-    rf"morning|evening|night|{_WEEKDAYS}|weekday))|(?P<ly>hourly|daily|weekly))"
+    rf"|{_EN_ROUTINE}"
+    rf"|(?P<every>(?:every|each)\s+(?:(?P<every_d>{_EN_DURATION})|(?P<every_u>second|minute|hour|day|week))|(?P<ly>hourly|daily|weekly))"
     r"|(?P<tonight>tonight|this\s+evening|this\s+afternoon|this\s+morning)"
     rf"|(?P<day>today|tomorrow|(?:the\s+)?day\s+after\s+tomorrow|(?:on\s+)?(?:next\s+|this\s+)?{_WEEKDAYS}"
     rf"|(?:on\s+)?{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?|(?:on\s+)?(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS})"
     rf"(?:\s+(?P<day_part>{_PARTS_EN}))?"
     rf"|(?P<part>(?:in\s+the\s+{_PARTS_EN})|at\s+night)"
     rf"|(?P<clock>(?:(?:at|by|around|@)\s+)?(?:{_EN_CLOCK}){_ZONE}|(?:at|by|around|@)\s+(?P<bare>\d{{1,2}}){_ZONE2})"
+    rf"|(?P<zone_alone>\(?(?:in\s+)?{_AREA_ZONE}\)?|\(UTC\)|\(?(?:in\s+)?(?:{_CITY_EN})\s+time\)?)"
 )  # fmt: skip
 _EN_FRONT: Final = re.compile(rf"^(?:{_EN_PIECE})(?=$|[\s,:]|\s*-)[\s,:]*", _I)
 _EN_BACK: Final = re.compile(rf"(?:^|[\s,]+)(?:{_EN_PIECE})$", _I)
@@ -375,14 +454,59 @@ _EN_TIMEISH: Final = re.compile(
     r"\b(?:\d+\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|[smhdw])|"
     r"seconds?|minutes?|hours?|days?|weeks?|today|tonight|tomorrow|noon|midnight|"
     r"o'?clock|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}[:.]\d{2}|morning|afternoon|evening|"
-    rf"{_WEEKDAYS}|soon|later|sometime|in\s+a\s+(?:while|bit|moment)|every)\b",
+    rf"{_WEEKDAYS}|soon|later|sometime|in\s+a\s+(?:while|bit|moment)|every|weekdays?|weekends?)\b",
     _I,
 )
+
+
+def zone_name(typed: str) -> str:
+    """The zone a typed zone names: an IANA name as typed (the tool checks it), ``UTC``, or a
+    city's zone ("Paris time", "巴黎时间")."""
+    typed = re.sub(r"^\(?(?:in\s+)?|\)$", "", typed.strip(), flags=_I)
+    city = re.sub(r"\s+", " ", typed.lower()).removesuffix(" time").removesuffix("时间")
+    if typed.upper() == "UTC":
+        return "UTC"
+    return _CITY_ZONES.get(city, typed)
+
+
+_ISO_DAYS: Final = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
+
+
+def _day_range(first: int, last: int) -> list[int]:
+    """ISO weekdays from ``first`` through ``last``, across the week's end ("fri-mon")."""
+    return [(first - 1 + step) % 7 + 1 for step in range((last - first) % 7 + 1)]
+
+
+def _en_weekdays(text: str) -> tuple[int, ...]:
+    """The ISO weekdays a list of English day names says ("mon-fri", "monday and thursday")."""
+    text = text.lower()
+    if re.search(_WORKDAY, text, _I):
+        return (6, 7) if "weekend" in text else (1, 2, 3, 4, 5)
+    days: set[int] = set()
+    for found in re.finditer(_WD_RANGE, text, _I):
+        names = re.findall(_WEEKDAYS, found.group(0), _I)
+        days.update(_day_range(_ISO_DAYS[names[0][:3]], _ISO_DAYS[names[-1][:3]]))
+    rest = re.sub(_WD_RANGE, " ", text, flags=_I)
+    days.update(_ISO_DAYS[name[:3]] for name in re.findall(_WEEKDAYS, rest, _I))
+    return tuple(sorted(days))
+
+
+def _set_rule(
+    when: _When, rule: Literal["daily", "weekly", "monthly"], days: tuple[int, ...], typed: str
+) -> None:
+    """Adds a routine to ``when`` (a second one makes the time unclear)."""
+    if when.rule is not None:
+        when.problem = "two_clocks"
+        return
+    when.rule, when.days, when.rule_text = rule, days, typed
 
 
 def _en_piece(found: re.Match[str], when: _When) -> None:
     """Adds one English piece to ``when``."""
     typed = found.group(0).strip(" ,")
+    if found["zone_alone"]:
+        when.zone = zone_name(typed)  # a zone alone says no time: not one of the parts
+        return
     when.parts = [*(when.parts or []), typed]
     if (found["rel"] and when.duration) or (found["every"] and when.every):
         when.problem = "two_clocks"
@@ -393,10 +517,24 @@ def _en_piece(found: re.Match[str], when: _When) -> None:
             flags=_I,
         )
         when.duration = _en_amounts(amounts)
+    elif found["weekly"]:
+        _set_rule(when, "weekly", _en_weekdays(found["weekly"]), typed)
+    elif found["monthly"]:
+        ordinals = found["md1"] or found["md2"] or found["md3"] or found["md4"]
+        days = {1 if n.lower() == "first" else int(n) for n in re.findall(r"\d+|first", ordinals)}
+        if not days <= set(range(1, 32)):
+            when.problem = "unreadable"
+        _set_rule(when, "monthly", tuple(sorted(days)), typed)
+    elif found["daily_part"]:
+        _set_rule(when, "daily", (), typed)
+        when.part = found["daily_part"].lower()
+    elif found["daily"]:
+        _en_every_unit("days", typed, when)
     elif found["ly"]:
-        when.every = [(1.0, {"hourly": "hours", "daily": "days"}.get(found["ly"].lower(), "weeks"))]
+        unit = {"hourly": "hours", "daily": "days"}.get(found["ly"].lower(), "weeks")
+        _en_every_unit(unit, typed, when)
     elif found["every"]:
-        _en_every(found, when)
+        _en_every(found, when, typed)
     elif found["tonight"]:
         word = found["tonight"].lower()
         when.day_offset = 0
@@ -426,15 +564,22 @@ def _en_amounts(texts: list[str]) -> list[tuple[float, str]]:
     return amounts
 
 
-def _en_every(found: re.Match[str], when: _When) -> None:
+def _en_every(found: re.Match[str], when: _When, typed: str) -> None:
     if found["every_d"]:
         when.every = _en_amounts([found["every_d"]])
         return
-    unit = found["every_u"].lower()
-    if unit in {"second", "minute", "hour", "day", "week"}:
-        when.every = [(1.0, unit + "s")]
-        return
-    when.problem = "every_at"
+    _en_every_unit(found["every_u"].lower() + "s", typed, when)
+
+
+def _en_every_unit(unit: str, typed: str, when: _When) -> None:
+    """One of the unit ("every hour", "daily"); "every day" is also a daily routine when a time
+    of day comes with it."""
+    if when.every is not None:
+        when.problem = "two_clocks"
+    when.every = [(1.0, unit)]
+    if unit == "days":
+        when.every_day = True
+        _set_rule(when, "daily", (), typed)
 
 
 def _en_clock(found: re.Match[str], when: _When, typed: str) -> None:
@@ -442,7 +587,8 @@ def _en_clock(found: re.Match[str], when: _When, typed: str) -> None:
         when.problem = "two_clocks"
         return
     when.clock_text = re.sub(r"^(?:at|by|around|@)\s+", "", typed, flags=_I)
-    when.zone = found["zone"] or found["zone2"]
+    zone = found["zone"] or found["zone2"]
+    when.zone = zone_name(zone) if zone else None
     if found["noon"]:
         when.clock = (0, 0) if found["noon"].lower() == "midnight" else (12, 0)
         when.meridiem = "24h"
@@ -462,8 +608,14 @@ _PART_HOURS: Final = {"morning": 9, "noon": 12, "afternoon": 15, "evening": 18, 
 _PM_PARTS: Final = {"afternoon", "evening", "night"}
 
 
-def _hour_minute(when: _When, lang: Language) -> tuple[int, int] | Ask | None:
-    """The 24-hour clock of ``when``, or a question, or ``None`` (no clock and no part)."""
+def _hour_minute(
+    when: _When, lang: Language, *, routine: bool = False
+) -> tuple[int, int] | Ask | None:
+    """The 24-hour clock of ``when``, or a question, or ``None`` (no clock and no part).
+
+    An hour without am or pm is asked about, except in a ``routine`` ("every weekday at 9"),
+    where 7 to 11 are the morning's and 12 is noon, as people set routines; the reply says the
+    24-hour time it set."""
     if when.clock is None:
         if when.part is None:
             return None
@@ -478,6 +630,8 @@ def _hour_minute(when: _When, lang: Language) -> tuple[int, int] | Ask | None:
     if when.meridiem == "24h":
         return hour, minute
     if when.part is None:
+        if routine and 7 <= hour <= 12:
+            return hour, minute
         return Ask(lang, _AM_PM[lang].format(clock=when.clock_text, hour=hour))
     if when.part in _PM_PARTS and hour < 12:
         hour += 12
@@ -519,9 +673,16 @@ def _day_date(when: _When, now: dt.datetime, lang: Language) -> dt.date | None:
 
 def _selector(when: _When, lang: Language, time: TimeContext) -> tuple[str, JSONValue] | Ask:
     """The ``schedule_create`` selector for ``when``, or a question."""
-    if when.problem == "every_at" or (
-        when.every and (when.day or when.clock or when.part or when.month_day)
-    ):
+    if when.day is not None and when.day.startswith("next:"):
+        _next_week(when, time)
+    if when.every_day and when.rule == "daily":
+        if when.clock is None and when.part is None:
+            when.rule = None  # "every day" alone: every 24 hours from now
+        else:
+            when.every = None  # "every day at 9am": a daily routine
+    if when.problem == "unreadable":
+        return _unreadable(when.rule_text or (when.parts or [""])[0], lang)
+    if when.every and (when.day or when.clock or when.part or when.month_day or when.rule):
         return Ask(lang, _NOT_EVERY_AT[lang])
     if when.problem == "two_clocks" or (
         sum(x is not None for x in (when.duration, when.every)) > 1
@@ -529,8 +690,14 @@ def _selector(when: _When, lang: Language, time: TimeContext) -> tuple[str, JSON
             (when.duration or when.every)
             and (when.day or when.clock or when.part or when.month_day)
         )
+        or (
+            when.rule
+            and (when.duration or when.day or when.day_offset is not None or when.month_day)
+        )
     ):
         return Ask(lang, _TWO_TIMES[lang].format(parts=" / ".join(when.parts or [])))
+    if when.rule is not None:
+        return _routine(when, lang, _zone(when.zone, time))
     zone = _zone(when.zone, time)
     now = local_now(zone, time)
     for amounts, name in ((when.duration, "after_seconds"), (when.every, "every_seconds")):
@@ -562,6 +729,33 @@ def _selector(when: _When, lang: Language, time: TimeContext) -> tuple[str, JSON
     }
 
 
+def _next_week(when: _When, time: TimeContext) -> None:
+    """下周X: that weekday in the next calendar week, as days from today."""
+    assert when.day is not None
+    weekday = int(when.day.split(":")[1])
+    today = local_now(_zone(None, time), time).date()
+    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(days=7)
+    when.day, when.day_offset = None, (monday + dt.timedelta(days=weekday) - today).days
+
+
+def _routine(when: _When, lang: Language, zone: str) -> tuple[str, JSONValue] | Ask:
+    """The ``daily``, ``weekly`` or ``cron`` selector of a routine (a cron one for the days of
+    a month), or a question."""
+    clock = _hour_minute(when, lang, routine=True)
+    if isinstance(clock, Ask):
+        return clock
+    if clock is None:
+        return Ask(lang, _WHAT_TIME[lang].format(day=when.rule_text))
+    hour, minute = clock
+    wall = f"{hour:02d}:{minute:02d}:00"
+    if when.rule == "daily" or (when.rule == "weekly" and len(when.days) == 7):
+        return "daily", {"time": wall, "time_zone": zone}
+    if when.rule == "weekly":
+        return "weekly", {"time": wall, "time_zone": zone, "weekdays": list(when.days)}
+    days = ",".join(str(day) for day in when.days)
+    return "cron", {"expression": f"{minute} {hour} {days} * *", "time_zone": zone}
+
+
 def local_now(time_zone: str, time: TimeContext) -> dt.datetime:
     """The turn's instant as naive wall time in ``time_zone`` (UTC for a zone tzdata lacks:
     the tool then refuses the zone)."""
@@ -580,12 +774,12 @@ def _zone(named: str | None, time: TimeContext) -> str:
 
 _NOT_EVERY_AT: Final = {
     "en": (
-        "I can repeat a reminder every so many minutes or hours from now, but not at a set time "
-        'of day. Try "every 30 minutes remind me to drink water".'
+        "I can repeat a reminder every so many minutes or hours, or at a time of day "
+        '("every day at 9am", "every Monday at 10am"), but not both at once. Which do you mean?'
     ),
     "zh": (
-        "我可以每隔几分钟或几小时提醒一次，但还不能在每天固定的时间提醒。"
-        "可以试试“每30分钟提醒我喝水”。"
+        "我可以每隔几分钟或几小时提醒一次，也可以在固定的时间提醒（“每天早上9点”“每周一上午10点”），"
+        "但不能两样同时。你指的是哪一种？"
     ),
 }
 _TWO_TIMES: Final = {
@@ -628,10 +822,15 @@ def _take_back(text: str, when: _When) -> str:
         found = _EN_BACK.search(text)
         if found is None:
             return text
+        count = len(when.parts or [])
         _en_piece(found, when)
-        assert when.parts is not None  # a piece was added
-        when.parts.insert(start, when.parts.pop())  # the pieces in the order typed
+        if when.parts is not None and len(when.parts) > count:  # a zone adds no part
+            when.parts.insert(start, when.parts.pop())  # the pieces in the order typed
         text = text[: found.start()]
+
+
+#: A unit on its own ends a text without being a time ("plan the week").
+_UNIT_NOUN: Final = r"(?:second|minute|hour|day|week)s?"
 
 
 def _en_timeish_edge(task: str) -> str | None:
@@ -653,7 +852,7 @@ def _en_timeish_edge(task: str) -> str | None:
             r"(?:^|\s)(?:in|at|on|by|after|every|and)\s", " " + piece + " ", _I
         ):
             return piece
-    if _EN_TIMEISH.fullmatch(tail[-1]):
+    if _EN_TIMEISH.fullmatch(tail[-1]) and not re.fullmatch(_UNIT_NOUN, tail[-1], _I):
         return tail[-1]
     return None
 
@@ -728,9 +927,24 @@ _ZH_CLOCK: Final = (
     r"|(?P<dh>\d{1,2})[:：](?P<dm>\d{2}))"
 )
 _ZH_ANY_AMOUNT: Final = re.sub(r"\?P<\w+>", "?:", _ZH_AMOUNT)
+_ZH_WD: Final = r"[一二三四五六日天]"
+_ZH_WEEK: Final = r"(?:周|星期|礼拜)"
+_ZH_TO: Final = r"(?:到|至|-|~|～)"
+#: A routine at a time of day: weekdays, workdays, the days of a month, every evening.
+_ZH_ROUTINE: Final = (
+    rf"(?P<zweekly>(?:每个?|每逢){_ZH_WEEK}(?P<zwd>{_ZH_WD}(?:(?:[、,，和及与跟]|{_ZH_TO})?"
+    rf"{_ZH_WEEK}?{_ZH_WD})*)(?!次)"
+    rf"|(?P<zwr>{_ZH_WEEK}{_ZH_WD}{_ZH_TO}{_ZH_WEEK}?{_ZH_WD})"
+    r"|(?:每个?|每逢)?(?P<zwk>工作日|周末|双休日))"
+    rf"|(?P<zmonthly>每个?月(?:的)?(?P<zmd>{_ZH_NUM}[号日](?:[、,，和及与]{_ZH_NUM}[号日]?)*))"
+    r"|(?P<zdaily>每(?P<zdp>晚|早))"
+)
+_ZH_ZONE: Final = "|".join(c for c in _CITY_ZONES if not c.isascii())
 _ZH_PIECE: Final = (
     rf"(?:在\s*)?(?:(?P<rel>(?:{_ZH_ANY_AMOUNT})(?:{_ZH_ANY_AMOUNT})?)\s*(?:之|以)?后"
-    rf"|(?P<every>每(?:隔)?(?P<every_d>(?:{_ZH_ANY_AMOUNT})|小时|分钟|天|周|星期)(?:一次)?)"
+    rf"|{_ZH_ROUTINE}"
+    rf"|(?P<every>每(?:隔)?(?P<every_d>(?:{_ZH_ANY_AMOUNT})|小时|分钟|天|日|周|星期)(?:一次)?)"
+    rf"|(?P<zzone>(?:{_ZH_ZONE})时间|{_AREA_ZONE})"
     rf"|{_ZH_DAY}|{_ZH_PART}|{_ZH_CLOCK})"
 )
 _ZH_FRONT: Final = re.compile(rf"^\s*(?:{_ZH_PIECE})[\s，,]*")
@@ -749,8 +963,22 @@ _ZH_PARTS: Final = {
 
 
 def _zh_piece(found: re.Match[str], when: _When) -> None:
-    when.parts = [*(when.parts or []), found.group(0).strip(" ，,")]
-    if found["rel"]:
+    typed = found.group(0).strip(" ，,")
+    if found["zzone"]:
+        when.zone = zone_name(found["zzone"])  # a zone alone says no time: not one of the parts
+        return
+    when.parts = [*(when.parts or []), typed]
+    if found["zweekly"] or found["zwr"] or found["zwk"]:
+        _set_rule(when, "weekly", _zh_weekdays(found), typed)
+    elif found["zmonthly"]:
+        days = {_zh_number(n) for n in re.findall(_ZH_NUM, found["zmd"])}
+        if not days <= set(range(1, 32)):
+            when.problem = "unreadable"
+        _set_rule(when, "monthly", tuple(sorted(days)), typed)
+    elif found["zdaily"]:
+        _set_rule(when, "daily", (), typed)
+        when.part = "evening" if found["zdp"] == "晚" else "morning"
+    elif found["rel"]:
         amounts: list[tuple[float, str]] = []
         for piece in re.finditer(_ZH_AMOUNT, found["rel"]):
             read = _zh_amount(piece)
@@ -761,9 +989,17 @@ def _zh_piece(found: re.Match[str], when: _When) -> None:
         when.duration = amounts
     elif found["every"]:
         unit = found["every_d"]
-        plain = {"小时": "hours", "分钟": "minutes", "天": "days", "周": "weeks", "星期": "weeks"}
+        plain = {"小时": "hours", "分钟": "minutes", "天": "days", "日": "days", "周": "weeks",
+                 "星期": "weeks"}  # fmt: skip
+        if unit in {"天", "日"} and when.rule == "weekly":
+            return  # 工作日每天: every one of those days
+        if when.every is not None:
+            when.problem = "two_clocks"
         if unit in plain:
             when.every = [(1.0, plain[unit])]
+            if plain[unit] == "days":  # 每天: a daily routine when a time of day comes with it
+                when.every_day = True
+                _set_rule(when, "daily", (), typed)
         else:
             amount = re.fullmatch(_ZH_AMOUNT, unit)
             assert amount is not None  # every_d is an amount or a plain unit
@@ -779,6 +1015,20 @@ def _zh_piece(found: re.Match[str], when: _When) -> None:
         when.part = _ZH_PARTS[part]
     else:
         _zh_clock(found, when)
+
+
+def _zh_weekdays(found: re.Match[str]) -> tuple[int, ...]:
+    """The ISO weekdays a Chinese routine names (每周一、三、五; 周一到周五; 工作日)."""
+    if found["zwk"]:
+        return (1, 2, 3, 4, 5) if found["zwk"] == "工作日" else (6, 7)
+    text = found["zwd"] or found["zwr"]
+    iso = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7}
+    days: set[int] = set()
+    for found_range in re.finditer(rf"({_ZH_WD}){_ZH_TO}{_ZH_WEEK}?({_ZH_WD})", text):
+        days.update(_day_range(iso[found_range[1]], iso[found_range[2]]))
+    rest = re.sub(rf"{_ZH_WD}{_ZH_TO}{_ZH_WEEK}?{_ZH_WD}", "", text)
+    days.update(iso[day] for day in re.findall(_ZH_WD, rest))
+    return tuple(sorted(days))
 
 
 def _zh_day(found: re.Match[str], when: _When) -> None:
@@ -837,7 +1087,7 @@ def _read_create_zh(text: str, time: TimeContext) -> Reading:
     task = _zh_take(task, when, _ZH_BACK, front=False)
     task = _trim(task)
     if when.problem == "unreadable":
-        return _unreadable("、".join(when.parts or []), "zh")
+        return _unreadable(when.rule_text or "、".join(when.parts or []), "zh")
     leftover = _ZH_TIMEISH.search(task)
     if leftover is not None:
         return _unreadable(_zh_leftover(task, leftover), "zh")
@@ -847,8 +1097,6 @@ def _read_create_zh(text: str, time: TimeContext) -> Reading:
         return Ask("zh", f"什么时候提醒你“{task}”？例如“10分钟后”“下午3点”或“明天早上9点”。")
     if not task:
         return Ask("zh", f"{''.join(when.parts or [])}要提醒你什么？")
-    if when.day is not None and when.day.startswith("next:"):
-        return _zh_next_week(task, when, time)
     selector = _selector(when, "zh", time)
     if isinstance(selector, Ask):
         return selector
@@ -865,18 +1113,191 @@ def _zh_leftover(task: str, found: re.Match[str]) -> str:
     return found.group(0)
 
 
-def _zh_next_week(task: str, when: _When, time: TimeContext) -> Reading:
-    """下周X: that weekday in the next calendar week."""
-    assert when.day is not None
-    weekday = int(when.day.split(":")[1])
-    zone = _zone(None, time)
-    today = local_now(zone, time).date()
-    monday = today - dt.timedelta(days=today.weekday()) + dt.timedelta(days=7)
-    when.day, when.day_offset = None, (monday + dt.timedelta(days=weekday) - today).days
-    selector = _selector(when, "zh", time)
-    if isinstance(selector, Ask):
-        return selector
-    return Create("zh", task, selector)
+# ---------------------------------------------------------------------------------------------
+# Changing a reminder: its time, its rule, or its text
+
+_ID: Final = re.compile(r"schedule-\d+")
+_UNQUOTE: Final = re.compile(r"^[\"'“‘「](.*)[\"'”’」]$")
+
+
+def _unquote(text: str) -> str:
+    return _UNQUOTE.sub(r"\1", text.strip()).strip()
+
+
+_UPDATE_EN: Final = re.compile(
+    r"^(?:please\s+)?(?:(?:can|could|would)\s+you\s+)?"
+    r"(?P<verb>move|reschedule|push|shift|change|update|modify|edit|rename)\s+(?P<rest>.+)$",
+    _I,
+)
+_TO_EN: Final = re.compile(r"\s+(?:to|for|as)\s+", _I)
+_FIELD_EN: Final = re.compile(
+    r"^(?:the\s+)?(?P<field>time|text|name|title|wording)\s+(?:of|for)\s+(?P<what>.+)$"
+    r"|^(?P<what2>.+?)'s\s+(?P<field2>time|text|name|title|wording)$",
+    _I,
+)
+_UPDATE_ZH: Final = re.compile(
+    r"^(?:请|麻烦)?(?:你|帮我)?(?P<ba>把|将)?(?P<target>.+?)"
+    r"(?P<verb>改名为|改名成|改名叫|重命名为|的内容改成|的内容改为|的文字改成"
+    r"|改成|改为|换成|调成|改到|换到|调到|调整到|挪到|移到|推迟到|推到|提前到)(?P<new>.+)$"
+)
+_ZH_RENAME: Final = ("改名", "重命名", "的内容", "的文字")
+_ZH_EITHER: Final = ("改成", "改为", "换成", "调成")
+_WHICH_UPDATE: Final = {
+    "en": 'Which reminder? Say what it says, for example "move the stretch reminder to 10:00".',
+    "zh": "改哪个提醒？请说出它的内容，例如“把伸展的提醒改到10点”。",
+}
+_RENAME_WHAT: Final = {
+    "en": "What should {what} say instead?",
+    "zh": "要把{what}改成什么？",
+}
+
+
+def _only_clock(when: _When) -> bool:
+    """``when`` says a time of day and nothing else (no day, routine or duration)."""
+    return (
+        (when.clock is not None or when.part is not None)
+        and when.problem is None
+        and not (when.day or when.month_day or when.rule or when.every or when.duration)
+        and when.day_offset is None
+    )
+
+
+def _clock_choices(when: _When, lang: Language) -> tuple[tuple[int, int], ...] | Ask:
+    """The 24-hour clocks a time of day can mean: an hour without am or pm, the morning's and
+    the evening's ("10": 10:00 and 22:00); otherwise the one it says."""
+    if when.clock is not None and when.meridiem is None and when.part is None:
+        hour, minute = when.clock
+        if minute <= 59:
+            return (hour % 12, minute), (hour % 12 + 12, minute)
+    clock = _hour_minute(when, lang)
+    assert clock is not None  # called with a clock or a part of the day
+    return clock if isinstance(clock, Ask) else (clock,)
+
+
+def _new_time(text: str, lang: Language) -> _When | None:
+    """``text`` read as a time, when all of it is one ("10", "10am", "明天上午10点", "every
+    Monday at 9am"); else ``None``."""
+    text = _trim(text)
+    when = _When()
+    if lang == "zh":
+        rest = _zh_take(text, when, _ZH_FRONT, front=True)
+    else:
+        rest = _take_front(text, when)
+        if (_trim(rest) or when.empty()) and re.match(r"\d{1,2}\b", text):
+            when = _When()  # "10", "10 in the evening": an hour needs its "at" to be read
+            rest = _take_front(f"at {text}", when)
+    return None if _trim(rest) or when.empty() else when
+
+
+def _target(typed: str, lang: Language) -> tuple[str, tuple[str, ...]] | None:
+    """What names the reminder to change, and the clocks ("HH:MM") it can mean when it is a
+    time ("my 9am reminder", "9点的提醒"); ``None`` when it names none ("it", "the reminder")."""
+    what = _unquote(_trim(typed))
+    if lang == "zh":
+        what = re.sub(r"^(?:我的|那个|这个)", "", what)
+        what = re.sub(r"^提醒[:：\s]*", "", what)
+        what = _unquote(re.sub(r"(?:的|这个|那个)?提醒$", "", what)).removesuffix("的")
+    else:
+        what = re.sub(r"^(?:my|the|this|that)\s+", "", what, flags=_I)
+        what = re.sub(
+            r"^reminders?(?:\s+(?:to|about|for|at|called|named|saying)\b|$)", "", what, flags=_I
+        )
+        what = _unquote(re.sub(r"(?:^|\s+)reminders?$", "", what.strip(), flags=_I))
+    if what.lower() in {"", "it", "that", "this", "one", "它", "这个", "那个"}:
+        return None
+    when = _new_time(what, lang)
+    if when is not None and _only_clock(when):
+        choices = _clock_choices(when, lang)
+        if not isinstance(choices, Ask):
+            return what, tuple(f"{hour:02d}:{minute:02d}" for hour, minute in choices)
+    return what, ()
+
+
+def _changed(
+    target: tuple[str, tuple[str, ...]] | None, when: _When, lang: Language, time: TimeContext
+) -> Reading:
+    """The change of ``target`` to the time ``when`` says, or a question."""
+    if target is None:
+        return Ask(lang, _WHICH_UPDATE[lang])
+    what, at = target
+    if not _only_clock(when):
+        selector = _selector(when, lang, time)
+        if isinstance(selector, Ask):
+            return selector
+        return Update(lang, what, at, selector=selector)
+    choices = _clock_choices(when, lang)
+    if isinstance(choices, Ask):
+        return choices
+    times = tuple(f"{hour:02d}:{minute:02d}:00" for hour, minute in choices)
+    return Update(lang, what, at, times=times, time_zone=when.zone)
+
+
+def _renamed(target: tuple[str, tuple[str, ...]] | None, new: str, lang: Language) -> Reading:
+    if target is None:
+        return Ask(lang, _WHICH_UPDATE[lang])
+    what, at = target
+    text = _unquote(_trim(new))
+    if not text:
+        return Ask(lang, _RENAME_WHAT[lang].format(what=_quoted(what, lang)))
+    return Update(lang, what, at, text=text)
+
+
+def _quoted(text: str, lang: Language) -> str:
+    return f"“{text}”" if lang == "zh" else f'"{text}"'
+
+
+def _names_reminder(typed: str, lang: Language) -> bool:
+    """``typed`` says it is a reminder ("the stretch reminder", "站会提醒", an id)."""
+    words = r"提醒" if lang == "zh" else r"\breminders?\b"
+    return bool(re.search(words, typed, _I) or _ID.fullmatch(_unquote(typed)))
+
+
+def _read_update_en(message: str, time: TimeContext) -> Reading | None:
+    found = _UPDATE_EN.match(message)
+    if found is None:
+        return None
+    verb = found["verb"].lower()
+    splits = [
+        (found["rest"][: cut.start()], found["rest"][cut.end() :])
+        for cut in _TO_EN.finditer(found["rest"])
+    ]
+    for typed, new in splits:
+        field = _FIELD_EN.match(typed)
+        what = typed if field is None else field["what"] or field["what2"]
+        if field is not None and (field["field"] or field["field2"]).lower() != "time":
+            return _renamed(_target(what, "en"), new, "en")
+        when = None if verb == "rename" else _new_time(new, "en")
+        if when is not None:
+            return _changed(_target(what, "en"), when, "en", time)
+    named = [(typed, new) for typed, new in splits if _names_reminder(typed, "en")]
+    if not named and verb != "rename":
+        return None  # "move the car to the garage"
+    typed, new = (named or splits or [("", "")])[-1]
+    if verb in {"move", "reschedule", "push", "shift"} or (
+        verb != "rename" and _EN_TIMEISH.search(new)
+    ):
+        return _unreadable(_trim(new), "en")
+    if not splits:
+        return Ask("en", _WHICH_UPDATE["en"])  # "rename it"
+    return _renamed(_target(typed, "en"), new, "en")
+
+
+def _read_update_zh(message: str, time: TimeContext) -> Reading | None:
+    found = _UPDATE_ZH.match(message)
+    if found is None or not (found["ba"] or found["target"].endswith("提醒")):
+        return None  # "提醒我把PPT改成PDF" asks for a reminder
+    verb, typed, new = found["verb"], found["target"], found["new"]
+    target = _target(typed, "zh")
+    if verb.startswith(_ZH_RENAME):
+        return _renamed(target, new, "zh")
+    when = _new_time(new, "zh")
+    if when is not None:
+        return _changed(target, when, "zh", time)
+    if not _names_reminder(typed, "zh"):
+        return None  # "把衣服改成红色"
+    if verb not in _ZH_EITHER or _ZH_TIMEISH.search(_trim(new)):
+        return _unreadable(_trim(new), "zh")
+    return _renamed(target, new, "zh")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -896,6 +1317,9 @@ def read(text: str, time: TimeContext) -> Reading | None:
     cancelled = _cancel(flat, lang)
     if cancelled is not None:
         return cancelled
+    updated = (_read_update_zh if lang == "zh" else _read_update_en)(flat, time)
+    if updated is not None:
+        return updated
     if lang == "zh":
         return _read_create_zh(message, time) if _REMIND_ZH.search(message) else None
     return _read_create_en(message, time) if _REMIND_EN.search(message) else None

@@ -1,7 +1,10 @@
 """The ``schedule.reminders`` Session view: what the browser's Reminders panel shows.
 
 Derived from the committed log the host passes to ``dsh_session_views`` (never by appending):
-the active reminders by next occurrence, and the latest deliveries with their lateness. It walks
+the active reminders by next occurrence, and the latest deliveries with their lateness. Each
+item carries the reminder's ``prompt`` and, when it has one, its ``title`` (what the panel shows
+first); a delivery is shown as the reminder read when it was delivered (an edit since does not
+rewrite it). It walks
 the owned suffix with the fold's own walk (:meth:`~._fold.IncrementalFold.walk`), so it agrees
 with :func:`~._fold.fold` on what is active; a corrupt stream raises
 :class:`~._codec.ScheduleLogError` (the host logs it and shows no panel).
@@ -16,7 +19,8 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from ._codec import Dispatch, EveryRecord, Record, format_instant
+from ._answers import rule_fields
+from ._codec import Dispatch, Record, format_instant
 from ._fold import IncrementalFold, check_seed_length, dispatched
 from ._instants import parse_instant
 
@@ -31,14 +35,19 @@ LATE_AFTER_MS: Final = 60_000
 
 
 def _active_item(record: Record) -> dict[str, JSONValue]:
+    """An active reminder: its id, text (``prompt``, and ``title`` when it has one), kind, next
+    occurrence and its rule in the record's wire names (``afterSeconds``; ``everySeconds``;
+    ``time``, ``timeZone`` and ``weekdays``; ``expression`` and ``timeZone``; none for ``at``),
+    so an edit can send the record it showed back as ``expected``."""
     item: dict[str, JSONValue] = {
         "scheduleId": record.id,
         "prompt": record.prompt,
         "kind": record.kind,
         "nextAt": record.scheduled_at,
     }
-    if isinstance(record, EveryRecord):
-        item["everySeconds"] = record.every_seconds
+    if record.title is not None:
+        item["title"] = record.title
+    item.update(rule_fields(record))
     return item
 
 
@@ -75,6 +84,8 @@ def reminders_view(events: Sequence[Event], seed_length: int) -> dict[str, JSONV
             "deliveredAt": format_instant(event.time),
             "lateMs": late_ms,
         }
+        if record.title is not None:
+            item["title"] = record.title
         if late_ms > LATE_AFTER_MS:
             item["lateReason"] = "busy" if _busy_at(turns, due_ms) else "offline"
         recent.append(item)

@@ -7,14 +7,23 @@ Offered through ``dsh_scripted_phrases``:
 * a reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to
   the user as the reminder ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
   (:data:`~._answers.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A; B";
-* any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all, a
-  confirmation) and answered through the whole turn (``respond``): it calls the tools and says
-  the outcome in the message's language with :mod:`._words` (times in the user's zone,
-  reminders named by their text). Cancelling everything asks first ("Cancel all 3 reminders?
-  Say 'yes, cancel all'"), and so does a second reminder with the same text at the same minute
-  ("You already have ... Add another? Say 'yes, add it'"); the confirmation is read from the
-  transcript, where the question is the last thing the assistant said. A message that is not
-  about reminders is passed on (the host's help then quotes :data:`EXAMPLES`).
+* any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all,
+  change, a confirmation) and answered through the whole turn (``respond``): it calls the tools
+  and says the outcome in the message's language with :mod:`._words` (times in the user's zone,
+  rules in words, reminders named by their title or text). Cancelling everything asks first
+  ("Cancel all 3 reminders? Say 'yes, cancel all'"), and so does a second reminder with the
+  same text at the same minute, or with the same routine ("You already have ... Add another?
+  Say 'yes, add it'"); the confirmation is read from the transcript, where the question is the
+  last thing the assistant said. A message that is not about reminders is passed on (the
+  host's help then quotes :data:`EXAMPLES`).
+
+A change finds its reminder in ``schedule_list`` by id, by its time of day, or by its text (as
+a cancel does; several that match are named back and nothing changes), then calls
+``schedule_update``: a new time of day keeps the kind (a daily stays daily, a weekly keeps its
+days, a cron rule its days; a one-shot moves to that time today, or tomorrow once today's has
+passed), an hour without am or pm takes the half of the day nearer the reminder's own time, a
+new rule or day replaces the timing (a repeating reminder is not silently made a one-shot: it
+asks), and a new text replaces the title when there is one, else the prompt.
 
 The duplicate check calls no tool (a ``schedule_list`` row before every "Reminder set" would be
 noise): it folds the Session's own ``schedule/change`` events from the turn's transcript, from
@@ -25,9 +34,10 @@ create then says so). Listing and cancelling call ``schedule_list``: they show w
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
-from typing import Final
+from typing import Final, Literal
 
 from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
 
@@ -51,10 +61,13 @@ from ._grammar import (
     CancelAll,
     Confirm,
     Create,
+    Language,
     ListAll,
+    Update,
+    local_now,
     read,
 )
-from ._instants import parse_instant
+from ._instants import format_instant, parse_instant
 
 __all__ = ["EXAMPLES", "PHRASES"]
 
@@ -185,9 +198,28 @@ def _target_ms(selector: tuple[str, JSONValue], time: TimeContext) -> int | None
     return time.now_ms + value * 1000
 
 
+def _same_rule(selector: tuple[str, JSONValue], view: dict[str, JSONValue]) -> bool:
+    """A calendar ``selector`` (as the grammar writes it) is the rule ``view`` already has."""
+    name, value = selector
+    assert isinstance(value, dict)  # the grammar's daily, weekly and cron selectors
+    if view.get("kind") != name or view.get("timeZone") != value["time_zone"]:
+        return False
+    if name == "cron":
+        return view.get("expression") == value["expression"]
+    return str(view.get("time"))[:8] == value["time"] and (
+        name == "daily" or view.get("weekdays") == value["weekdays"]
+    )
+
+
 def _duplicate(
     create: Create, views: list[dict[str, JSONValue]], time: TimeContext
 ) -> dict[str, JSONValue] | None:
+    if create.selector[0] in _words.CALENDAR_KINDS:
+        for view in views:
+            same_text = str(view.get("prompt")).casefold() == create.prompt.casefold()
+            if same_text and _same_rule(create.selector, view):
+                return view
+        return None
     target = _target_ms(create.selector, time)
     if target is None:
         return None
@@ -215,10 +247,15 @@ def _matching(views: list[dict[str, JSONValue]], what: str) -> list[dict[str, JS
     by_id = [view for view in views if view.get("id") == what]
     if by_id:
         return by_id
-    exact = [view for view in views if str(view.get("prompt", "")).casefold() == wanted]
+    exact = [view for view in views if wanted in _texts(view)]
     if exact:
         return exact
-    return [view for view in views if wanted and wanted in str(view.get("prompt", "")).casefold()]
+    return [view for view in views if wanted and any(wanted in text for text in _texts(view))]
+
+
+def _texts(view: dict[str, JSONValue]) -> tuple[str, ...]:
+    """What a reminder says and what it is called, folded for comparing."""
+    return tuple(str(view[key]).casefold() for key in ("prompt", "title") if key in view)
 
 
 async def _cancel(cancel: Cancel, turn: Turn) -> str:
@@ -229,21 +266,9 @@ async def _cancel(cancel: Cancel, turn: Turn) -> str:
         return _words.listing(listed, turn.time, lang)
     found = _matching(_views(listed), cancel.what)
     if not found:
-        if lang == "zh":
-            return (
-                f"没有找到{_words.quote(cancel.what, lang)}这个提醒。问“我有哪些提醒”可以看到全部。"
-            )
-        return (
-            f"You have no reminder that says {_words.quote(cancel.what, lang)}. "
-            'Ask "what reminders do I have?" to see them all.'
-        )
+        return _words.not_found(cancel.what, (), lang)
     if len(found) > 1:
-        listed_items = ("；" if lang == "zh" else "; ").join(
-            _words.quote(str(view.get("prompt")), lang)
-            + " "
-            + _words.when(str(view.get("scheduledAt")), turn.time, lang)
-            for view in found
-        )
+        listed_items = _candidates(found, turn.time, lang)
         if lang == "zh":
             return (
                 f"有 {len(found)} 个提醒符合：{listed_items}。请说出完整的内容，"
@@ -256,6 +281,14 @@ async def _cancel(cancel: Cancel, turn: Turn) -> str:
     view = found[0]
     value = await turn.call_tool("schedule_delete", {"id": view.get("id")})
     return _words.deleted(view, value, turn.time, lang)
+
+
+def _candidates(views: list[dict[str, JSONValue]], time: TimeContext, lang: Language) -> str:
+    """Several reminders, each by its name and when it fires."""
+    return ("；" if lang == "zh" else "; ").join(
+        _words.quote(_words.name(view), lang) + " " + _words.said(view, time, lang)
+        for view in views
+    )
 
 
 async def _cancel_all(request: CancelAll, turn: Turn, *, confirmed: bool) -> str:
@@ -278,6 +311,118 @@ async def _cancel_all(request: CancelAll, turn: Turn, *, confirmed: bool) -> str
         if not (isinstance(value, dict) and value.get("deleted") is True):
             failures.append(str(view.get("prompt")))
     return _words.deleted_all(len(views) - len(failures), failures, lang)
+
+
+_ONE_SHOT: Final = frozenset({"after", "at"})
+_MINUTES_A_DAY: Final = 1440
+
+
+def _clock_of(view: dict[str, JSONValue], time: TimeContext) -> int | None:
+    """A reminder's time of day in minutes: its rule's (in its own zone), or its next time's
+    (in the user's zone); ``None`` for a cron rule without one single time of day."""
+    kind = view.get("kind")
+    if kind in {"daily", "weekly"}:
+        text = str(view.get("time"))
+    elif kind == "cron":
+        fields = str(view.get("expression")).split()
+        if len(fields) < 2 or not (fields[0].isdigit() and fields[1].isdigit()):
+            return None
+        text = f"{fields[1]}:{fields[0]}"
+    else:
+        local = _words.local_time(str(view.get("scheduledAt")), time)
+        if local is None:
+            return None
+        text = f"{local:%H:%M}"
+    hour, minute = text.split(":")[:2]
+    return int(hour) * 60 + int(minute)
+
+
+def _nearest(times: tuple[str, ...], old: int) -> str | None:
+    """Of the times a new time of day can mean, the one nearer the reminder's own; ``None``
+    when both are as near."""
+
+    def distance(wall: str) -> int:
+        gap = abs(int(wall[:2]) * 60 + int(wall[3:5]) - old)
+        return min(gap, _MINUTES_A_DAY - gap)
+
+    ranked = sorted(times, key=distance)
+    if len(ranked) > 1 and distance(ranked[0]) == distance(ranked[1]):
+        return None
+    return ranked[0]
+
+
+def _by_clock(
+    views: list[dict[str, JSONValue]], clocks: tuple[str, ...], time: TimeContext
+) -> list[dict[str, JSONValue]]:
+    """The reminders whose time of day is one of ``clocks`` ("HH:MM")."""
+    wanted = {int(c[:2]) * 60 + int(c[3:]) for c in clocks}
+    return [view for view in views if _clock_of(view, time) in wanted]
+
+
+def _update_arguments(
+    update: Update, view: dict[str, JSONValue], time: TimeContext
+) -> dict[str, JSONValue] | str:
+    """The ``schedule_update`` arguments (without the id) that make the change ``update``
+    asks of ``view``, or a question back."""
+    lang, kind = update.lang, view.get("kind")
+    if update.text is not None:
+        return {"title": update.text} if "title" in view else {"prompt": update.text}
+    if update.selector is not None:
+        name, value = update.selector
+        if name in {"at", "after_seconds"} and kind not in _ONE_SHOT:
+            return _words.keeps_repeating(view, time, lang)
+        if name == "after_seconds":
+            assert isinstance(value, int)  # the grammar's after_seconds
+            return {"at": format_instant(time.now_ms + value * 1000)}
+        return {name: value}
+    old = _clock_of(view, time)
+    if kind == "every" or old is None:
+        return _words.no_time_of_day(view, time, lang)
+    wall = _nearest(update.times, old)
+    if wall is None:
+        hour = int(update.times[0][:2]) % 12 or 12
+        return _words.am_or_pm(hour, lang)
+    if kind in _words.CALENDAR_KINDS:
+        zone = update.time_zone or str(view.get("timeZone"))
+        if kind == "daily":
+            return {"daily": {"time": wall, "time_zone": zone}}
+        if kind == "weekly":
+            return {"weekly": {"time": wall, "time_zone": zone, "weekdays": view.get("weekdays")}}
+        rest = " ".join(str(view.get("expression")).split()[2:])
+        expression = f"{int(wall[3:5])} {int(wall[:2])} {rest}"
+        return {"cron": {"expression": expression, "time_zone": zone}}
+    zone = update.time_zone or time.time_zone or "UTC"
+    now = local_now(zone, time)
+    day = now.date()
+    if wall <= f"{now:%H:%M:%S}":
+        day += dt.timedelta(days=1)  # that time today has passed: tomorrow's
+    return {"at": {"date": day.isoformat(), "time": wall, "time_zone": zone}}
+
+
+async def _update(update: Update, turn: Turn) -> str:
+    lang = update.lang
+    listed = await _list(turn)
+    if _words.problem(listed, lang) is not None:
+        return _words.listing(listed, turn.time, lang)
+    views = _views(listed)
+    found = _by_clock(views, update.at, turn.time) if update.at else []
+    found = found or _matching(views, update.what)
+    if not found:
+        return _words.not_found(update.what, update.at, lang)
+    if len(found) > 1:
+        items = _candidates(found, turn.time, lang)
+        if lang == "zh":
+            return f"有 {len(found)} 个提醒符合：{items}。请说出要改的那个的完整内容。"
+        return f"{len(found)} reminders match: {items}. Say the whole text of the one to change."
+    view = found[0]
+    arguments = _update_arguments(update, view, turn.time)
+    if isinstance(arguments, str):
+        return arguments
+    value = await turn.call_tool("schedule_update", {"id": view.get("id"), **arguments})
+    change: Literal["text", "time", "rule"] = (
+        "text" if update.text is not None else "time" if update.times else "rule"
+    )
+    return _words.updated(view, value, turn.time, lang, change)
 
 
 async def _confirm(confirm: Confirm, turn: Turn) -> str:
@@ -317,6 +462,8 @@ async def _respond(match: re.Match[str], turn: Turn) -> str | None:
         return await _cancel_all(reading, turn, confirmed=False)
     if isinstance(reading, Confirm):
         return await _confirm(reading, turn)
+    if isinstance(reading, Update):
+        return await _update(reading, turn)
     return await _create(reading, turn)
 
 

@@ -17,7 +17,13 @@ import structlog
 from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
 
 from ._board import BoardFiler
-from ._codec import ScheduleLogError, parse_instant
+from ._codec import (
+    MAX_EVERY_SECONDS,
+    MIN_EVERY_SECONDS,
+    MIN_EVERY_SECONDS_FLOOR,
+    ScheduleLogError,
+    parse_instant,
+)
 from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, Step, earliest
 from ._panel import VIEW_NAME, reminders_view
 from ._phrases import PHRASES
@@ -119,7 +125,8 @@ class SchedulePlugin:
     """Entry point ``schedule`` in group ``dsh.plugins``.
 
     Config (all optional): ``max_segment_seconds`` (default 60), ``max_prompt_chars`` (4000),
-    ``max_active`` (1000), ``cold_delivery`` (``false``; ``true`` files each Session's earliest
+    ``max_active`` (1000), ``min_every_seconds`` (300, never below 60: the shortest
+    ``every_seconds``), ``cold_delivery`` (``false``; ``true`` files each Session's earliest
     active target with the host's wake index, so the host resumes a cold Session when it is due).
     Whatever the config, every live Session's pending and delivered reminders are kept on the
     host's board (:mod:`._board`).
@@ -141,13 +148,30 @@ class SchedulePlugin:
 
     @hookimpl
     def dsh_plugin_start(self, host: Host, config: Mapping[str, JSONValue]) -> Callable[[], object]:
-        known = {"max_segment_seconds", "max_prompt_chars", "max_active", "cold_delivery"}
+        known = {
+            "max_segment_seconds",
+            "max_prompt_chars",
+            "max_active",
+            "min_every_seconds",
+            "cold_delivery",
+        }
         unknown = set(config) - known
         if unknown:
             raise ConfigError(f"unknown config keys {sorted(unknown)}")
         self.max_segment = _positive(config, "max_segment_seconds", 60.0)
-        self.tools.max_prompt = _positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS)
-        self.tools.max_active = _positive_int(config, "max_active", MAX_ACTIVE)
+        min_every = config.get("min_every_seconds", MIN_EVERY_SECONDS)
+        if (
+            type(min_every) is not int
+            or not MIN_EVERY_SECONDS_FLOOR <= min_every <= MAX_EVERY_SECONDS
+        ):
+            raise ConfigError(
+                f"min_every_seconds must be an integer of at least {MIN_EVERY_SECONDS_FLOOR}"
+            )
+        self.tools.configure(
+            max_prompt=_positive_int(config, "max_prompt_chars", MAX_PROMPT_CHARS),
+            max_active=_positive_int(config, "max_active", MAX_ACTIVE),
+            min_every=min_every,
+        )
         self.filers = (BoardFiler(host),)
         if _flag(config, "cold_delivery"):
             self.filers += (_WakeFiler(host),)

@@ -5,11 +5,14 @@ inherited dispatch (``seq < seed_length``) in ``events[:seq]``, a dispatch the S
 its own segment ``events[seed_length:seq]`` (so a fork that reused a parent's id never borrows the
 parent's create). Walking back from the dispatch, the first ``schedule/change`` of that window
 that does not decode, or that ended the id (a delete or an id-only dispatch), makes the receipt
-an error instead; the walk passes the id's every dispatches (those with ``acceptedAt``), which
-are then replayed forward from the create: one the record does not admit (or its exhausting
-dispatch) ends the id there, and the presented dispatch must be admitted itself. Its
-``occurrenceAt`` is what it delivered: a one-shot's ``scheduledAt``, or an every dispatch's
-latest occurrence at or before its ``acceptedAt`` (so each dispatch of a batch has its own).
+an error instead; the walk passes the id's recurring dispatches (those with ``acceptedAt``) and
+its updates, which are then replayed forward from the create: a dispatch the record does not
+admit (or its last one) ends the id there, an update replaces the record (one that holds another
+id is passed over), and the presented dispatch must be admitted itself. Its ``occurrenceAt`` is
+what it delivered: a one-shot's ``scheduledAt``, an every dispatch's latest occurrence at or
+before its ``acceptedAt`` (so each dispatch of a batch has its own), or a calendar dispatch's
+own ``occurrenceAt``. The receipt shows the record as it read when it was delivered (its prompt,
+and its ``title`` when it has one).
 
 :class:`ReceiptIndex` gives every answer of that walk from one forward pass: per window it keeps,
 for each id, the last change that touched it, and the last change that did not decode, and it
@@ -24,12 +27,12 @@ from __future__ import annotations
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final, TypeAlias, TypedDict
+from typing import Final, NotRequired, TypeAlias, TypedDict
 
 from dsh_hookspecs import Event, Session
 
 from ._answers import DELIVERY_MODE
-from ._codec import Create, Dispatch, Record, ScheduleLogError, brief, decode_change
+from ._codec import Create, Dispatch, Record, ScheduleLogError, Update, brief, decode_change
 from ._fold import SCHEDULE_CHANGE, check_seed_length, dispatched, log_error
 
 __all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
@@ -45,6 +48,7 @@ class ReminderView(TypedDict):
     prompt: str
     occurrenceAt: str
     deliveryMode: str
+    title: NotRequired[str]
 
 
 #: A dispatch's paired record and the occurrence it delivered, or the message of the error
@@ -58,8 +62,9 @@ class _Window:
     __slots__ = ("bad", "last")
 
     def __init__(self) -> None:
-        #: id -> (index, the record that change left active (its create, or an every dispatch
-        #: that advanced it) or ``None`` when it ended the id, the event's own seq).
+        #: id -> (index, the record that change left active (its create, an update that
+        #: replaced it, or a recurring dispatch that advanced it) or ``None`` when it ended the
+        #: id, the event's own seq).
         self.last: dict[str, tuple[int, Record | None, int]] = {}
         #: (index, error message) of the window's last change that does not decode.
         self.bad: tuple[int, str] | None = None
@@ -126,6 +131,20 @@ class ReceiptIndex:
             if last is not None:
                 window.last[change.id] = last
             return
+        if isinstance(change, Update):
+            # A walk back from a later dispatch passes an update on to what precedes it; when
+            # that is the id's active record with nothing undecodable since, the update is what
+            # such a walk replays last.
+            touched = window.last.get(change.id)
+            bad = window.bad
+            if (
+                touched is not None
+                and touched[1] is not None
+                and change.record.id == change.id
+                and (bad is None or bad[0] < touched[0])
+            ):
+                window.last[change.id] = (index, change.record, event.seq)
+            return
         window.last[change.id] = (index, None, event.seq)
 
     def _pair(
@@ -164,12 +183,15 @@ class ReceiptIndex:
         if isinstance(answer, str):
             raise ScheduleLogError(answer)
         record, occurrence_at = answer
-        return {
+        view: ReminderView = {
             "scheduleId": record.id,
             "prompt": record.prompt,
             "occurrenceAt": occurrence_at,
             "deliveryMode": DELIVERY_MODE,
         }
+        if record.title is not None:
+            view["title"] = record.title
+        return view
 
 
 def _is_change(events: Sequence[Event], seq: int, seed_length: int) -> bool:

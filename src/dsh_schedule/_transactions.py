@@ -1,17 +1,20 @@
-"""The tools' three transactions on one Agent's schedule, and the flush checkpoint they share
+"""The tools' four transactions on one Agent's schedule, and the flush checkpoint they share
 with the due path.
 
 Every read or decision first awaits a preflight flush that must be acknowledged with ``True``;
-create and an actual delete wait for a second barrier after their append. A failed or
-unacknowledged checkpoint answers :class:`Uncertain` instead of guessing. Each transaction holds
-the Agent's schedule FIFO from its preflight through its barrier. Flushes per call: create 2,
-list 1, delete 2, delete of an id that is not active 1.
+create, an actual update and an actual delete wait for a second barrier after their append. A
+failed or unacknowledged checkpoint answers :class:`Uncertain` instead of guessing. Each
+transaction holds the Agent's schedule FIFO from its preflight through its barrier, so an edit
+and a delivery of the same reminder never interleave: the owner's due path decides from the
+fold the edit left. Flushes per call: create 2, list 1, update 2, delete 2; an update that
+changes nothing (or finds no active record, or a conflict) and a delete of an id that is not
+active 1.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, TypeAlias, TypeVar
+from typing import Final, TypeAlias, TypeVar
 
 import attrs
 import structlog
@@ -19,29 +22,42 @@ import structlog
 from dsh_hookspecs import Agent, BackOff, Host, JSONValue
 
 from ._answers import record_answer
-from ._at import ScheduleInputError, at_instant, future_instant
+from ._at import ScheduleInputError, at_instant, at_target, future_instant
 from ._codec import (
     AfterRecord,
     AtRecord,
     Create,
+    CronRecord,
+    DailyRecord,
     Delete,
     EveryRecord,
     Record,
     ScheduleLogError,
+    Update,
+    WeeklyRecord,
     encode_change,
+    encode_record,
     format_instant,
+    parse_instant,
 )
 from ._fifo import Fifo
 from ._fold import SCHEDULE_CHANGE, FoldCache
+from ._rules import CalendarRule, calendar_record, first_target, same_calendar_rule
 
 __all__ = [
     "CORRUPT",
     "INTERNAL",
+    "NO_EXPECTATION",
+    "Edit",
+    "NotUpdated",
     "Refused",
     "Selector",
     "Transactions",
     "Uncertain",
+    "Unchanged",
     "build_record",
+    "edited_record",
+    "same_timing",
 ]
 
 log = structlog.get_logger(__name__)
@@ -58,21 +74,29 @@ class Refused:
     message: str | None = None
 
 
-#: A create's one selector, as the tool received it: ``("after_seconds", int)``,
-#: ``("at", str | {date, time, time_zone})`` or ``("every_seconds", int)``.
-Selector: TypeAlias = tuple[Literal["after_seconds", "at", "every_seconds"], JSONValue]
+#: A create's one selector: ``("after_seconds", int)``, ``("at", str | {date, time,
+#: time_zone})`` or ``("every_seconds", int)`` as the tool received it, or ``("daily" |
+#: "weekly" | "cron", CalendarRule)`` as the tool checked it.
+Selector: TypeAlias = "tuple[str, JSONValue | CalendarRule]"
 
 
-def build_record(schedule_id: str, prompt: str, selector: Selector, now_ms: int) -> Record:
+def build_record(
+    schedule_id: str, prompt: str, selector: Selector, now_ms: int, title: str | None = None
+) -> Record:
     """The record a create appends at the creation sample ``now_ms``.
 
     Raises :class:`~._at.ScheduleInputError` for a target that is not representable
     (``time_out_of_range``) or, for ``at``, the selector's own refusals and ``not_future``.
     """
     name, value = selector
+    if isinstance(value, CalendarRule):
+        scheduled_at = format_instant(first_target(value, now_ms))
+        return calendar_record(schedule_id, prompt, value, scheduled_at, title)
     if name == "at":
         scheduled_at = format_instant(at_instant(value, now_ms))
-        return AtRecord(id=schedule_id, kind="at", prompt=prompt, scheduled_at=scheduled_at)
+        return AtRecord(
+            id=schedule_id, kind="at", prompt=prompt, scheduled_at=scheduled_at, title=title
+        )
     assert type(value) is int  # the tool checked the integer selectors before the queue
     scheduled_at = format_instant(future_instant(now_ms + value * 1000, now_ms))
     if name == "every_seconds":
@@ -82,10 +106,89 @@ def build_record(schedule_id: str, prompt: str, selector: Selector, now_ms: int)
             prompt=prompt,
             every_seconds=value,
             scheduled_at=scheduled_at,
+            title=title,
         )
     return AfterRecord(
-        id=schedule_id, kind="after", prompt=prompt, after_seconds=value, scheduled_at=scheduled_at
+        id=schedule_id,
+        kind="after",
+        prompt=prompt,
+        after_seconds=value,
+        scheduled_at=scheduled_at,
+        title=title,
     )
+
+
+def same_timing(record: Record, selector: Selector) -> bool:
+    """Whether ``selector`` asks for the timing ``record`` already has (then an edit keeps the
+    record's own target: it never re-anchors): the same ``at`` instant, the same
+    ``every_seconds``, or the same calendar rule (:func:`~._rules.same_calendar_rule`).
+
+    Raises :class:`~._at.ScheduleInputError` for an ``at`` value of the wrong form."""
+    name, value = selector
+    if isinstance(value, CalendarRule):
+        calendar = isinstance(record, DailyRecord | WeeklyRecord | CronRecord)
+        return calendar and record.kind == value.kind and same_calendar_rule(record, value)
+    if name == "at":
+        target = at_target(value)
+        return isinstance(record, AtRecord) and parse_instant(record.scheduled_at) == target
+    return isinstance(record, EveryRecord) and record.every_seconds == value
+
+
+#: ``Edit.expected`` of a call that sent none (the model's): the current record is read.
+NO_EXPECTATION: Final = object()
+
+
+@attrs.frozen(kw_only=True)
+class Edit:
+    """What an update asks for: each of ``prompt``, ``title`` and ``selector`` is ``None``
+    when it is to stay; ``expected`` is the record (wire form) the user was shown, or
+    :data:`NO_EXPECTATION`."""
+
+    prompt: str | None = None
+    title: str | None = None
+    selector: Selector | None = None
+    expected: object = NO_EXPECTATION
+
+
+def edited_record(current: Record, edit: Edit, now_ms: int) -> Record:
+    """The record ``edit`` leaves in place of ``current`` at the save time ``now_ms``: a new
+    timing is computed as a create computes it; the same timing, or a text-only edit, keeps
+    the record's own target."""
+    prompt = current.prompt if edit.prompt is None else edit.prompt
+    title = current.title if edit.title is None else edit.title
+    selector = edit.selector
+    if selector is None or same_timing(current, selector):
+        return attrs.evolve(current, prompt=prompt, title=title)
+    return build_record(current.id, prompt, selector, now_ms, title)
+
+
+@attrs.frozen
+class Unchanged:
+    """An update that asked for what the record already is: nothing was written; ``answer`` is
+    the record's view with ``updated: false``."""
+
+    answer: dict[str, JSONValue]
+
+
+@attrs.frozen
+class NotUpdated:
+    """An update that found no active record to change (``schedule_not_found``: never
+    created; ``schedule_ended``: delivered for good or deleted), or one the user saw differently
+    (``schedule_conflict``)."""
+
+    code: str
+
+
+def _shown(expected: object, current: Record) -> bool:
+    """Whether ``expected`` is ``current`` as a record (the view-only keys ``state`` and
+    ``deliveryMode`` aside)."""
+    if not isinstance(expected, dict):
+        return False
+    shown = {key: value for key, value in expected.items() if key not in _VIEW_ONLY}
+    return shown == encode_record(current)
+
+
+_VIEW_ONLY: Final = frozenset({"state", "deliveryMode"})
 
 
 @attrs.frozen
@@ -101,11 +204,12 @@ CORRUPT: Final = Refused("corrupt_schedule_log")
 #: Something else failed (logged).
 INTERNAL: Final = Refused("internal_error")
 #: The log event of an unexpected failure, by transaction.
-_FAILED: Final = {name: f"tools.{name}_failed" for name in ("create", "list", "delete")}
+_FAILED: Final = {name: f"tools.{name}_failed" for name in ("create", "list", "update", "delete")}
 
 
 class Transactions:
-    """The create / list / delete transactions of one Agent (the base of its owner)."""
+    """The create / list / update / delete transactions of one Agent (the base of its
+    owner)."""
 
     __slots__ = ("_retries", "agent", "folds", "host", "queue")
 
@@ -141,15 +245,15 @@ class Transactions:
         return False
 
     async def create(
-        self, prompt: str, selector: Selector, *, max_active: int
+        self, prompt: str, selector: Selector, *, max_active: int, title: str | None = None
     ) -> dict[str, JSONValue] | Refused | Uncertain:
-        """Append a create of ``prompt`` with ``selector`` (decided at one clock sample taken
-        after the preflight); return the tools' answer for the new record."""
+        """Append a create of ``prompt`` (and ``title``) with ``selector`` (decided at one clock
+        sample taken after the preflight); return the tools' answer for the new record."""
         async with self.queue:
             if not await self._confirmed("create"):
                 return Uncertain()
             made = self._guarded(
-                "create", lambda: self._append_create(prompt, selector, max_active)
+                "create", lambda: self._append_create(prompt, title, selector, max_active)
             )
             if isinstance(made, Refused):
                 return made
@@ -157,13 +261,15 @@ class Transactions:
                 return Uncertain(made.id)
             return self._guarded("create", lambda: record_answer(made, self.host.clock.now_ms()))
 
-    def _append_create(self, prompt: str, selector: Selector, max_active: int) -> Record | Refused:
+    def _append_create(
+        self, prompt: str, title: str | None, selector: Selector, max_active: int
+    ) -> Record | Refused:
         folded = self.folds.of(self.agent.session)
         if len(folded.active) >= max_active:
             return Refused("too_many_active")
         schedule_id = folded.next_id()
         try:
-            record = build_record(schedule_id, prompt, selector, self.host.clock.now_ms())
+            record = build_record(schedule_id, prompt, selector, self.host.clock.now_ms(), title)
         except ScheduleInputError as exc:
             return Refused(exc.code, exc.message)
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
@@ -181,6 +287,43 @@ class Transactions:
             if not await self._confirmed("list"):
                 return Uncertain()
             return self._guarded("list", self._answers)
+
+    async def update(
+        self, schedule_id: str, edit: Edit
+    ) -> dict[str, JSONValue] | Unchanged | NotUpdated | Refused | Uncertain:
+        """Replace the active record ``schedule_id`` by what ``edit`` asks for (decided at one
+        clock sample taken after the preflight); return the tools' answer for the new record."""
+        async with self.queue:
+            if not await self._confirmed("update"):
+                return Uncertain(schedule_id)
+            made = self._guarded("update", lambda: self._append_update(schedule_id, edit))
+            if not isinstance(made, Record):
+                return made
+            if not await self._confirmed("update"):
+                return Uncertain(schedule_id)
+            return self._guarded("update", lambda: record_answer(made, self.host.clock.now_ms()))
+
+    def _append_update(
+        self, schedule_id: str, edit: Edit
+    ) -> Record | Unchanged | NotUpdated | Refused:
+        folded = self.folds.of(self.agent.session)
+        current = folded.get(schedule_id)
+        if current is None:
+            ended = schedule_id in folded.seen_ids
+            return NotUpdated("schedule_ended" if ended else "schedule_not_found")
+        if edit.expected is not NO_EXPECTATION and not _shown(edit.expected, current):
+            return NotUpdated("schedule_conflict")
+        now = self.host.clock.now_ms()
+        try:
+            record = edited_record(current, edit, now)
+        except ScheduleInputError as exc:
+            return Refused(exc.code, exc.message)
+        if record == current:
+            return Unchanged({**record_answer(current, now), "updated": False})
+        change = Update(id=schedule_id, record=record)
+        self.agent.session.append(SCHEDULE_CHANGE, encode_change(change))
+        self.folds.of(self.agent.session)  # fold it now: the wake and board rows it moves join
+        return record
 
     async def delete(self, schedule_id: str) -> bool | Refused | Uncertain:
         """Append a delete of ``schedule_id``: ``True``, or ``False`` when it is not active."""

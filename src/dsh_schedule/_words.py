@@ -11,8 +11,9 @@ changed: these words are only what the assistant says.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Literal
 
 from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, load_time_zone
 
@@ -20,17 +21,29 @@ from ._grammar import Language
 from ._instants import parse_instant
 
 __all__ = [
+    "am_or_pm",
     "ask_add",
     "ask_cancel_all",
     "created",
     "deleted",
     "deleted_all",
+    "keeps_repeating",
     "listing",
+    "local_time",
+    "name",
+    "no_time_of_day",
+    "not_found",
     "nothing_to_add",
     "problem",
     "quote",
+    "rule",
+    "said",
+    "updated",
     "when",
 ]
+
+#: The kinds that repeat at a time of day (their views carry ``time`` or ``expression``).
+CALENDAR_KINDS: Final = frozenset({"daily", "weekly", "cron"})
 
 _WEEKDAYS_EN: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                        "Sunday")  # fmt: skip
@@ -41,6 +54,12 @@ _MONTHS_EN: Final = ("January", "February", "March", "April", "May", "June", "Ju
 
 def quote(text: str, lang: Language) -> str:
     return f"“{text}”" if lang == "zh" else f'"{text}"'
+
+
+def name(view: dict[str, JSONValue]) -> str:
+    """What a reminder is called: its title when it has one, else its text."""
+    title = view.get("title")
+    return title if isinstance(title, str) and title else str(view.get("prompt"))
 
 
 def _zone(time: TimeContext) -> dt.tzinfo:
@@ -70,6 +89,15 @@ def _span(seconds: int, lang: Language) -> str:
         if count:
             words.append(f"{count}{zh}" if lang == "zh" else f"{count} {en}{'s' * (count != 1)}")
     return ("" if lang == "zh" else " ").join(words[:2])
+
+
+def local_time(instant: str, time: TimeContext) -> dt.datetime | None:
+    """``instant`` in the user's zone (``None`` when it is no instant)."""
+    try:
+        ms = parse_instant(instant)
+    except ValueError:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).astimezone(_zone(time))
 
 
 def when(instant: str, time: TimeContext, lang: Language, *, relative: bool = True) -> str:
@@ -104,6 +132,131 @@ def when(instant: str, time: TimeContext, lang: Language, *, relative: bool = Tr
         day = f"on {local.day} {_MONTHS_EN[local.month - 1]}{year} at"
     after = f", in {_span(delta, 'en')}" if delta > 0 else ", due now"
     return f"{day} {clock}{after if relative else ''}"
+
+
+def _wall(value: object) -> str:
+    """A rule's ``HH:mm:ss.SSS`` as a person reads it: "09:00", or "09:00:30" with seconds."""
+    text = str(value)
+    return text[:5] if text[5:8] in {"", ":00"} else text[:8]
+
+
+def _ordinal(day: int) -> str:
+    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"
+
+
+def _listed(items: Sequence[str]) -> str:
+    """The items as a list in words: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _weekdays_said(days: Sequence[int], lang: Language) -> str:
+    """ISO weekdays as a routine's days ("every weekday", "every Monday and Thursday",
+    "每周一、四")."""
+    chosen = sorted(set(days))
+    if not chosen:
+        return "每周" if lang == "zh" else "every week"
+    if lang == "zh":
+        special = {(1, 2, 3, 4, 5): "每个工作日", (6, 7): "每个周末", (1, 2, 3, 4, 5, 6, 7): "每天"}
+        return special.get(tuple(chosen)) or "每周" + "、".join(
+            "一二三四五六日"[d - 1] for d in chosen
+        )
+    special = {
+        (1, 2, 3, 4, 5): "every weekday",
+        (6, 7): "on weekends",
+        (1, 2, 3, 4, 5, 6, 7): "every day",
+    }
+    return special.get(tuple(chosen)) or "every " + _listed([_WEEKDAYS_EN[d - 1] for d in chosen])
+
+
+def _month_days_said(days: Sequence[int], lang: Language) -> str:
+    if lang == "zh":
+        return "每月" + "、".join(f"{day}日" for day in days)
+    return f"on the {_listed([_ordinal(day) for day in days])} of every month"
+
+
+def _cron_values(field: str, low: int, high: int) -> list[int] | None:
+    """A cron field's values when it is plain numbers and ranges; ``None`` otherwise."""
+    values: list[int] = []
+    for element in field.split(","):
+        found = re.fullmatch(r"(\d+)(?:-(\d+))?", element)
+        if found is None:
+            return None
+        first, last = int(found[1]), int(found[2] or found[1])
+        if not low <= first <= last <= high:
+            return None
+        values.extend(range(first, last + 1))
+    return sorted(set(values))
+
+
+def _cron_said(expression: str, lang: Language) -> tuple[str, str] | None:
+    """A cron rule in words as ``(days, clock)`` for its common shapes (one time a day on every
+    day, on some weekdays, or on some days of the month); ``None`` for any other."""
+    fields = expression.split()
+    if len(fields) != 5 or fields[3] != "*" or not all(f.isdigit() for f in fields[:2]):
+        return None
+    minute, hour, month_days, _, weekdays = fields
+    clock = f"{int(hour):02d}:{int(minute):02d}"
+    if month_days == "*" and weekdays == "*":
+        return ("每天" if lang == "zh" else "every day"), clock
+    if month_days == "*":
+        days = _cron_values(weekdays, 0, 7)
+        return None if days is None else (_weekdays_said([d or 7 for d in days], lang), clock)
+    days = _cron_values(month_days, 1, 31)
+    if weekdays != "*" or days is None:
+        return None
+    return _month_days_said(days, lang), clock
+
+
+def _rule_parts(view: dict[str, JSONValue], lang: Language) -> tuple[str, str] | None:
+    """A calendar reminder's ``(days, clock)`` in words, or ``None`` (a cron rule with no
+    words)."""
+    kind = view.get("kind")
+    if kind == "daily":
+        return ("每天" if lang == "zh" else "every day"), _wall(view.get("time"))
+    if kind == "weekly":
+        days = view.get("weekdays")
+        numbers = [d for d in days if isinstance(d, int)] if isinstance(days, list) else []
+        return _weekdays_said(numbers, lang), _wall(view.get("time"))
+    return _cron_said(str(view.get("expression")), lang)
+
+
+def _zone_note(view: dict[str, JSONValue], time: TimeContext, lang: Language) -> str:
+    """The rule's zone, said only when it is not the user's."""
+    zone = view.get("timeZone")
+    if zone in {None, time.time_zone}:
+        return ""
+    return f"（{zone}）" if lang == "zh" else f" ({zone})"
+
+
+def rule(
+    view: dict[str, JSONValue], time: TimeContext, lang: Language, *, clock_first: bool = False
+) -> str | None:
+    """A calendar reminder's rule in words ("every weekday at 09:00", "每个工作日 09:00", with
+    the zone when it is not the user's), ``clock_first`` as a move says it ("10:00 every
+    weekday"); ``None`` when ``view`` is not a calendar reminder."""
+    if view.get("kind") not in CALENDAR_KINDS:
+        return None
+    zone = _zone_note(view, time, lang)
+    parts = _rule_parts(view, lang)
+    if parts is None:
+        return f"cron {view.get('expression')}{zone}"
+    days, clock = parts
+    if lang == "zh":
+        return f"{days} {clock}{zone}"
+    return f"{clock} {days}{zone}" if clock_first else f"{days} at {clock}{zone}"
+
+
+def said(view: dict[str, JSONValue], time: TimeContext, lang: Language) -> str:
+    """When a reminder fires, in words: its rule, its interval and next time, or its time."""
+    words = rule(view, time, lang)
+    if words is not None:
+        return words
+    at = when(str(view.get("scheduledAt")), time, lang)
+    if view.get("kind") == "every":
+        every = _interval(view.get("everySeconds"), lang)
+        return f"{every}一次，下一次在{at}" if lang == "zh" else f"{every}, next {at}"
+    return at
 
 
 def _interval(seconds: object, lang: Language) -> str:
@@ -168,7 +321,13 @@ def created(value: JSONValue, time: TimeContext, lang: Language) -> str:
         if lang == "zh":
             return f"没能设置这个提醒：{refused}。"
         return f"I could not set that reminder: {refused}."
-    text = quote(str(value.get("prompt")), lang)
+    text = quote(name(value), lang)
+    repeats = rule(value, time, lang)
+    if repeats is not None:
+        at = when(str(value.get("scheduledAt")), time, lang, relative=False)
+        if lang == "zh":
+            return f"好的，已设置提醒{text}：{repeats}；下次 {at}。"
+        return f"Reminder set: {text}, {repeats}; next {at}."
     at = when(str(value.get("scheduledAt")), time, lang)
     if value.get("kind") == "every":
         every = _interval(value.get("everySeconds"), lang)
@@ -181,8 +340,15 @@ def created(value: JSONValue, time: TimeContext, lang: Language) -> str:
 
 
 def _item(view: dict[str, JSONValue], time: TimeContext, lang: Language) -> str:
-    text = quote(str(view.get("prompt")), lang)
+    text = quote(name(view), lang)
     at = when(str(view.get("scheduledAt")), time, lang)
+    repeats = rule(view, time, lang)
+    if repeats is not None:
+        return (
+            f"- {text}，{repeats}，下一次在{at}"
+            if lang == "zh"
+            else f"- {text}, {repeats}, next {at}"
+        )
     if view.get("kind") == "every":
         every = _interval(view.get("everySeconds"), lang)
         return (
@@ -220,8 +386,13 @@ def listing(value: JSONValue, time: TimeContext, lang: Language) -> str:
 
 def deleted(view: dict[str, JSONValue], value: JSONValue, time: TimeContext, lang: Language) -> str:
     """The reply to ``schedule_delete``'s ``value`` for the reminder ``view``."""
-    text = quote(str(view.get("prompt")), lang)
+    text = quote(name(view), lang)
     if isinstance(value, dict) and value.get("deleted") is True:
+        repeats = rule(view, time, lang)
+        if repeats is not None:
+            return (
+                f"已取消{text}（{repeats}）。" if lang == "zh" else f"Cancelled {text} ({repeats})."
+            )
         at = when(str(view.get("scheduledAt")), time, lang, relative=False)
         return f"已取消{text}（原定{at}）。" if lang == "zh" else f"Cancelled {text} (it was {at})."
     if isinstance(value, dict) and value.get("code") == "schedule_not_found":
@@ -251,16 +422,14 @@ def ask_cancel_all(views: Sequence[dict[str, JSONValue]], say: str, lang: Langua
     if lang == "zh":
         return f"要取消全部 {count} 个提醒吗？请说“{say}”。"
     if count == 1:
-        return (
-            f'Cancel your only reminder, {quote(str(views[0].get("prompt")), lang)}? Say "{say}".'
-        )
+        return f'Cancel your only reminder, {quote(name(views[0]), lang)}? Say "{say}".'
     return f'Cancel all {count} reminders? Say "{say}".'
 
 
 def ask_add(view: dict[str, JSONValue], say: str, time: TimeContext, lang: Language) -> str:
     """The question before adding a second reminder with the same text at the same time."""
-    text = quote(str(view.get("prompt")), lang)
-    at = when(str(view.get("scheduledAt")), time, lang)
+    text = quote(name(view), lang)
+    at = rule(view, time, lang) or when(str(view.get("scheduledAt")), time, lang)
     if lang == "zh":
         return f"你已经有{text}，{at}。还要再加一个吗？请说“{say}”。"
     return f'You already have {text} {at}. Add another? Say "{say}".'
@@ -268,3 +437,111 @@ def ask_add(view: dict[str, JSONValue], say: str, time: TimeContext, lang: Langu
 
 def nothing_to_add(lang: Language) -> str:
     return "没有等待添加的提醒。" if lang == "zh" else "There is no reminder waiting to be added."
+
+
+def updated(
+    before: dict[str, JSONValue],
+    value: JSONValue,
+    time: TimeContext,
+    lang: Language,
+    change: Literal["text", "time", "rule"],
+) -> str:
+    """The reply to ``schedule_update``'s ``value`` for the reminder ``before`` (as it was
+    listed), after a ``change`` of its text, its time of day, or its whole rule or time."""
+    old = quote(name(before), lang)
+    code = value.get("code") if isinstance(value, dict) else None
+    if code in _GONE:
+        en, zh = _GONE[str(code)]
+        return (zh if lang == "zh" else en).format(old=old)
+    refused = problem(value, lang)
+    if refused is not None or not isinstance(value, dict) or "kind" not in value:
+        refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
+        return (
+            f"没能修改{old}：{refused}。"
+            if lang == "zh"
+            else f"I could not change {old}: {refused}."
+        )
+    new = quote(name(value), lang)
+    if value.get("updated") is False:
+        if change == "text":
+            return (
+                f"它本来就叫{new}，没有改动。"
+                if lang == "zh"
+                else f"Nothing to change: it is already called {new}."
+            )
+        now = said(value, time, lang)
+        return (
+            f"{old}本来就是{now}，没有改动。"
+            if lang == "zh"
+            else f"Nothing to change: {old} is already {now}."
+        )
+    if change == "text":
+        return f"已把{old}改名为{new}。" if lang == "zh" else f"Renamed {old} to {new}."
+    next_at = when(str(value.get("scheduledAt")), time, lang, relative=False)
+    if change == "time" and value.get("kind") in CALENDAR_KINDS:
+        moved = rule(value, time, lang, clock_first=True)
+        return f"已把{old}改到{moved}。" if lang == "zh" else f"Moved {old} to {moved}."
+    if value.get("kind") in CALENDAR_KINDS or value.get("kind") == "every":
+        repeats = rule(value, time, lang) or _interval(value.get("everySeconds"), lang)
+        if lang == "zh":
+            return f"已把{old}改为{repeats}；下次 {next_at}。"
+        return f"Changed {old} to {repeats}; next {next_at}."
+    at = when(str(value.get("scheduledAt")), time, lang)
+    return f"已把{old}改到{at}。" if lang == "zh" else f"Moved {old} to {at}."
+
+
+#: What ``schedule_update`` answers when the reminder is no longer there to change.
+_GONE: Final = {
+    "schedule_not_found": ("{old} was already gone.", "{old}已经不在了。"),
+    "schedule_ended": (
+        "{old} has already fired, so there is nothing left to change.",
+        "{old}已经提醒过了，没有可以修改的了。",
+    ),
+    "schedule_conflict": (
+        '{old} changed meanwhile; ask "what reminders do I have?" to see it now.',
+        "{old}刚刚有了变化；问“我有哪些提醒”可以看到它现在的样子。",
+    ),
+}
+
+
+def keeps_repeating(view: dict[str, JSONValue], time: TimeContext, lang: Language) -> str:
+    """The question when a repeating reminder is asked to move to one day or instant."""
+    text = quote(name(view), lang)
+    now = said(view, time, lang)
+    if lang == "zh":
+        return (
+            f"{text}是重复提醒（{now}）。请说新的时间，例如“把它改到10点”，"
+            "或新的规律，例如“改成每周一上午10点”。"
+        )
+    return (
+        f'{text} repeats ({now}). Say a new time of day, for example "move it to 10:00", or a '
+        'new rule, for example "change it to every Monday at 10am".'
+    )
+
+
+def no_time_of_day(view: dict[str, JSONValue], time: TimeContext, lang: Language) -> str:
+    """The question when a reminder with no single time of day is asked to move to one."""
+    text = quote(name(view), lang)
+    now = said(view, time, lang)
+    if lang == "zh":
+        return f"{text}没有固定的时刻可改（{now}）。请说新的规律，例如“改成每天上午10点”。"
+    return (
+        f"{text} has no single time of day to move ({now}). Say a whole new rule, for example "
+        '"change it to every day at 10am".'
+    )
+
+
+def not_found(what: str, clocks: Sequence[str], lang: Language) -> str:
+    """The answer when no reminder says ``what`` (or is at one of ``clocks``)."""
+    if lang == "zh":
+        named = f"{'或'.join(clocks)}的提醒" if clocks else f"{quote(what, lang)}这个提醒"
+        return f"没有找到{named}。问“我有哪些提醒”可以看到全部。"
+    named = f"at {' or '.join(clocks)}" if clocks else f"that says {quote(what, lang)}"
+    return f'You have no reminder {named}. Ask "what reminders do I have?" to see them all.'
+
+
+def am_or_pm(hour: int, lang: Language) -> str:
+    """The question when an hour could be the morning's or the evening's."""
+    if lang == "zh":
+        return f"{hour}点是上午还是晚上？请说“上午{hour}点”或“晚上{hour}点”。"
+    return f'At {hour} in the morning or in the evening? Say "{hour}am" or "{hour}pm".'

@@ -91,7 +91,22 @@ POINTS: Final = {
 }
 #: Points that hold a write batch for ``STALL_MS`` and kill at the end of the stall.
 STALL_POINTS: Final = ("dispatch-stalled", "reminder-turn-stalled")
-CODES: Final = {code: name for name, (code, _) in POINTS.items()}
+#: The points of an edit (``schedule_update``), for the edit lane (the crash matrix's workload
+#: never edits, so they are kept apart from :data:`POINTS`, which its kill plans draw from).
+EDIT_POINTS: Final = {
+    "update-preflight": (
+        14,
+        "an edit's preflight flush was acknowledged, before its update enters the log",
+    ),
+    "update-append": (15, "validating an edit's update, before it enters the log"),
+    "update-committed": (
+        16,
+        "a flush covering an edit's update was acknowledged, before the tool answers",
+    ),
+}
+#: Every point a control block can arm.
+ALL_POINTS: Final = {**POINTS, **EDIT_POINTS}
+CODES: Final = {code: name for name, (code, _) in ALL_POINTS.items()}
 
 
 class Control:
@@ -135,7 +150,7 @@ class Control:
         self.set(HITS, 0)
         self.set(ARMED_AT, at)
         self.set(STALL_MS, stall_ms)
-        self.set(ARMED_POINT, POINTS[point][0])
+        self.set(ARMED_POINT, ALL_POINTS[point][0])
 
     def close(self) -> None:
         self._map.close()

@@ -14,6 +14,11 @@ How each point is reached (see :data:`tests.chaos.control.POINTS`):
   follow-up was appended in the same synchronous step;
 * ``dsh_session_flushed`` runs right after an acknowledged flush (the commit is on disk) and
   before the flusher (a tool's barrier, the owner's dispatch barrier) continues;
+* the points of an edit: a user action's ``tool/call`` of ``schedule_update`` opens an edit of
+  its Session; the next acknowledged flush of that Session is the edit's preflight
+  (``update-preflight``), the validation of its ``schedule/change`` update the instant before
+  the append (``update-append``), and the flush covering the update its barrier
+  (``update-committed``); its ``tool/result`` closes it;
 * the SQLite backend of this process is instrumented on the instance (its private write-batch
   methods are wrapped, on the writer thread): ``txn-mid`` dies between two requests of a group
   commit, inside the open transaction, ``txn-committed`` right after COMMIT returned;
@@ -43,6 +48,7 @@ from typing import Any
 from dsh_hookspecs import Event, JSONValue, Session, hookimpl
 
 from .control import (
+    ALL_POINTS,
     ARMED_AT,
     ARMED_POINT,
     BATCH_LEN,
@@ -91,13 +97,16 @@ class ChaosPlugin:
         self.stall_target: tuple[str, int] | None = None
         #: Sessions with a turn open (turn/start validated, no turn/end yet).
         self.open_turns: set[str] = set()
+        #: Sessions with an edit (a user's schedule_update) running: the seq of its tool/call
+        #: until its update entered the log (then ``None``).
+        self.edits: dict[str, int | None] = {}
 
     # -- kill points -----------------------------------------------------------------------------
     def hit(self, point: str) -> None:
         control = self.control
         if control is None:
             return
-        code = POINTS[point][0]
+        code = ALL_POINTS[point][0]
         if control.get(ARMED_POINT) != code:
             return
         if control.add(HITS) >= control.get(ARMED_AT):
@@ -163,6 +172,19 @@ class ChaosPlugin:
                 self.pending[session.id]["delete"].append(event.seq)
             elif operation == "dispatch":
                 self.hit("dispatch-append")
+            elif operation == "update":
+                self.hit("update-append")
+                self.pending[session.id]["update"].append(event.seq)
+                self.edits[session.id] = None
+        elif (
+            event.type in ("tool/call", "tool/result")
+            and isinstance(data, dict)
+            and data.get("name") == "schedule_update"
+        ):
+            if event.type == "tool/call":
+                self.edits[session.id] = event.seq
+            else:
+                self.edits.pop(session.id, None)
         if event.type == "turn/start":
             self.open_turns.add(session.id)
         elif event.type == "turn/end":
@@ -183,6 +205,10 @@ class ChaosPlugin:
         if self.control is not None:
             self.control.add(FLUSHES)
         self.hit("flushed-n")
+        call_seq = self.edits.get(session.id)
+        if call_seq is not None and call_seq < through_seq:
+            self.edits[session.id] = None  # one preflight per edit
+            self.hit("update-preflight")
         dispatch_seq = self.due_open.get(session.id)
         if dispatch_seq is not None and dispatch_seq < through_seq:
             del self.due_open[session.id]
@@ -193,6 +219,7 @@ class ChaosPlugin:
             return
         for kind, point in (
             ("create", "create-committed"),
+            ("update", "update-committed"),
             ("delete", "delete-committed"),
             ("turn", "reminder-turn-committed"),
         ):

@@ -48,6 +48,8 @@ from dsh_schedule import (
     format_instant,
 )
 from dsh_schedule._at import ScheduleInputError, at_instant
+from dsh_schedule._rules import calendar_rule, first_target
+from dsh_schedule._tools import checked_title
 from tests.chaos.figures import full_size
 from tests.schedule.harness import make_harness
 from tests.schedule.test_fold_property import changes, json_values, near_misses
@@ -184,6 +186,8 @@ KEYS = st.one_of(
     ),
     st.text(max_size=6),
 )
+TIMES = st.sampled_from(["09:00:00", "23:59:59.999", "24:00:00", "9:00", "12:00:60", "07:30:00.5"])
+ZONES = st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "CST", "+08:00", "utc"])
 PLAUSIBLE = st.one_of(
     st.fixed_dictionaries(
         {"prompt": st.text(max_size=20), "after_seconds": st.integers(-2, 10**7)},
@@ -233,6 +237,47 @@ PLAUSIBLE = st.one_of(
                     {"date": "2026-08-07", "time": "09:30:00", "time_zone": "CST"},
                     {"date": "2026-08-07", "time": "9:30", "time_zone": "UTC"},
                 ]
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "prompt": st.just("calendar"),
+            "daily": st.fixed_dictionaries({"time": TIMES, "time_zone": ZONES}),
+        },
+        optional={"title": st.sampled_from(["", "  ", "Stand-up", "t" * 120, "t" * 121, 7])},
+    ),
+    st.fixed_dictionaries(
+        {
+            "prompt": st.just("calendar"),
+            "weekly": st.fixed_dictionaries(
+                {
+                    "time": TIMES,
+                    "time_zone": ZONES,
+                    "weekdays": st.lists(st.integers(-1, 8) | st.just(True), max_size=8),
+                }
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "prompt": st.just("calendar"),
+            "cron": st.fixed_dictionaries(
+                {
+                    "expression": st.sampled_from(
+                        [
+                            "0 9 * * 1-5",
+                            "*/15 * * * *",
+                            "0 0 30 2 *",
+                            "61 * * * *",
+                            "@daily",
+                            " 0 9 * * *",
+                            "0 9 * * MON",
+                            "0 9 1 * *",
+                        ]
+                    ),
+                    "time_zone": ZONES,
+                }
             ),
         }
     ),
@@ -288,16 +333,37 @@ def expected_outcome(name: str, args: Any, active: list[str]) -> str:
         return "invalid_arguments"
     if "at" in args and not (isinstance(args["at"], str) or _local_at_shape(args["at"])):
         return "invalid_arguments"
+    if "title" in args and not isinstance(args["title"], str):
+        return "invalid_arguments"
+    if any(not _calendar_shape(key, args[key]) for key in CALENDAR if key in args):
+        return "invalid_arguments"
     selectors = [key for key in SELECTORS if key in args]
-    if set(args) - {"prompt", *SELECTORS} or len(selectors) != 1:
+    if set(args) - {"prompt", "title", *SELECTORS} or len(selectors) != 1:
         return "invalid_selector"
     prompt = args["prompt"].strip()
     if not prompt:
         return "invalid_prompt"
     if len(prompt) > 4000:
         return "prompt_too_long"
+    title = checked_title(args.get("title"))
+    if isinstance(title, dict):
+        return str(title["code"])
     (selector,) = selectors
     value = args[selector]
+    if selector in CALENDAR:
+        # The rule's own checks are tested word by word in tests/schedule; this model only
+        # follows their verdict in the documented order (rule, then the limit, then the range).
+        try:
+            rule = calendar_rule(selector, value)
+        except ScheduleInputError as exc:
+            return exc.code
+        if len(active) >= MAX_ACTIVE:
+            return "too_many_active"
+        try:
+            first_target(rule, NOW)
+        except ScheduleInputError as exc:
+            return exc.code
+        return "ok"
     # The contract refuses before the queue only what is not a positive safe integer; a target
     # that cannot be written is time_out_of_range, in the queue (below).
     if selector == "after_seconds" and (type(value) is not int or not 0 < value <= 2**53 - 1):
@@ -320,7 +386,25 @@ def expected_outcome(name: str, args: Any, active: list[str]) -> str:
     return "ok"
 
 
-SELECTORS = ("after_seconds", "at", "every_seconds")
+SELECTORS = ("after_seconds", "at", "every_seconds", "daily", "weekly", "cron")
+CALENDAR = ("daily", "weekly", "cron")
+#: The keys and JSON types the tool's schema gives each calendar selector's object.
+_CALENDAR_KEYS: dict[str, dict[str, type]] = {
+    "daily": {"time": str, "time_zone": str},
+    "weekly": {"time": str, "time_zone": str, "weekdays": list},
+    "cron": {"expression": str, "time_zone": str},
+}
+
+
+def _calendar_shape(kind: str, value: object) -> bool:
+    """What the registry's schema admits for a calendar selector: exactly its keys, typed."""
+    keys = _CALENDAR_KEYS[kind]
+    if not isinstance(value, dict) or value.keys() != keys.keys():
+        return False
+    if not all(isinstance(value[key], kind_of) for key, kind_of in keys.items()):
+        return False
+    days = value.get("weekdays", [])
+    return all(type(day) is int for day in days)
 
 
 def _local_at_shape(value: object) -> bool:
@@ -346,12 +430,23 @@ def _expected_message(name: str, args: dict[str, Any], expected: str) -> str:
             return exc.message
     if "every_seconds" in args and expected == "invalid_rule":
         return MESSAGES["invalid_every_rule"]
+    title = checked_title(args.get("title"))
+    if isinstance(title, dict):
+        return str(title["message"])
+    for kind in CALENDAR:
+        if kind in args:
+            try:
+                first_target(calendar_rule(kind, args[kind]), NOW)  # type: ignore[arg-type]
+            except ScheduleInputError as exc:
+                return exc.message
     return MESSAGES[expected]
 
 
 def _created_view(args: dict[str, Any], schedule_id: str) -> dict[str, Any]:
     """The view a successful create answers at the fixed clock."""
     view: dict[str, Any] = {"id": schedule_id}
+    if any(kind in args for kind in CALENDAR):
+        return view  # its rule fields are checked in tests/schedule; here: id, kind, target
     if "at" in args:
         target = at_instant(args["at"], NOW)
         view.update(kind="at", prompt=args["prompt"].strip())
@@ -403,7 +498,17 @@ def test_any_tool_arguments_give_a_value_or_a_closed_code(tally: Counter[str]) -
                 return
             if name == "schedule_create":
                 created += 1
-                assert value == _created_view(args, f"schedule-{created}")
+                view = _created_view(args, f"schedule-{created}")
+                if "title" in args:
+                    view["title"] = args["title"].strip()
+                kinds = [kind for kind in CALENDAR if kind in args]
+                if kinds:
+                    rule = calendar_rule(kinds[0], args[kinds[0]])  # type: ignore[arg-type]
+                    assert value["kind"] == kinds[0], value
+                    assert value["scheduledAt"] == format_instant(first_target(rule, NOW))
+                    assert {k: value[k] for k in view} == view
+                else:
+                    assert value == view
                 active.append(value["id"])
             elif name == "schedule_list":
                 assert isinstance(value, list)

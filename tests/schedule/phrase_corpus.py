@@ -27,6 +27,21 @@ def at(date: str, time: str, zone: str = SH) -> dict[str, Any]:
     return {"at": {"date": date, "time": time, "time_zone": zone}}
 
 
+def daily(time: str, zone: str = SH) -> dict[str, Any]:
+    return {"daily": {"time": time, "time_zone": zone}}
+
+
+def weekly(time: str, *days: int, zone: str = SH) -> dict[str, Any]:
+    return {"weekly": {"time": time, "time_zone": zone, "weekdays": list(days)}}
+
+
+def cron(expression: str, zone: str = SH) -> dict[str, Any]:
+    return {"cron": {"expression": expression, "time_zone": zone}}
+
+
+WORKDAYS = (1, 2, 3, 4, 5)
+
+
 CORPUS: list[tuple[str, Any]] = [
     ("remind me in 10 seconds to stretch", ("create", "stretch", {"after_seconds": 10})),
     ("remind me in 10 minutes to stretch", ("create", "stretch", {"after_seconds": 600})),
@@ -234,24 +249,12 @@ CORPUS: list[tuple[str, Any]] = [
     ),
     (
         "remind me every day at 9am to take vitamins",
-        (
-            "ask",
-            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
-        ),
+        ("create", "take vitamins", daily("09:00:00")),
     ),
-    (
-        "remind me every morning to meditate",
-        (
-            "ask",
-            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
-        ),
-    ),
+    ("remind me every morning to meditate", ("create", "meditate", daily("09:00:00"))),
     (
         "remind me every monday to take out the trash",
-        (
-            "ask",
-            'I can repeat a reminder every so many minutes or hours from now, but not at a set time of day. Try "every 30 minutes remind me to drink water".',
-        ),
+        ("ask", 'What time every monday? For example "every monday at 9am".'),
     ),
     (
         "remind me at 9 to call mom",
@@ -417,13 +420,7 @@ CORPUS: list[tuple[str, Any]] = [
     ("每隔2小时提醒我站起来活动", ("create", "站起来活动", {"every_seconds": 7200})),
     ("每小时提醒我喝水", ("create", "喝水", {"every_seconds": 3600})),
     ("提醒我每30分钟喝一次水", ("create", "喝一次水", {"every_seconds": 1800})),
-    (
-        "每天早上8点提醒我吃药",
-        (
-            "ask",
-            "我可以每隔几分钟或几小时提醒一次，但还不能在每天固定的时间提醒。可以试试“每30分钟提醒我喝水”。",
-        ),
-    ),
+    ("每天早上8点提醒我吃药", ("create", "吃药", daily("08:00:00"))),
     ("提醒我喝水", ("ask", "什么时候提醒你“喝水”？例如“10分钟后”“下午3点”或“明天早上9点”。")),
     ("提醒我明天开会", ("ask", "明天几点？例如“明天早上9点”。")),
     ("9点提醒我开会", ("ask", "9点是上午还是晚上？请说“上午9点”或“晚上9点”。")),
@@ -514,4 +511,305 @@ CORPUS: list[tuple[str, Any]] = [
         "remind me at 9am to call mom in 1 hour",
         ("ask", "That names more than one time (at 9am / in 1 hour). Which one do you mean?"),
     ),
+    # Routines at a time of day: daily, weekly, and days of the month (a cron rule), in the
+    # browser's zone unless the message names one.
+    (
+        "every weekday at 9 remind me to stand up",
+        ("create", "stand up", weekly("09:00:00", *WORKDAYS)),
+    ),
+    (
+        "every monday at 10am remind me to plan the week",
+        ("create", "plan the week", weekly("10:00:00", 1)),
+    ),
+    ("every day at 22:00 remind me to sleep", ("create", "sleep", daily("22:00:00"))),
+    (
+        "on the 1st of every month at 9 remind me to pay rent",
+        ("create", "pay rent", cron("0 9 1 * *")),
+    ),
+    (
+        "remind me to stand up every weekday at 9am",
+        ("create", "stand up", weekly("09:00:00", *WORKDAYS)),
+    ),
+    (
+        "remind me every weekday at 9am Europe/Paris to stand up",
+        ("create", "stand up", weekly("09:00:00", *WORKDAYS, zone="Europe/Paris")),
+    ),
+    (
+        "every weekday at 9 Paris time remind me to stand up",
+        ("create", "stand up", weekly("09:00:00", *WORKDAYS, zone="Europe/Paris")),
+    ),
+    (
+        "every day at 7:30am New York time remind me to run",
+        ("create", "run", daily("07:30:00", "America/New_York")),
+    ),
+    (
+        "every mon, wed and fri at 7am remind me to go running",
+        ("create", "go running", weekly("07:00:00", 1, 3, 5)),
+    ),
+    (
+        "remind me on mondays and thursdays at 6pm to water the plants",
+        ("create", "water the plants", weekly("18:00:00", 1, 4)),
+    ),
+    (
+        "remind me mon-fri at 8:30 to check the mail",
+        ("create", "check the mail", weekly("08:30:00", *WORKDAYS)),
+    ),
+    (
+        "remind me monday to friday at 17:45 to log my hours",
+        ("create", "log my hours", weekly("17:45:00", *WORKDAYS)),
+    ),
+    (
+        "every weekend at 10am remind me to clean the flat",
+        ("create", "clean the flat", weekly("10:00:00", 6, 7)),
+    ),
+    (
+        "remind me on weekends at 11am to call grandma",
+        ("create", "call grandma", weekly("11:00:00", 6, 7)),
+    ),
+    ("every sunday at 8pm remind me to plan", ("create", "plan", weekly("20:00:00", 7))),
+    (
+        "remind me every friday at noon to order lunch",
+        ("create", "order lunch", weekly("12:00:00", 5)),
+    ),
+    ("remind me daily at 8am to take my pills", ("create", "take my pills", daily("08:00:00"))),
+    (
+        "remind me every evening at 9 to write in my journal",
+        ("create", "write in my journal", daily("21:00:00")),
+    ),
+    ("every night at 11pm remind me to sleep", ("create", "sleep", daily("23:00:00"))),
+    ("remind me every day at midnight to back up", ("create", "back up", daily("00:00:00"))),
+    (
+        "remind me on the 1st and 15th of every month at 9am to pay the bills",
+        ("create", "pay the bills", cron("0 9 1,15 * *")),
+    ),
+    (
+        "every month on the 28th at 18:00 remind me to send the invoice",
+        ("create", "send the invoice", cron("0 18 28 * *")),
+    ),
+    (
+        "remind me every weekday to stand up",
+        ("ask", 'What time every weekday? For example "every weekday at 9am".'),
+    ),
+    (
+        "every weekday at 5 remind me to go home",
+        ("ask", 'At 5 in the morning or in the evening? Say "5am" or "5pm".'),
+    ),
+    (
+        "remind me on the 32nd of every month at 9am to pay the bills",
+        (
+            "ask",
+            'I could not read "on the 32nd of every month" as a time. Try "5pm", "17:30" or "in 10 minutes".',
+        ),
+    ),
+    (
+        "every 2 hours at 9am remind me to stretch",
+        (
+            "ask",
+            'I can repeat a reminder every so many minutes or hours, or at a time of day ("every day at 9am", "every Monday at 10am"), but not both at once. Which do you mean?',
+        ),
+    ),
+    (
+        "every monday tomorrow at 9am remind me to call",
+        (
+            "ask",
+            "That names more than one time (every monday / tomorrow / at 9am). Which one do you mean?",
+        ),
+    ),
+    ("每天晚上10点提醒我睡觉", ("create", "睡觉", daily("22:00:00"))),
+    ("每周一上午10点提醒我开周会", ("create", "开周会", weekly("10:00:00", 1))),
+    ("每个工作日早上9点提醒我站会", ("create", "站会", weekly("09:00:00", *WORKDAYS))),
+    ("工作日早上8点半提醒我打卡", ("create", "打卡", weekly("08:30:00", *WORKDAYS))),
+    ("周一到周五早上8点提醒我打卡", ("create", "打卡", weekly("08:00:00", *WORKDAYS))),
+    ("每周一三五晚上7点提醒我跑步", ("create", "跑步", weekly("19:00:00", 1, 3, 5))),
+    ("每周二和周四下午4点提醒我接孩子", ("create", "接孩子", weekly("16:00:00", 2, 4))),
+    ("每个周末上午10点提醒我打扫房间", ("create", "打扫房间", weekly("10:00:00", 6, 7))),
+    ("每周日晚上8点提醒我做计划", ("create", "做计划", weekly("20:00:00", 7))),
+    ("每月1号上午9点提醒我交房租", ("create", "交房租", cron("0 9 1 * *"))),
+    ("每个月15号晚上8点提醒我还信用卡", ("create", "还信用卡", cron("0 20 15 * *"))),
+    ("每晚10点提醒我睡觉", ("create", "睡觉", daily("22:00:00"))),
+    ("每天9点提醒我喝水", ("create", "喝水", daily("09:00:00"))),
+    ("提醒我每天晚上9点吃药", ("create", "吃药", daily("21:00:00"))),
+    ("每天中午12点提醒我吃饭", ("create", "吃饭", daily("12:00:00"))),
+    ("巴黎时间每天早上9点提醒我开会", ("create", "开会", daily("09:00:00", "Europe/Paris"))),
+    ("工作日每天9点提醒我打卡", ("create", "打卡", weekly("09:00:00", *WORKDAYS))),
+    ("每周一至周五9点提醒我站会", ("create", "站会", weekly("09:00:00", *WORKDAYS))),
+    ("每个月1号提醒我交房租", ("ask", "每个月1号几点？例如“每个月1号早上9点”。")),
+    ("每周一提醒我开会", ("ask", "每周一几点？例如“每周一早上9点”。")),
+    ("每天5点提醒我喝水", ("ask", "5点是上午还是晚上？请说“上午5点”或“晚上5点”。")),
+    ("每周一次提醒我打扫", ("create", "打扫", {"every_seconds": 604800})),
+    ("每天提醒我喝水", ("create", "喝水", {"every_seconds": 86400})),
+    (
+        "every weekday at 9am remind me to stand up (Europe/Paris)",
+        ("create", "stand up", weekly("09:00:00", *WORKDAYS, zone="Europe/Paris")),
+    ),
+    (
+        "every day at 9am remind me to stand up (UTC)",
+        ("create", "stand up", daily("09:00:00", "UTC")),
+    ),
+    (
+        "remind me at 9am to check the time in UTC",
+        ("create", "check the time in UTC", at("2026-08-06", "09:00:00")),
+    ),
+    (
+        "remind me to stand up (Europe/Paris)",
+        (
+            "ask",
+            'When should I remind you about "stand up"? For example "in 10 minutes", "at 5pm" or "tomorrow morning".',
+        ),
+    ),
+    (
+        "every monday every tuesday at 9am remind me to call",
+        (
+            "ask",
+            "That names more than one time (every monday / every tuesday / at 9am). Which one do you mean?",
+        ),
+    ),
+    (
+        "every 2 hours daily remind me to stretch",
+        ("ask", "That names more than one time (every 2 hours / daily). Which one do you mean?"),
+    ),
+    (
+        "每月32号上午9点提醒我交房租",
+        ("ask", "我看不懂“每月32号”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    (
+        "every 2 hours every day remind me to stretch",
+        (
+            "ask",
+            "That names more than one time (every 2 hours / every day). Which one do you mean?",
+        ),
+    ),
+    ("每天每2小时提醒我喝水", ("ask", "这里有不止一个时间（每天 / 每2小时）。你指的是哪一个？")),
+]
+
+
+#: Changing a reminder, on the same clock: ``("update", what, change)``, where ``what`` names the
+#: reminder as typed (its id, its text, or its time), and ``change`` is what the grammar read:
+#: ``at`` (the clocks ``what`` can mean), then one of ``times`` (a new time of day that keeps the
+#: reminder's kind; two when an hour came without am or pm), ``time_zone``, a whole new
+#: ``schedule_create`` selector, or ``text``. The scripted model finds the reminder with
+#: ``schedule_list`` and calls ``schedule_update`` (``test_conversation.py``).
+UPDATES: list[tuple[str, Any]] = [
+    ("move schedule-2 to 10:00", ("update", "schedule-2", {"times": ("10:00:00",)})),
+    (
+        "move my 9am reminder to 10",
+        ("update", "9am", {"at": ("09:00",), "times": ("10:00:00", "22:00:00")}),
+    ),
+    ("change the stand up reminder to 10am", ("update", "stand up", {"times": ("10:00:00",)})),
+    ("rename schedule-2 to stretch", ("update", "schedule-2", {"text": "stretch"})),
+    (
+        "rename the stand up reminder as daily stand-up",
+        ("update", "stand up", {"text": "daily stand-up"}),
+    ),
+    ("change the reminder to stand up to 10am", ("update", "stand up", {"times": ("10:00:00",)})),
+    (
+        "change the stand up reminder to monday to friday at 10",
+        ("update", "stand up", weekly("10:00:00", *WORKDAYS)),
+    ),
+    (
+        "reschedule the dentist reminder for friday at 3pm",
+        ("update", "dentist", at("2026-08-07", "15:00:00")),
+    ),
+    (
+        "move the call mom reminder to tomorrow at 10am",
+        ("update", "call mom", at("2026-08-06", "10:00:00")),
+    ),
+    (
+        "change the stand up reminder to every weekday at 8:30",
+        ("update", "stand up", weekly("08:30:00", *WORKDAYS)),
+    ),
+    (
+        "move the stand up reminder to 10:00 Europe/Paris",
+        ("update", "stand up", {"times": ("10:00:00",), "time_zone": "Europe/Paris"}),
+    ),
+    (
+        "move the stand up reminder to 10 in the evening",
+        ("update", "stand up", {"times": ("22:00:00",)}),
+    ),
+    ("move the stretch reminder to in 2 hours", ("update", "stretch", {"after_seconds": 7200})),
+    (
+        "change the time of the stand up reminder to 9:30",
+        ("update", "stand up", {"times": ("09:30:00",)}),
+    ),
+    (
+        "change the text of the stand up reminder to stretch",
+        ("update", "stand up", {"text": "stretch"}),
+    ),
+    (
+        "change the stand up reminder to daily stand-up",
+        ("update", "stand up", {"text": "daily stand-up"}),
+    ),
+    (
+        "Please move the 'stand up' reminder to 11am.",
+        ("update", "stand up", {"times": ("11:00:00",)}),
+    ),
+    (
+        "move the stand up reminder to 25:00",
+        ("ask", 'I could not read "25:00" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    (
+        "change the stand up reminder to sometime later",
+        (
+            "ask",
+            'I could not read "sometime later" as a time. Try "5pm", "17:30" or "in 10 minutes".',
+        ),
+    ),
+    (
+        "move it to 10",
+        (
+            "ask",
+            'Which reminder? Say what it says, for example "move the stretch reminder to 10:00".',
+        ),
+    ),
+    ("move the car to the garage", None),
+    ("change the oil to synthetic", None),
+    ("把站会提醒改成10点", ("update", "站会", {"times": ("10:00:00", "22:00:00")})),
+    ("把站会提醒改到明天上午10点", ("update", "站会", at("2026-08-06", "10:00:00"))),
+    ("把站会的提醒改成每周一上午10点", ("update", "站会", weekly("10:00:00", 1))),
+    ("站会提醒改到10点半", ("update", "站会", {"times": ("10:30:00", "22:30:00")})),
+    (
+        "把9点的提醒改到10点",
+        ("update", "9点", {"at": ("09:00", "21:00"), "times": ("10:00:00", "22:00:00")}),
+    ),
+    (
+        "把早上9点的提醒改到上午10点",
+        ("update", "早上9点", {"at": ("09:00",), "times": ("10:00:00",)}),
+    ),
+    ("把站会提醒改名为早会", ("update", "站会", {"text": "早会"})),
+    ("把站会提醒改成开早会", ("update", "站会", {"text": "开早会"})),
+    ("把站会提醒的内容改成开早会", ("update", "站会", {"text": "开早会"})),
+    ("把schedule-2改到晚上8点", ("update", "schedule-2", {"times": ("20:00:00",)})),
+    ("把站会提醒改到下周一上午10点", ("update", "站会", at("2026-08-10", "10:00:00"))),
+    ("把喝水提醒改成每天晚上9点", ("update", "喝水", daily("21:00:00"))),
+    (
+        "把站会提醒改到某个时候",
+        ("ask", "我看不懂“某个时候”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    ("把提醒改到10点", ("ask", "改哪个提醒？请说出它的内容，例如“把伸展的提醒改到10点”。")),
+    ("把衣服改成红色", None),
+    (
+        "把站会提醒改到10点70分",
+        ("ask", "我看不懂“10点70分”这个时间。请换一种说法，例如“下午3点”或“10分钟后”。"),
+    ),
+    # a time that is no time names the reminder by its text
+    ("move my 25:00 reminder to 10am", ("update", "25:00", {"times": ("10:00:00",)})),
+    (
+        "move the stand up reminder to tomorrow",
+        ("ask", 'What time tomorrow? For example "tomorrow at 9am".'),
+    ),
+    (
+        "rename it to stretch",
+        (
+            "ask",
+            'Which reminder? Say what it says, for example "move the stretch reminder to 10:00".',
+        ),
+    ),
+    (
+        "rename it",
+        (
+            "ask",
+            'Which reminder? Say what it says, for example "move the stretch reminder to 10:00".',
+        ),
+    ),
+    ('rename the stand up reminder to ""', ("ask", 'What should "stand up" say instead?')),
 ]

@@ -19,8 +19,11 @@ from dsh_schedule import (
     SCHEDULE_CHANGE,
     AfterRecord,
     Create,
+    CronRecord,
+    DailyRecord,
     Delete,
     SchedulePlugin,
+    WeeklyRecord,
     encode_change,
     parse_instant,
 )
@@ -73,8 +76,11 @@ class FakeTurn:
         earlier: Sequence[tuple[str, str]] = (),
         log: Sequence[tuple[str, JSONValue]] = (),
         owned_from: int = 0,
+        *,
+        time: TimeContext = NOW,
     ) -> None:
         self._input = TurnInput(message_id="m", text=text)
+        self._time = time
         self._owned_from = owned_from
         self.answers = answers or {}
         self.calls: list[tuple[str, JSONValue]] = []
@@ -93,7 +99,7 @@ class FakeTurn:
 
     @property
     def time(self) -> TimeContext:
-        return NOW
+        return self._time
 
     @property
     def owned_from(self) -> int:
@@ -296,3 +302,347 @@ async def test_a_damaged_log_is_said_in_plain_words_when_creating() -> None:
         "提醒我3小时后伸展", {"schedule_create": [damaged]}, log=[deleted("schedule-1")]
     )
     assert await respond(turn) == "没能设置这个提醒：这个对话的提醒记录已损坏。"
+
+
+# --------------------------------------------------------------------------------------------
+# Routines: set in words, checked for duplicates by their rule
+
+
+WORKDAYS = [1, 2, 3, 4, 5]
+
+
+def routine(kind: str, prompt: str = "stand up", sid: str = "schedule-2", **rule: Any) -> dict:
+    """A calendar reminder as ``schedule_list`` shows it (next: tomorrow 09:00 in Shanghai)."""
+    fields = {"time": "09:00:00.000", "timeZone": "Asia/Shanghai", **rule}
+    if kind == "weekly":
+        fields.setdefault("weekdays", WORKDAYS)
+    if kind == "cron":
+        fields = {"expression": rule.get("expression", "0 9 1 * *"), "timeZone": "Asia/Shanghai"}
+    return {"id": sid, "kind": kind, "prompt": prompt, **fields,
+            "scheduledAt": "2026-08-06T01:00:00.000Z", "state": "scheduled"}  # fmt: skip
+
+
+async def test_a_routine_is_created_and_said_by_its_rule() -> None:
+    turn = FakeTurn(
+        "every weekday at 9 remind me to stand up", {"schedule_create": [routine("weekly")]}
+    )
+    assert await respond(turn) == (
+        'Reminder set: "stand up", every weekday at 09:00; next tomorrow at 09:00.'
+    )
+    assert turn.calls == [
+        (
+            "schedule_create",
+            {
+                "prompt": "stand up",
+                "weekly": {"time": "09:00:00", "time_zone": "Asia/Shanghai", "weekdays": WORKDAYS},
+            },
+        )
+    ]
+
+
+def logged(record: Any) -> tuple:
+    return SCHEDULE_CHANGE, encode_change(Create(record=record))
+
+
+DAILY = DailyRecord(id="schedule-1", kind="daily", prompt="睡觉", time="22:00:00.000",
+                    time_zone="Asia/Shanghai", scheduled_at="2026-08-05T14:00:00.000Z")  # fmt: skip
+WEEKLY = WeeklyRecord(id="schedule-1", kind="weekly", prompt="stand up", time="09:00:00.000",
+                      time_zone="Asia/Shanghai", weekdays=(1, 2, 3, 4, 5),
+                      scheduled_at="2026-08-06T01:00:00.000Z")  # fmt: skip
+CRON = CronRecord(id="schedule-1", kind="cron", prompt="pay rent", expression="0 9 1 * *",
+                  time_zone="Asia/Shanghai", scheduled_at="2026-09-01T01:00:00.000Z")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "asked"),
+    [
+        (
+            "每天晚上10点提醒我睡觉",
+            DAILY,
+            "你已经有“睡觉”，每天 22:00。还要再加一个吗？请说“是的，添加”。",
+        ),
+        (
+            "remind me to Stand Up every weekday at 9am",
+            WEEKLY,
+            'You already have "stand up" every weekday at 09:00. Add another? Say "yes, add it".',
+        ),
+        (
+            "on the 1st of every month at 9 remind me to pay rent",
+            CRON,
+            (
+                'You already have "pay rent" on the 1st of every month at 09:00. Add another? '
+                'Say "yes, add it".'
+            ),
+        ),
+    ],
+)
+async def test_the_same_routine_twice_asks_before_adding(text, record, asked) -> None:
+    turn = FakeTurn(text, log=[logged(record)])
+    assert await respond(turn) == asked
+    assert turn.calls == []
+
+
+@pytest.mark.parametrize(
+    ("text", "record"),
+    [
+        ("每天晚上9点提醒我睡觉", DAILY),  # another time
+        ("巴黎时间每天晚上10点提醒我睡觉", DAILY),  # another zone
+        ("every monday at 9am remind me to stand up", WEEKLY),  # other days
+        ("every weekday at 9am remind me to stretch", WEEKLY),  # another text
+        ("every day at 9am remind me to stand up", WEEKLY),  # another kind
+        ("on the 2nd of every month at 9 remind me to pay rent", CRON),
+    ],
+)
+async def test_another_routine_is_no_duplicate(text, record) -> None:
+    turn = FakeTurn(text, {"schedule_create": [routine("daily")]}, log=[logged(record)])
+    assert await respond(turn) in {
+        'Reminder set: "stand up", every day at 09:00; next tomorrow at 09:00.',
+        "好的，已设置提醒“stand up”：每天 09:00；下次 明天 09:00。",
+    }
+    assert [name for name, _ in turn.calls] == ["schedule_create"]
+
+
+# --------------------------------------------------------------------------------------------
+# Changing a reminder: found by id, time or text; its kind kept; questions when unclear
+
+
+def update_turn(text: str, listed: list, result: Any = None, **kw: Any) -> FakeTurn:
+    answers: dict[str, list[JSONValue]] = {"schedule_list": [listed]}
+    if result is not None:
+        answers["schedule_update"] = [result]
+    return FakeTurn(text, answers, **kw)
+
+
+@pytest.mark.parametrize(
+    ("text", "listed", "arguments"),
+    [
+        # a daily stays daily, a weekly keeps its days, a cron rule its days
+        (
+            "move schedule-2 to 10:00",
+            [routine("daily")],
+            {"daily": {"time": "10:00:00", "time_zone": "Asia/Shanghai"}},
+        ),
+        (
+            "move my 9am reminder to 10",
+            [view("stretch"), routine("weekly", sid="schedule-2")],
+            {"weekly": {"time": "10:00:00", "time_zone": "Asia/Shanghai", "weekdays": WORKDAYS}},
+        ),
+        (
+            "move the rent reminder to 10",
+            [routine("cron", prompt="pay rent", expression="0 9 1,15 * *")],
+            {"cron": {"expression": "0 10 1,15 * *", "time_zone": "Asia/Shanghai"}},
+        ),
+        (
+            "move the stand up reminder to 10:30 Europe/Paris",
+            [routine("daily")],
+            {"daily": {"time": "10:30:00", "time_zone": "Europe/Paris"}},
+        ),
+        # a bare hour takes the half of the day nearer the reminder's own time
+        (
+            "move the stand up reminder to 10",
+            [routine("daily", time="21:00:00.000")],
+            {"daily": {"time": "22:00:00", "time_zone": "Asia/Shanghai"}},
+        ),
+        # a one-shot moves to that time today, or tomorrow when today's has passed (20:00 now)
+        (
+            "change the stretch reminder to 10am",
+            [view("stretch", sid="schedule-2")],
+            {"at": {"date": "2026-08-06", "time": "10:00:00", "time_zone": "Asia/Shanghai"}},
+        ),
+        (
+            "change the stretch reminder to 10pm",
+            [view("stretch", sid="schedule-2")],
+            {"at": {"date": "2026-08-05", "time": "22:00:00", "time_zone": "Asia/Shanghai"}},
+        ),
+        (
+            "move the stretch reminder to in 2 hours",
+            [view("stretch", sid="schedule-2")],
+            {"at": "2026-08-05T14:00:00.000Z"},
+        ),
+        (
+            "move the stretch reminder to tomorrow at 8am",
+            [view("stretch", sid="schedule-2")],
+            {"at": {"date": "2026-08-06", "time": "08:00:00", "time_zone": "Asia/Shanghai"}},
+        ),
+        # a whole new rule, for any kind
+        (
+            "change the stretch reminder to every monday at 10am",
+            [view("stretch", sid="schedule-2")],
+            {"weekly": {"time": "10:00:00", "time_zone": "Asia/Shanghai", "weekdays": [1]}},
+        ),
+        # a new text: the prompt, or the title when the reminder has one
+        ("rename schedule-2 to daily stand-up", [routine("daily")], {"prompt": "daily stand-up"}),
+        (
+            "rename the stand up reminder to daily stand-up",
+            [{**routine("daily", prompt="join the call"), "title": "stand up"}],
+            {"title": "daily stand-up"},
+        ),
+        (
+            "把站会提醒改成10点",
+            [routine("weekly", prompt="站会")],
+            {"weekly": {"time": "10:00:00", "time_zone": "Asia/Shanghai", "weekdays": WORKDAYS}},
+        ),
+    ],
+)
+async def test_a_change_updates_the_one_reminder_it_names(text, listed, arguments) -> None:
+    turn = update_turn(text, listed, {"code": "internal_error", "message": "m"})
+    await respond(turn)
+    assert turn.calls == [
+        ("schedule_list", {}),
+        ("schedule_update", {"id": "schedule-2", **arguments}),
+    ]
+
+
+async def test_a_move_is_said_in_words() -> None:
+    moved = routine("weekly", time="10:00:00.000", scheduledAt="2026-08-06T02:00:00.000Z")
+    turn = update_turn("move my 9am reminder to 10", [routine("weekly")], moved)
+    assert await respond(turn) == 'Moved "stand up" to 10:00 every weekday.'
+    turn = update_turn(
+        "把站会提醒改成10点", [routine("weekly", prompt="站会")], {**moved, "prompt": "站会"}
+    )
+    assert await respond(turn) == "已把“站会”改到每个工作日 10:00。"
+    renamed = routine("weekly", prompt="早会")
+    turn = update_turn("把站会提醒改名为早会", [routine("weekly", prompt="站会")], renamed)
+    assert await respond(turn) == "已把“站会”改名为“早会”。"
+
+
+async def test_a_one_shot_moves_in_the_zone_named_or_in_utc_without_one() -> None:
+    turn = update_turn(
+        "change the stretch reminder to 10am", [view("stretch", sid="schedule-2")],
+        {"code": "internal_error", "message": "m"}, time=TimeContext(now_ms=NOW.now_ms),
+    )  # fmt: skip
+    await respond(turn)
+    assert turn.calls[-1][1] == {
+        "id": "schedule-2", "at": {"date": "2026-08-06", "time": "10:00:00", "time_zone": "UTC"},
+    }  # fmt: skip
+    turn = update_turn(
+        "change the stretch reminder to 7pm America/New_York", [view("stretch", sid="schedule-2")],
+        {"code": "internal_error", "message": "m"},
+    )  # fmt: skip
+    await respond(turn)  # 08:00 in New York: 19:00 is still today
+    assert turn.calls[-1][1] == {
+        "id": "schedule-2",
+        "at": {"date": "2026-08-05", "time": "19:00:00", "time_zone": "America/New_York"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "listed", "said"),
+    [
+        (
+            "move the stand up reminder to tomorrow at 10am",
+            [routine("daily")],
+            (
+                '"stand up" repeats (every day at 09:00). Say a new time of day, '
+                'for example "move it to 10:00", or a new rule, for example "change it to every '
+                'Monday at 10am".'
+            ),
+        ),
+        (
+            "move the stand up reminder to in 2 hours",
+            [routine("weekly")],
+            (
+                '"stand up" repeats (every weekday at 09:00). Say a new time of day, '
+                'for example "move it to 10:00", or a new rule, for example "change it to every '
+                'Monday at 10am".'
+            ),
+        ),
+        (
+            "把站会提醒改到明天上午10点",
+            [routine("daily", prompt="站会")],
+            (
+                "“站会”是重复提醒（每天 09:00）。请说新的时间，例如“把它改到10点”，"
+                "或新的规律，例如“改成每周一上午10点”。"
+            ),
+        ),
+        (
+            "move the water reminder to 10am",
+            [{**view("water"), "kind": "every", "everySeconds": 1800}],
+            (
+                '"water" has no single time of day to move (every 30 minutes, next today at 23:00, '
+                'in 3 hours). Say a whole new rule, for example "change it to every day at 10am".'
+            ),
+        ),
+        (
+            "把喝水提醒改到10点",
+            [routine("cron", prompt="喝水", expression="0 */2 * * *")],
+            "“喝水”没有固定的时刻可改（cron 0 */2 * * *）。请说新的规律，例如“改成每天上午10点”。",
+        ),
+        (
+            "move the stretch reminder to 10am",
+            [view("stretch", at="not an instant")],
+            (
+                '"stretch" has no single time of day to move (at some time). Say a whole new rule, '
+                'for example "change it to every day at 10am".'
+            ),
+        ),
+        # 04:00 is as far from 10:00 as from 22:00
+        (
+            "move the stand up reminder to 10",
+            [routine("daily", time="04:00:00.000")],
+            'At 10 in the morning or in the evening? Say "10am" or "10pm".',
+        ),
+        (
+            "把站会提醒改到12点",
+            [routine("daily", prompt="站会", time="06:00:00.000")],
+            "12点是上午还是晚上？请说“上午12点”或“晚上12点”。",
+        ),
+        (
+            "move the stand reminder to 10am",
+            [routine("daily", sid="schedule-2"), view("standing desk", sid="schedule-3")],
+            (
+                '2 reminders match: "stand up" every day at 09:00; "standing desk" today at 23:00, '
+                "in 3 hours. Say the whole text of the one to change."
+            ),
+        ),
+        (
+            "把站的提醒改到10点",
+            [routine("daily", prompt="站会"), routine("weekly", prompt="站立", sid="schedule-3")],
+            (
+                "有 2 个提醒符合：“站会” 每天 09:00；“站立” 每个工作日 09:00。"
+                "请说出要改的那个的完整内容。"
+            ),
+        ),
+        (
+            "move the oven reminder to 10am",
+            [routine("daily")],
+            (
+                'You have no reminder that says "oven". '
+                'Ask "what reminders do I have?" to see them all.'
+            ),
+        ),
+        (
+            "move my 7am reminder to 8am",
+            [routine("daily")],
+            'You have no reminder at 07:00. Ask "what reminders do I have?" to see them all.',
+        ),
+        (
+            "把7点的提醒改到8点",
+            [routine("daily")],
+            "没有找到07:00或19:00的提醒。问“我有哪些提醒”可以看到全部。",
+        ),
+        (
+            "move the stand up reminder to 10am",
+            UNCERTAIN,
+            (
+                "I could not list your reminders: I am not sure it was saved; "
+                'ask "what reminders do I have?" to check.'
+            ),
+        ),
+    ],
+)
+async def test_a_change_that_is_unclear_asks_and_updates_nothing(text, listed, said) -> None:
+    turn = update_turn(text, listed)
+    assert await respond(turn) == said
+    assert [name for name, _ in turn.calls] == ["schedule_list"]
+
+
+async def test_a_time_names_the_reminder_and_its_text_is_the_fallback() -> None:
+    # "9am" names no reminder at 09:00 here, but one whose text says it
+    listed = [view("call at 9am", sid="schedule-2")]
+    turn = update_turn("move my 9am reminder to 10am", listed, {"code": "schedule_ended"})
+    assert (
+        await respond(turn)
+        == '"call at 9am" has already fired, so there is nothing left to change.'
+    )
+    assert turn.calls[-1][0] == "schedule_update"

@@ -188,8 +188,8 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     "acceptedAt null": ({**dispatch(), "acceptedAt": None}, "expected a string, got null"),
     "acceptedAt number": ({**dispatch(), "acceptedAt": 0}, "@ $.acceptedAt"),
     "acceptedAt and an extra key": (
-        {**dispatch(accepted_at="2026-08-05T12:17:34.000Z"), "occurrenceAt": "x"},
-        "extra keys ['occurrenceAt'] @ $",
+        {**dispatch(accepted_at="2026-08-05T12:17:34.000Z"), "occurredAt": "x"},
+        "extra keys ['occurredAt'] @ $",
     ),
     "after record relabelled at": (create(after_data(kind="at")), "kind 'at' is not 'after'"),
     "at record with an extra key": (
@@ -210,7 +210,9 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     ),
     "at blank prompt": (create(at_data(prompt=" ")), "prompt must be non-empty and already"),
     "every untrimmed prompt": (create(every_data(prompt="x ")), "already trimmed"),
-    "everySeconds 299": (create(every_data(everySeconds=299)), "everySeconds 299 is not"),
+    # The shortest interval any configuration writes is 60 s (min_every_seconds), so a log
+    # holds no shorter one.
+    "everySeconds 59": (create(every_data(everySeconds=59)), "everySeconds 59 is not"),
     "everySeconds 300.5": (create(every_data(everySeconds=300.5)), "expected an integer"),
     "everySeconds string": (create(every_data(everySeconds="300")), "expected an integer"),
     "everySeconds true": (create(every_data(everySeconds=True)), "expected an integer"),
@@ -226,7 +228,10 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     ),
     "kind later": (
         create(at_data(kind="later")),
-        'v1 schedule kind must be "after", "at", or "every", got \'later\' @ $.schedule.kind',
+        (
+            'v1 schedule kind must be "after", "at", "every", "daily", "weekly", or "cron", '
+            "got 'later' @ $.schedule.kind"
+        ),
     ),
     "kind a list": (create(at_data(kind=["at"])), "expected a string, got array"),
     "after key set kind every": (create(after_data(kind="every")), "kind 'every' is not 'after'"),

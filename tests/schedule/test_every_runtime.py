@@ -56,12 +56,16 @@ def dispatch_changes(h, agent):
 # Tools
 
 
-def test_the_create_schema_and_description_offer_the_three_selectors():
+def test_the_create_schema_and_description_offer_the_selectors():
     assert list(CREATE_PARAMETERS["properties"]) == [
         "prompt",
+        "title",
         "after_seconds",
         "every_seconds",
         "at",
+        "daily",
+        "weekly",
+        "cron",
     ]
     assert CREATE_PARAMETERS["required"] == ["prompt"]
     assert "additionalProperties" not in CREATE_PARAMETERS  # an open root, as upstream

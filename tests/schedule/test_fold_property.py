@@ -1,5 +1,7 @@
 """Properties: the incremental fold is the reference fold; codec and instants round-trip. The
-logs mix after, at and every records, and every dispatches with and without ``acceptedAt``."""
+logs mix after, at, every, daily, weekly and cron records (some titled), updates, every
+dispatches with and without ``acceptedAt`` and calendar dispatches with and without
+``occurrenceAt`` and ``nextAt``."""
 
 import datetime as dt
 import json
@@ -14,17 +16,22 @@ from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
-    MIN_EVERY_SECONDS,
+    MAX_TITLE_CHARS,
+    MIN_EVERY_SECONDS_FLOOR,
     MIN_INSTANT_MS,
     SCHEDULE_CHANGE,
     AfterRecord,
     AtRecord,
     Create,
+    CronRecord,
+    DailyRecord,
     Delete,
     Dispatch,
     EveryRecord,
     IncrementalFold,
     ScheduleLogError,
+    Update,
+    WeeklyRecord,
     decode_change,
     encode_change,
     fold,
@@ -58,25 +65,64 @@ ACCEPTED = [
     "9999-12-31T23:59:59.999Z",
 ]
 ID_POOL = ["schedule-1", "schedule-2", "schedule-3", "custom"]
-KINDS = ["after", "at", "every"]
+KINDS = ["after", "at", "every", "daily", "weekly", "cron"]
+CALENDAR = {"daily", "weekly", "cron"}
+#: A calendar dispatch's nextAt: a later target, the end (null), or one not after acceptedAt.
+NEXT = [None, "2026-08-06T12:00:00.000Z", "2030-01-02T00:00:00.000Z", INSTANTS[0]]
 
 
-def create(
-    schedule_id: str, prompt: str = "Check the log", at: str = INSTANTS[0], kind: str = "after"
+def record_data(
+    schedule_id: str,
+    prompt: str = "Check the log",
+    at: str = INSTANTS[0],
+    kind: str = "after",
+    title: str | None = None,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"id": schedule_id, "kind": kind, "prompt": prompt}
     if kind == "after":
         record["afterSeconds"] = 60
     elif kind == "every":
         record["everySeconds"] = 300
+    elif kind == "cron":
+        record.update(expression="*/5 9-17 * * 1-5", timeZone="Europe/Paris")
+    elif kind in CALENDAR:
+        record.update(time="09:00:00.000", timeZone="America/New_York")
+        if kind == "weekly":
+            record["weekdays"] = [1, 3, 5]
     record["scheduledAt"] = at
+    if title is not None:
+        record["title"] = title
+    return record
+
+
+def create(
+    schedule_id: str,
+    prompt: str = "Check the log",
+    at: str = INSTANTS[0],
+    kind: str = "after",
+    title: str | None = None,
+) -> dict[str, Any]:
+    record = record_data(schedule_id, prompt, at, kind, title)
     return {"version": 1, "operation": "create", "schedule": record}
 
 
-def ended(operation: str, schedule_id: str, accepted_at: str | None = None) -> dict[str, Any]:
-    data = {"version": 1, "operation": operation, "id": schedule_id}
+def update(schedule_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    return {"version": 1, "operation": "update", "id": schedule_id, "schedule": record}
+
+
+def ended(
+    operation: str,
+    schedule_id: str,
+    accepted_at: str | None = None,
+    occurrence_at: str | None = None,
+    next_at: str | None = None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"version": 1, "operation": operation, "id": schedule_id}
     if accepted_at is not None:
         data["acceptedAt"] = accepted_at
+    if occurrence_at is not None:
+        data["occurrenceAt"] = occurrence_at
+        data["nextAt"] = next_at
     return data
 
 
@@ -89,9 +135,15 @@ def near_misses(draw: st.DrawFn) -> Any:
                 create("schedule-1"),
                 create("schedule-1", kind="at"),
                 create("schedule-1", kind="every"),
+                create("schedule-1", kind="daily", title="Daily"),
+                create("schedule-1", kind="weekly"),
+                create("schedule-1", kind="cron"),
+                update("a", record_data("a", kind="at")),
                 ended("delete", "a"),
                 ended("dispatch", "a"),
                 ended("dispatch", "a", ACCEPTED[0]),
+                ended("dispatch", "a", ACCEPTED[1], INSTANTS[0], NEXT[1]),
+                ended("dispatch", "a", ACCEPTED[1], INSTANTS[0], None),
             ]
         )
     )
@@ -120,7 +172,10 @@ malformed = st.one_of(
             create("schedule-1", prompt=" padded"),
             create("schedule-1", at="2026-02-30T00:00:00.000Z"),
             create("schedule-1", kind="later"),
-            {**create("schedule-1", kind="every"), "schedule": {"everySeconds": 299}},
+            create("schedule-1", kind="daily", title=" padded"),
+            {**create("schedule-1", kind="every"), "schedule": {"everySeconds": 59}},
+            {**create("schedule-1", kind="weekly"), "schedule": {"weekdays": [2, 1]}},
+            ended("dispatch", "schedule-1", None, INSTANTS[0], None),
             ended("dispatch", "schedule-1", "2026-08-05T12:00:00Z"),
         ]
     ),
@@ -138,34 +193,60 @@ def owned_entry(
     """One owned event, biased towards valid transitions so logs stay sound for a while
     (``kinds``: the kind of each created id, so dispatches mostly match their record)."""
     kinds = {} if kinds is None else kinds
-    kind = draw(st.sampled_from(["create"] * 5 + ["end"] * 4 + ["other"] * 3 + ["corrupting"]))
+    kind = draw(
+        st.sampled_from(
+            ["create"] * 5 + ["end"] * 4 + ["update"] * 2 + ["other"] * 3 + ["corrupting"]
+        )
+    )
     if kind == "create":
         # Mostly the next allocated id, sometimes a hand-picked one that is still free.
         unused = [name for name in ("custom", "schedule-3", "schedule-5") if name not in seen]
         schedule_id = draw(st.sampled_from([allocate_id(seen, len(seen))] * 3 + unused))
         record_kind = draw(st.sampled_from(KINDS))
         at = draw(st.sampled_from([*INSTANTS, "9999-12-31T23:58:00.000Z"]))
+        title = draw(st.sampled_from([None, None, "T"]))
         return SCHEDULE_CHANGE, create(
-            schedule_id, at=at, prompt=draw(st.sampled_from("ab")), kind=record_kind
+            schedule_id, at=at, prompt=draw(st.sampled_from("ab")), kind=record_kind, title=title
         )
+    if kind == "update" and active:
+        schedule_id = draw(st.sampled_from(active))
+        # Now and then a record that holds another id.
+        held = draw(st.sampled_from([schedule_id] * 9 + ["other"]))
+        record = record_data(
+            held,
+            prompt=draw(st.sampled_from("abc")),
+            at=draw(st.sampled_from(INSTANTS)),
+            kind=draw(st.sampled_from(KINDS)),
+            title=draw(st.sampled_from([None, "U"])),
+        )
+        return SCHEDULE_CHANGE, update(schedule_id, record)
     if kind == "end" and active:
         operation = draw(st.sampled_from(["delete", "dispatch"]))
         schedule_id = draw(st.sampled_from(active))
-        accepted_at = None
-        if operation == "dispatch" and (kinds.get(schedule_id) == "every") != draw(
-            st.integers(0, 9).map(lambda n: n == 0)  # now and then the wrong form
-        ):
-            accepted_at = draw(st.sampled_from(ACCEPTED))
-        return SCHEDULE_CHANGE, ended(operation, schedule_id, accepted_at)
+        form = {"every": "every", "daily": "calendar", "weekly": "calendar", "cron": "calendar"}
+        expected = form.get(kinds.get(schedule_id, ""), "one-shot")
+        if operation == "dispatch" and draw(st.integers(0, 9)) == 0:
+            expected = draw(st.sampled_from(["one-shot", "every", "calendar"]))  # the wrong form
+        if operation != "dispatch" or expected == "one-shot":
+            return SCHEDULE_CHANGE, ended(operation, schedule_id)
+        accepted_at = draw(st.sampled_from(ACCEPTED))
+        if expected == "every":
+            return SCHEDULE_CHANGE, ended(operation, schedule_id, accepted_at)
+        occurrence_at = draw(st.sampled_from([*INSTANTS, accepted_at]))
+        return SCHEDULE_CHANGE, ended(
+            operation, schedule_id, accepted_at, occurrence_at, draw(st.sampled_from(NEXT))
+        )
     if kind == "corrupting":
         how = draw(st.sampled_from(["reuse", "inactive", "malformed"]))
         if how == "reuse" and seen:
             return SCHEDULE_CHANGE, create(draw(st.sampled_from(sorted(seen))))
         if how == "malformed":
             return SCHEDULE_CHANGE, draw(malformed)
-        operation = draw(st.sampled_from(["delete", "dispatch"]))
-        inactive = [name for name in ID_POOL if name not in active] + ["unknown"]
-        return SCHEDULE_CHANGE, ended(operation, draw(st.sampled_from(inactive)))
+        operation = draw(st.sampled_from(["delete", "dispatch", "update"]))
+        inactive = draw(st.sampled_from([name for name in ID_POOL if name not in active] + ["x"]))
+        if operation == "update":
+            return SCHEDULE_CHANGE, update(inactive, record_data(inactive))
+        return SCHEDULE_CHANGE, ended(operation, inactive)
     return draw(st.sampled_from(["user/message", "session/end-seed", "tool/result"])), draw(
         json_values
     )
@@ -186,9 +267,12 @@ def track(
             active.append(schedule_id)
             kinds[schedule_id] = str(data["schedule"].get("kind"))
     elif data.get("id") in active:
-        recurring = kinds.get(data["id"]) == "every" and data.get("operation") == "dispatch"
-        if not recurring:  # an every dispatch usually advances the record
-            active.remove(data["id"])
+        if data.get("operation") == "update" and isinstance(data.get("schedule"), dict):
+            kinds[data["id"]] = str(data["schedule"].get("kind"))
+            return
+        recurring = kinds.get(data["id"]) in {"every", *CALENDAR}
+        if not (recurring and data.get("operation") == "dispatch"):
+            active.remove(data["id"])  # a recurring dispatch usually advances the record
 
 
 @st.composite
@@ -263,6 +347,19 @@ candidates = st.one_of(
     st.builds(create, pool_ids(), kind=st.sampled_from(KINDS)),
     st.builds(ended, st.sampled_from(["delete", "dispatch"]), pool_ids()),
     st.builds(ended, st.just("dispatch"), pool_ids(), st.sampled_from(ACCEPTED)),
+    st.builds(
+        ended,
+        st.just("dispatch"),
+        pool_ids(),
+        st.sampled_from(ACCEPTED),
+        st.sampled_from(INSTANTS),
+        st.sampled_from(NEXT),
+    ),
+    st.builds(
+        update,
+        pool_ids(),
+        st.builds(record_data, pool_ids(), kind=st.sampled_from(KINDS)),
+    ),
     malformed,
 ).map(lambda data: (SCHEDULE_CHANGE, data)) | st.tuples(st.just("user/message"), json_values)
 
@@ -347,14 +444,55 @@ every_records = st.builds(
     id=ids,
     kind=st.just("every"),
     prompt=ids,
-    every_seconds=st.integers(MIN_EVERY_SECONDS, MAX_EVERY_SECONDS),
+    every_seconds=st.integers(MIN_EVERY_SECONDS_FLOOR, MAX_EVERY_SECONDS),
     scheduled_at=instants,
 )
+titles = st.none() | st.text(min_size=1, max_size=MAX_TITLE_CHARS).filter(
+    lambda text: text == text.strip()
+)
+zones = st.sampled_from(["UTC", "Europe/Paris", "America/Argentina/Buenos_Aires", "Etc/GMT+12"])
+times = st.tuples(st.integers(0, 23), st.integers(0, 59), st.integers(0, 59), st.integers(0, 999))
+daily_records = st.builds(
+    DailyRecord,
+    id=ids,
+    kind=st.just("daily"),
+    prompt=ids,
+    time=times.map(lambda t: f"{t[0]:02d}:{t[1]:02d}:{t[2]:02d}.{t[3]:03d}"),
+    time_zone=zones,
+    scheduled_at=instants,
+    title=titles,
+)
+weekly_records = st.builds(
+    WeeklyRecord,
+    id=ids,
+    kind=st.just("weekly"),
+    prompt=ids,
+    time=times.map(lambda t: f"{t[0]:02d}:{t[1]:02d}:{t[2]:02d}.{t[3]:03d}"),
+    time_zone=zones,
+    weekdays=st.frozensets(st.integers(1, 7), min_size=1).map(lambda days: tuple(sorted(days))),
+    scheduled_at=instants,
+    title=titles,
+)
+cron_records = st.builds(
+    CronRecord,
+    id=ids,
+    kind=st.just("cron"),
+    prompt=ids,
+    expression=st.sampled_from(["* * * * *", "0 9 */2 * 1", "5-50/15 0 1 1 0,5-6"]),
+    time_zone=zones,
+    scheduled_at=instants,
+    title=titles,
+)
+any_records = records | at_records | every_records | daily_records | weekly_records | cron_records
 changes = st.one_of(
-    st.builds(Create, record=records | at_records | every_records),
+    st.builds(Create, record=any_records),
+    st.builds(Update, id=ids, record=any_records),
     st.builds(Delete, id=ids),
     st.builds(Dispatch, id=ids),
     st.builds(Dispatch, id=ids, accepted_at=instants),
+    st.builds(
+        Dispatch, id=ids, accepted_at=instants, occurrence_at=instants, next_at=st.none() | instants
+    ),
 )
 
 

@@ -134,3 +134,78 @@ async def test_a_one_shot_dispatch_must_not_carry_a_decision_time(h):
         )
     session.append("schedule/change", change("dispatch", id="schedule-1"))
     assert h.plugin.folds.of(session).active == ()
+
+
+def weekly_record(schedule_id="schedule-1"):
+    return {
+        "id": schedule_id,
+        "kind": "weekly",
+        "prompt": "p",
+        "time": "12:05:00.000",
+        "timeZone": "UTC",
+        "weekdays": [3],
+        "scheduledAt": "2026-08-05T12:05:00.000Z",
+    }
+
+
+async def test_a_calendar_dispatch_or_update_is_checked_before_append(h):
+    agent = await h.agent()
+    session = agent.session
+    session.append("schedule/change", change("create", schedule=weekly_record()))
+    before = len(session.events)
+    accepted = "2026-08-05T12:06:00.000Z"
+    bad = [
+        (
+            change("dispatch", id="schedule-1", acceptedAt=accepted),
+            "weekly dispatch must contain occurrenceAt and nextAt",
+        ),
+        (
+            change(
+                "dispatch",
+                id="schedule-1",
+                acceptedAt=accepted,
+                occurrenceAt="2026-08-05T12:06:00.001Z",
+                nextAt="2026-08-12T12:05:00.000Z",
+            ),
+            "occurrenceAt must lie from the active scheduledAt through acceptedAt",
+        ),
+        (
+            change(
+                "dispatch",
+                id="schedule-1",
+                acceptedAt=accepted,
+                occurrenceAt="2026-08-05T12:05:00.000Z",
+                nextAt=accepted,
+            ),
+            "weekly nextAt must come after acceptedAt",
+        ),
+        (
+            change("update", id="schedule-1", schedule=weekly_record("schedule-2")),
+            "update of id 'schedule-1' holds a record of id 'schedule-2'",
+        ),
+        (
+            change("update", id="schedule-2", schedule=weekly_record("schedule-2")),
+            "update targets inactive id 'schedule-2'",
+        ),
+    ]
+    for data, message in bad:
+        with pytest.raises(EventRejectedError, match=message) as info:
+            session.append("schedule/change", data)
+        assert info.value.plugin == "schedule"
+    assert len(session.events) == before
+    session.append(
+        "schedule/change",
+        change(
+            "dispatch",
+            id="schedule-1",
+            acceptedAt=accepted,
+            occurrenceAt="2026-08-05T12:05:00.000Z",
+            nextAt="2026-08-12T12:05:00.000Z",
+        ),
+    )
+    (active,) = h.plugin.folds.of(session).active
+    assert active.scheduled_at == "2026-08-12T12:05:00.000Z"
+    renamed = {**weekly_record(), "prompt": "q", "scheduledAt": "2026-08-12T12:05:00.000Z"}
+    session.append("schedule/change", change("update", id="schedule-1", schedule=renamed))
+    (active,) = h.plugin.folds.of(session).active
+    assert active.prompt == "q"

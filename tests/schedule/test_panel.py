@@ -67,7 +67,13 @@ def test_active_reminders_are_listed_soonest_first_and_the_badge_counts_them() -
     view = reminders_view(events, 0)
     assert view["badge"] == 3
     assert view["active"] == [
-        {"scheduleId": "soon", "prompt": "Stretch", "kind": "after", "nextAt": at(NOON + MINUTE)},
+        {
+            "scheduleId": "soon",
+            "prompt": "Stretch",
+            "kind": "after",
+            "nextAt": at(NOON + MINUTE),
+            "afterSeconds": 60,  # the whole record: an edit sends it back as expected
+        },
         {
             "scheduleId": "water",
             "prompt": "Drink water",

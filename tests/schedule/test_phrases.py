@@ -273,3 +273,287 @@ def test_a_batch_follow_up_speaks_chinese_when_a_reminder_does():
 )
 def test_an_unreadable_batch_follow_up_says_so(frame):
     assert answer(frame) == (None, None, "Reminders are due, but their text could not be read.")
+
+
+# --------------------------------------------------------------------------------------------
+# Routines at a time of day (daily, weekly, cron) in words
+
+
+def routine(kind: str, **fields: Any) -> dict[str, Any]:
+    """A calendar reminder as ``schedule_list`` shows it: next tomorrow 09:00 in Shanghai."""
+    base = {"timeZone": "Asia/Shanghai", "scheduledAt": "2026-08-06T01:00:00.000Z"}
+    return view(kind=kind, **{**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("fields", "en", "zh"),
+    [
+        ({"kind": "daily", "time": "22:00:00.000"}, "every day at 22:00", "每天 22:00"),
+        ({"kind": "daily", "time": "09:00:30.500"}, "every day at 09:00:30", "每天 09:00:30"),
+        (
+            {"kind": "weekly", "time": "09:00:00.000", "weekdays": [1, 2, 3, 4, 5]},
+            "every weekday at 09:00",
+            "每个工作日 09:00",
+        ),
+        (
+            {"kind": "weekly", "time": "10:00:00.000", "weekdays": [6, 7]},
+            "on weekends at 10:00",
+            "每个周末 10:00",
+        ),
+        (
+            {"kind": "weekly", "time": "09:00:00.000", "weekdays": [1, 2, 3, 4, 5, 6, 7]},
+            "every day at 09:00",
+            "每天 09:00",
+        ),
+        (
+            {"kind": "weekly", "time": "10:00:00.000", "weekdays": [1]},
+            "every Monday at 10:00",
+            "每周一 10:00",
+        ),
+        (
+            {"kind": "weekly", "time": "10:00:00.000", "weekdays": [1, 4]},
+            "every Monday and Thursday at 10:00",
+            "每周一、四 10:00",
+        ),
+        (
+            {"kind": "weekly", "time": "07:00:00.000", "weekdays": [1, 3, 5]},
+            "every Monday, Wednesday and Friday at 07:00",
+            "每周一、三、五 07:00",
+        ),
+        (
+            {"kind": "weekly", "time": "07:00:00.000", "weekdays": []},
+            "every week at 07:00",
+            "每周 07:00",
+        ),
+        (
+            {"kind": "weekly", "time": "07:00:00.000", "weekdays": "1"},
+            "every week at 07:00",
+            "每周 07:00",
+        ),
+        ({"kind": "cron", "expression": "0 9 * * *"}, "every day at 09:00", "每天 09:00"),
+        (
+            {"kind": "cron", "expression": "30 7 * * 1-5"},
+            "every weekday at 07:30",
+            "每个工作日 07:30",
+        ),
+        ({"kind": "cron", "expression": "0 9 * * 0,6"}, "on weekends at 09:00", "每个周末 09:00"),
+        (
+            {"kind": "cron", "expression": "0 9 1 * *"},
+            "on the 1st of every month at 09:00",
+            "每月1日 09:00",
+        ),
+        (
+            {"kind": "cron", "expression": "5 18 2,3,11-13,22,23 * *"},
+            "on the 2nd, 3rd, 11th, 12th, 13th, 22nd and 23rd of every month at 18:05",
+            "每月2日、3日、11日、12日、13日、22日、23日 18:05",
+        ),
+        # shapes without words keep the rule as written
+        ({"kind": "cron", "expression": "0 9 */2 * 1"}, "cron 0 9 */2 * 1", "cron 0 9 */2 * 1"),
+        ({"kind": "cron", "expression": "0 9 1 * 1"}, "cron 0 9 1 * 1", "cron 0 9 1 * 1"),
+        ({"kind": "cron", "expression": "0 9 1 6 *"}, "cron 0 9 1 6 *", "cron 0 9 1 6 *"),
+        ({"kind": "cron", "expression": "0 */2 * * *"}, "cron 0 */2 * * *", "cron 0 */2 * * *"),
+        ({"kind": "cron", "expression": "0 9 * * 1-9"}, "cron 0 9 * * 1-9", "cron 0 9 * * 1-9"),
+        ({"kind": "cron", "expression": "0 9 5-3 * *"}, "cron 0 9 5-3 * *", "cron 0 9 5-3 * *"),
+        ({"kind": "cron", "expression": "0 9 1,x * *"}, "cron 0 9 1,x * *", "cron 0 9 1,x * *"),
+        ({"kind": "cron", "expression": "bad"}, "cron bad", "cron bad"),
+        # the zone only when it is not the user's
+        (
+            {"kind": "daily", "time": "09:00:00.000", "timeZone": "Europe/Paris"},
+            "every day at 09:00 (Europe/Paris)",
+            "每天 09:00（Europe/Paris）",
+        ),
+    ],
+)
+def test_a_routine_is_said_in_words_never_as_a_code(fields, en, zh):
+    assert words.rule(routine(**fields), NOON, "en") == en
+    assert words.rule(routine(**fields), NOON, "zh") == zh
+
+
+def test_a_routine_without_a_zone_from_the_browser_says_its_zone():
+    daily = routine("daily", time="09:00:00.000", timeZone="UTC")
+    assert words.rule(daily, UTC_NOON, "en") == "every day at 09:00 (UTC)"
+    assert words.rule(daily, NOON, "en", clock_first=True) == "09:00 every day (UTC)"
+    assert words.rule(view(), NOON, "en") is None  # a one-shot has no rule
+
+
+WEEKDAYS = {"kind": "weekly", "time": "09:00:00.000", "weekdays": [1, 2, 3, 4, 5]}
+
+
+def test_a_routine_set_listed_and_cancelled_is_said_by_its_rule():
+    stand_up = routine(**WEEKDAYS, prompt="stand up")
+    assert words.created(stand_up, NOON, "en") == (
+        'Reminder set: "stand up", every weekday at 09:00; next tomorrow at 09:00.'
+    )
+    assert words.created(stand_up, NOON, "zh") == (
+        "好的，已设置提醒“stand up”：每个工作日 09:00；下次 明天 09:00。"
+    )
+    paris = {**stand_up, "timeZone": "Europe/Paris", "scheduledAt": "2026-08-06T07:00:00.000Z"}
+    assert words.created(paris, NOON, "en") == (
+        'Reminder set: "stand up", every weekday at 09:00 (Europe/Paris); next tomorrow at 15:00.'
+    )
+    assert words.listing([stand_up], NOON, "en") == (
+        "You have 1 reminder:\n"
+        '- "stand up", every weekday at 09:00, next tomorrow at 09:00, in 13 hours'
+    )
+    assert words.listing([stand_up], NOON, "zh") == (
+        "你有 1 个提醒：\n- “stand up”，每个工作日 09:00，下一次在明天 09:00（13小时后）"
+    )
+    done = {"id": "schedule-2", "deleted": True}
+    assert (
+        words.deleted(stand_up, done, NOON, "en")
+        == 'Cancelled "stand up" (every weekday at 09:00).'
+    )
+    assert words.deleted(stand_up, done, NOON, "zh") == "已取消“stand up”（每个工作日 09:00）。"
+    assert words.ask_add(stand_up, "yes, add it", NOON, "en") == (
+        'You already have "stand up" every weekday at 09:00. Add another? Say "yes, add it".'
+    )
+
+
+def test_a_title_names_the_reminder_when_it_has_one():
+    titled = routine(**WEEKDAYS, prompt="Join the stand-up call on the team link", title="stand up")
+    assert words.name(titled) == "stand up"
+    assert words.name(routine(**WEEKDAYS, title="")) == "stretch"
+    assert words.created(titled, NOON, "en").startswith('Reminder set: "stand up", every weekday')
+    assert words.ask_cancel_all([titled], "yes, cancel all", "en") == (
+        'Cancel your only reminder, "stand up"? Say "yes, cancel all".'
+    )
+
+
+def test_when_a_reminder_fires_is_said_for_every_kind():
+    assert words.said(routine(**WEEKDAYS), NOON, "en") == "every weekday at 09:00"
+    every = view(kind="every", everySeconds=1800, scheduledAt="2026-08-05T12:30:00.000Z")
+    assert words.said(every, NOON, "en") == "every 30 minutes, next today at 20:30, in 30 minutes"
+    assert words.said(every, NOON, "zh") == "每30分钟一次，下一次在今天 20:30（30分钟后）"
+    assert words.said(view(), NOON, "zh") == "今天 23:00（3小时后）"
+    assert words.local_time("nope", NOON) is None
+    assert f"{words.local_time('2026-08-05T12:00:00.000Z', NOON):%H:%M}" == "20:00"
+
+
+# --------------------------------------------------------------------------------------------
+# A change, in words
+
+
+STAND_UP = routine(**WEEKDAYS, prompt="stand up")
+
+
+@pytest.mark.parametrize(
+    ("before", "value", "change", "en", "zh"),
+    [
+        (
+            STAND_UP,
+            {**STAND_UP, "time": "10:00:00.000", "scheduledAt": "2026-08-06T02:00:00.000Z"},
+            "time",
+            'Moved "stand up" to 10:00 every weekday.',
+            "已把“stand up”改到每个工作日 10:00。",
+        ),
+        (
+            STAND_UP,
+            {
+                **STAND_UP,
+                "weekdays": [1],
+                "time": "10:00:00.000",
+                "scheduledAt": "2026-08-10T02:00:00.000Z",
+            },
+            "rule",
+            'Changed "stand up" to every Monday at 10:00; next on Monday at 10:00.',
+            "已把“stand up”改为每周一 10:00；下次 周一 10:00。",
+        ),
+        (
+            view(),
+            view(kind="every", everySeconds=1800, scheduledAt="2026-08-05T12:30:00.000Z"),
+            "rule",
+            'Changed "stretch" to every 30 minutes; next today at 20:30.',
+            "已把“stretch”改为每30分钟；下次 今天 20:30。",
+        ),
+        (
+            view(),
+            view(kind="at", scheduledAt="2026-08-06T02:00:00.000Z"),
+            "time",
+            'Moved "stretch" to tomorrow at 10:00, in 14 hours.',
+            "已把“stretch”改到明天 10:00（14小时后）。",
+        ),
+        (
+            STAND_UP,
+            view(kind="at", prompt="stand up", scheduledAt="2026-08-06T02:00:00.000Z"),
+            "rule",
+            'Moved "stand up" to tomorrow at 10:00, in 14 hours.',
+            "已把“stand up”改到明天 10:00（14小时后）。",
+        ),
+        (
+            STAND_UP,
+            {**STAND_UP, "prompt": "daily stand-up"},
+            "text",
+            'Renamed "stand up" to "daily stand-up".',
+            "已把“stand up”改名为“daily stand-up”。",
+        ),
+        (
+            STAND_UP,
+            {**STAND_UP, "updated": False},
+            "time",
+            'Nothing to change: "stand up" is already every weekday at 09:00.',
+            "“stand up”本来就是每个工作日 09:00，没有改动。",
+        ),
+        (
+            STAND_UP,
+            {**STAND_UP, "updated": False},
+            "text",
+            'Nothing to change: it is already called "stand up".',
+            "它本来就叫“stand up”，没有改动。",
+        ),
+        (
+            STAND_UP,
+            {"id": "schedule-2", "updated": False, "code": "schedule_not_found"},
+            "time",
+            '"stand up" was already gone.',
+            "“stand up”已经不在了。",
+        ),
+        (
+            view(),
+            {"id": "schedule-2", "updated": False, "code": "schedule_ended"},
+            "time",
+            '"stretch" has already fired, so there is nothing left to change.',
+            "“stretch”已经提醒过了，没有可以修改的了。",
+        ),
+        (
+            view(),
+            {"id": "schedule-2", "updated": False, "code": "schedule_conflict"},
+            "time",
+            '"stretch" changed meanwhile; ask "what reminders do I have?" to see it now.',
+            "“stretch”刚刚有了变化；问“我有哪些提醒”可以看到它现在的样子。",
+        ),
+        (
+            view(),
+            {"code": "not_future", "message": "m"},
+            "time",
+            'I could not change "stretch": that time has already passed.',
+            "没能修改“stretch”：这个时间已经过去了。",
+        ),
+        (
+            view(),
+            {"code": "invalid_time_zone", "message": "m"},
+            "time",
+            (
+                'I could not change "stretch": I do not know that time zone; use a name like '
+                "Europe/Paris or UTC."
+            ),
+            "没能修改“stretch”：不认识这个时区；请用 Asia/Shanghai 或 UTC 这样的名字。",
+        ),
+        (
+            view(),
+            ["odd"],
+            "time",
+            'I could not change "stretch": something went wrong.',
+            "没能修改“stretch”：出了点问题。",
+        ),
+        (
+            view(),
+            {"id": "schedule-2"},
+            "time",
+            'I could not change "stretch": something went wrong.',
+            "没能修改“stretch”：出了点问题。",
+        ),
+    ],
+)
+def test_a_change_is_said_with_the_reminders_name_and_new_time(before, value, change, en, zh):
+    assert words.updated(before, value, NOON, "en", change) == en
+    assert words.updated(before, value, NOON, "zh", change) == zh

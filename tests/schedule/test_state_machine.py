@@ -1,7 +1,7 @@
 """A reference-model state machine over real hosts with the real Schedule plugin.
 
-Hypothesis drives random creates (``after_seconds``, ``at`` and ``every_seconds``), deletes and
-lists through ``agent.execute_tool``, chat turns,
+Hypothesis drives random creates (``after_seconds``, ``at``, ``every_seconds``, ``daily``,
+``weekly`` and ``cron``), deletes and lists through ``agent.execute_tool``, chat turns,
 injected flush and storage failures, clock moves (``advance``, wall-clock rollback, suspend),
 forks, graceful host restarts and crash restarts, all on one shared in-memory store. A reference
 model tracks, per Session, what the tool values promised; after every step (with every owner
@@ -14,11 +14,19 @@ settled: no asyncio task left, every Agent idle) it checks that
   decision time at or after its target and presents the latest occurrence at or before it, the
   fold then holds the next anchor-aligned target, and each batch follow-up is followed by one
   dispatch per listed record, in order, with one shared ``acceptedAt``;
+* every calendar record (daily, weekly, cron) stays on its rule: each of its dispatches carries a
+  decision time at or after its target, delivers (and presents) the latest occurrence of the rule
+  at or before it and no earlier than the target, and freezes the rule's first occurrence after
+  it as the next target, which the fold then holds;
 * no one-shot id is dispatched twice in one Session's owned stream (one follow-up per dispatch,
   adjacent),
   at most one durable dispatch per id survives any number of crashes, and a reminder is presented
   to the model at most once more than the crashes that lost an undurable reminder turn;
 * a record whose delete answered ``deleted: true`` is never dispatched nor presented afterwards;
+* an edit that answered a view is in the log right away, in the store after any crash, and the
+  record then fires at its new timing only (each dispatch is checked against the version it
+  acted on); a text-only edit, or the same timing again, keeps the target, and asking for what
+  the record already is writes nothing;
 * a Session's fold only ever holds that Session's own records, so a fork never inherits work;
 * a record that is due while its Session is live, idle and has had only successful flushes since
   its owner was last triggered is dispatched within one timer segment (60 s) of loop time;
@@ -44,10 +52,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+from zoneinfo import ZoneInfo
 
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -75,10 +86,16 @@ from dsh_host.persistence import (
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
     SCHEDULE_CHANGE,
+    Create,
+    CronRecord,
+    DailyRecord,
     Dispatch,
     EveryRecord,
     IncrementalFold,
+    Record,
     SchedulePlugin,
+    WeeklyRecord,
+    encode_change,
     fold,
     format_instant,
     parse_batch_framing,
@@ -86,6 +103,7 @@ from dsh_schedule import (
     parse_reminder_framing,
     present_dispatch,
 )
+from dsh_schedule._calendar import Wall, cron_wall, latest_due, next_after, weekly_wall
 from dsh_schedule._fold import allocate_id
 
 from .harness import FlushControl, replace_flush_listener, uncertain
@@ -248,30 +266,101 @@ class Generation:
 
 
 # -- the reference model -----------------------------------------------------------------------
+#: The calendar rules the machine creates: the tool argument, and the record's rule fields the
+#: tool answers with (the time normalised, the canonical cron spelling). Each fires within a day
+#: of the machine's clock, most within minutes.
+CALENDAR_RULES: tuple[tuple[str, dict[str, JSONValue], dict[str, JSONValue]], ...] = (
+    (
+        "cron",
+        {"expression": "0-55/5 * * * *", "time_zone": "UTC"},
+        {"expression": "*/5 * * * *", "timeZone": "UTC"},
+    ),
+    (
+        "cron",
+        {"expression": "0,30 * * * *", "time_zone": "Asia/Kolkata"},
+        {"expression": "*/30 * * * *", "timeZone": "Asia/Kolkata"},
+    ),
+    (
+        "cron",
+        {"expression": "*/10 12-13 * * *", "time_zone": "Europe/Berlin"},
+        {"expression": "*/10 12-13 * * *", "timeZone": "Europe/Berlin"},
+    ),
+    (
+        "daily",
+        {"time": "12:03:00", "time_zone": "UTC"},
+        {"time": "12:03:00.000", "timeZone": "UTC"},
+    ),
+    (
+        "daily",
+        {"time": "14:30:00.25", "time_zone": "Europe/Berlin"},
+        {"time": "14:30:00.250", "timeZone": "Europe/Berlin"},
+    ),
+    (
+        "daily",
+        {"time": "22:15:00", "time_zone": "Australia/Lord_Howe"},
+        {"time": "22:15:00.000", "timeZone": "Australia/Lord_Howe"},
+    ),
+    (
+        "weekly",
+        {"time": "12:10:00", "time_zone": "UTC", "weekdays": [4, 3]},
+        {"time": "12:10:00.000", "timeZone": "UTC", "weekdays": [3, 4]},
+    ),
+    (
+        "weekly",
+        {"time": "08:20:00", "time_zone": "America/New_York", "weekdays": [1, 2, 3, 4, 5, 6, 7]},
+        {"time": "08:20:00.000", "timeZone": "America/New_York", "weekdays": [1, 2, 3, 4, 5, 6, 7]},
+    ),
+)
+CALENDAR_KINDS = ("daily", "weekly", "cron")
+
+
+def rule_wall(rule: Mapping[str, JSONValue]) -> tuple[Wall, ZoneInfo]:
+    """The engine's walk and the zone of a record's rule fields."""
+    zone = ZoneInfo(str(rule["timeZone"]))
+    if "expression" in rule:
+        return cron_wall(str(rule["expression"])), zone
+    time_ms = parse_instant(f"1970-01-01T{rule['time']}Z")
+    weekdays = rule.get("weekdays")
+    days = None if weekdays is None else frozenset(weekdays)  # type: ignore[arg-type]
+    return weekly_wall(time_ms, days), zone
+
+
 @dataclass
-class Rec:
-    id: str
+class Version:
+    """One version of a record: what its create, or an update, made it."""
+
     prompt: str
-    #: ``afterSeconds`` (after), ``everySeconds`` (every), unused (at).
+    #: ``afterSeconds`` (after), ``everySeconds`` (every), unused (at, calendar kinds).
     after: int
-    #: The create's ``scheduledAt``: an every record's anchor (its first target).
+    #: The version's first target (a create's or an update's ``scheduledAt``).
     at: str
-    #: The create answered a view, or a later list / dispatch / storage read proved it exists.
-    confirmed: bool
-    deleted_step: int | None = None  # the delete answered deleted: true (or proved durable)
-    maybe_deleted_step: int | None = None  # the delete answered persistence_uncertain
-    order: int = 0
     kind: str = "after"
+    #: A calendar record's rule fields, as the record holds them, and the tool argument that
+    #: asked for them.
+    rule: dict[str, JSONValue] | None = None
+    argument: dict[str, JSONValue] | None = None
+    title: str | None = None
+    #: The seq of the update event that made this version (``None``: the create's).
+    seq: int | None = None
+    #: The update answered a view (an acknowledged edit must survive any crash).
+    acknowledged: bool = False
 
     @property
     def target(self) -> int:
         return parse_instant(self.at)
 
+    @property
+    def recurring(self) -> bool:
+        return self.kind not in ("after", "at")
+
     def targets(self, dispatches: Sequence[Event]) -> list[str]:
-        """An every record's targets: the anchor, then the one each dispatch leaves (the next
-        anchor-aligned target after its ``acceptedAt``)."""
-        interval = self.after * 1000
+        """A recurring version's targets: the first, then the one each of its dispatches leaves
+        (an every record's next anchor-aligned target after its ``acceptedAt``, a calendar
+        record's ``nextAt``)."""
         found = [self.at]
+        if self.rule is not None:
+            return found + [event.data["nextAt"] for event in dispatches]
+        interval = self.after * 1000
         for event in dispatches:
             accepted = parse_instant(event.data["acceptedAt"])
             found.append(
@@ -279,29 +368,113 @@ class Rec:
             )
         return found
 
+    def record(self, schedule_id: str, scheduled_at: str | None = None) -> dict[str, JSONValue]:
+        """The wire record of this version (at ``scheduled_at``, default its first target)."""
+        record: dict[str, JSONValue] = {"id": schedule_id, "kind": self.kind, "prompt": self.prompt}
+        if self.kind == "after":
+            record["afterSeconds"] = self.after
+        elif self.kind == "every":
+            record["everySeconds"] = self.after
+        elif self.rule is not None:
+            record.update(self.rule)
+        record["scheduledAt"] = self.at if scheduled_at is None else scheduled_at
+        if self.title is not None:
+            record["title"] = self.title
+        return record
+
+
+@dataclass
+class Rec:
+    """A record the model created: its create's version (the fields) and its updates."""
+
+    id: str
+    prompt: str
+    after: int
+    #: The create's ``scheduledAt``.
+    at: str
+    #: The create answered a view, or a later list / dispatch / storage read proved it exists.
+    confirmed: bool
+    deleted_step: int | None = None  # the delete answered deleted: true (or proved durable)
+    maybe_deleted_step: int | None = None  # the delete answered persistence_uncertain
+    order: int = 0
+    kind: str = "after"
+    rule: dict[str, JSONValue] | None = None
+    argument: dict[str, JSONValue] | None = None
+    title: str | None = None
+    #: The versions updates made, in log order.
+    updates: list[Version] = field(default_factory=list)
+
+    @property
+    def versions(self) -> list[Version]:
+        created = Version(
+            self.prompt, self.after, self.at, self.kind, self.rule, self.argument, self.title
+        )
+        return [created, *self.updates]
+
+    @property
+    def current(self) -> Version:
+        return self.versions[-1]
+
+    def version_index(self, seq: int) -> int:
+        """The index (in :attr:`versions`) of the version a change at ``seq`` acted on."""
+        found = 0
+        for index, version in enumerate(self.updates, start=1):
+            assert version.seq is not None
+            if version.seq < seq:
+                found = index
+        return found
+
+    def version_at(self, seq: int) -> Version:
+        return self.versions[self.version_index(seq)]
+
+    def split(self, dispatches: Sequence[Event]) -> list[tuple[Version, list[Event]]]:
+        """Each version with its recurring dispatches."""
+        out: list[tuple[Version, list[Event]]] = [(version, []) for version in self.versions]
+        for event in dispatches:
+            out[self.version_index(event.seq)][1].append(event)
+        return out
+
+    def current_targets(self, dispatches: Sequence[Event]) -> list[str]:
+        """The current version's targets (only its own dispatches move it)."""
+        return self.current.targets(self.split(dispatches)[-1][1])
+
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.id, self.prompt, self.at)
 
+    def version_keys(self) -> set[tuple[str, str, str]]:
+        return {(self.id, version.prompt, version.at) for version in self.versions}
+
     def view(self, now_ms: int, scheduled_at: str | None = None) -> dict[str, JSONValue]:
-        at = self.at if scheduled_at is None else scheduled_at
-        view: dict[str, JSONValue] = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
-        if self.kind == "after":
-            view["afterSeconds"] = self.after
-        elif self.kind == "every":
-            view["everySeconds"] = self.after
+        current = self.current
+        at = current.at if scheduled_at is None else scheduled_at
+        view: dict[str, JSONValue] = {"id": self.id, "kind": current.kind, "prompt": current.prompt}
+        if current.title is not None:
+            view["title"] = current.title
+        if current.kind == "after":
+            view["afterSeconds"] = current.after
+        elif current.kind == "every":
+            view["everySeconds"] = current.after
+        elif current.rule is not None:
+            view.update(current.rule)
         view["scheduledAt"] = at
         view["state"] = "overdue" if now_ms >= parse_instant(at) else "scheduled"
         view["deliveryMode"] = "session-local"
         return view
 
-    def receipt(self, occurrence_at: str | None = None) -> dict[str, JSONValue]:
-        return {
-            "scheduleId": self.id,
-            "prompt": self.prompt,
-            "occurrenceAt": self.at if occurrence_at is None else occurrence_at,
-            "deliveryMode": "session-local",
-        }
+
+def receipt_of(
+    schedule_id: str, version: Version, occurrence_at: str | None = None
+) -> dict[str, JSONValue]:
+    receipt: dict[str, JSONValue] = {
+        "scheduleId": schedule_id,
+        "prompt": version.prompt,
+        "occurrenceAt": version.at if occurrence_at is None else occurrence_at,
+        "deliveryMode": "session-local",
+    }
+    if version.title is not None:
+        receipt["title"] = version.title
+    return receipt
 
 
 @dataclass
@@ -321,11 +494,11 @@ class LogFacts:
     dispatches: dict[str, Event]  # one-shot id -> its dispatch
     followups: Counter[str]  # one-shot id -> single follow-ups
     reminder_turns: Counter[tuple[str, str, str]]  # (id, prompt, at) of reminder user/messages
-    #: every id -> its dispatches, in log order.
+    #: recurring id -> its dispatches (those with acceptedAt), in log order.
     every_dispatches: defaultdict[str, list[Event]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    batched: Counter[str] = field(default_factory=Counter)  # every id -> batch follow-ups
+    batched: Counter[str] = field(default_factory=Counter)  # recurring id -> batch follow-ups
     deletes: dict[str, int] = field(default_factory=dict)  # id -> seq of its delete
 
 
@@ -351,9 +524,14 @@ def check_batch(events: Sequence[Event], followup: Event) -> list[Event]:
     assert len(accepted) == 1, following
     (accepted_at,) = accepted
     assert isinstance(accepted_at, str)
-    for (schedule_id, _, _), event in zip(items, following, strict=True):
+    for (schedule_id, occurrence_at, _), event in zip(items, following, strict=True):
         assert event.type == SCHEDULE_CHANGE, event
-        assert event.data == {
+        data = dict(event.data)
+        if "occurrenceAt" in data:  # a calendar record's: it freezes what it delivered
+            assert data.pop("occurrenceAt") == occurrence_at
+            assert "nextAt" in data
+            data.pop("nextAt")
+        assert data == {
             "version": 1,
             "operation": "dispatch",
             "id": schedule_id,
@@ -403,18 +581,40 @@ def board_of(events: Sequence[Event], owned: int) -> dict[str, BoardEntry]:
         if isinstance(change, Dispatch):
             record = folded.get(change.id)
             assert record is not None
-            entry = BoardEntry(kind="delivered", at_ms=event.time, data={"text": record.prompt})
+            entry = BoardEntry(kind="delivered", at_ms=event.time, data=text_of(record))
             deliveries.append((f"{change.id}@{event.seq}", entry))
     rows: dict[str, BoardEntry] = {}
     for record in folded.active:
-        data: dict[str, JSONValue] = {"text": record.prompt}
+        data = text_of(record)
         if isinstance(record, EveryRecord):
             data["everySeconds"] = record.every_seconds
+        elif isinstance(record, DailyRecord):
+            data["rule"] = {"kind": "daily", "time": record.time, "timeZone": record.time_zone}
+        elif isinstance(record, WeeklyRecord):
+            data["rule"] = {
+                "kind": "weekly",
+                "time": record.time,
+                "timeZone": record.time_zone,
+                "weekdays": list(record.weekdays),
+            }
+        elif isinstance(record, CronRecord):
+            data["rule"] = {
+                "kind": "cron",
+                "expression": record.expression,
+                "timeZone": record.time_zone,
+            }
         rows[record.id] = BoardEntry(
             kind="pending", at_ms=parse_instant(record.scheduled_at), data=data
         )
     rows.update(deliveries[-20:])
     return rows
+
+
+def text_of(record: Record) -> dict[str, JSONValue]:
+    data: dict[str, JSONValue] = {"text": record.prompt}
+    if record.title is not None:
+        data["title"] = record.title
+    return data
 
 
 def schedule_rows(board: Mapping[tuple[str, str], BoardEntry]) -> dict[str, BoardEntry]:
@@ -445,7 +645,7 @@ def check_stored_pairs(stored: StoredSession, batches: Sequence[tuple[int, int]]
             assert same_batch(event.seq, event.seq + 1), (event.seq, batches)
         elif event.type == SCHEDULE_CHANGE and event.data["operation"] == "dispatch":
             if "acceptedAt" in event.data:
-                # An every dispatch: a batch follow-up opens the run of dispatches it is in.
+                # A recurring dispatch: a batch follow-up opens the run of dispatches it is in.
                 start = event.seq - 1
                 while start >= owned and events[start].type == SCHEDULE_CHANGE:
                     start -= 1
@@ -477,6 +677,15 @@ def valid_boundaries(events: Sequence[Event]) -> list[int]:
     return valid
 
 
+#: What an edit changes: the title, the prompt, the same timing again, or a new timing.
+edits = st.one_of(
+    st.tuples(st.just("title"), st.sampled_from(["Renamed", " Spaced "])),
+    st.tuples(st.just("prompt"), st.sampled_from(["again", " edited "])),
+    st.tuples(st.just("same"), st.none()),
+    st.tuples(st.just("at"), st.integers(1, 10_000)),
+    st.tuples(st.just("every"), st.sampled_from([300, 900])),
+    st.tuples(st.just("calendar"), st.sampled_from(CALENDAR_RULES)),
+)
 prompts = st.text(
     alphabet=st.sampled_from(list('ab Z\n\t"\\:{}é日')) | st.characters(codec="utf-8"),
     max_size=12,
@@ -500,7 +709,13 @@ class ScheduleMachine(RuleBasedStateMachine):
         self.ever: set[tuple[str, str, str, str]] = set()
         #: Every every record any Session ever created: (session id, id, prompt) -> (anchor ms,
         #: interval ms).
-        self.ever_every: dict[tuple[str, str, str], tuple[int, int]] = {}
+        self.ever_every: defaultdict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(
+            list
+        )
+        #: Every calendar version any Session ever made: (session id, id, prompt) -> its rules.
+        self.ever_calendar: defaultdict[tuple[str, str, str], list[dict[str, JSONValue]]] = (
+            defaultdict(list)
+        )
         self.step = 0
         self.counter = 0
         self.broken = False  # a step raised: teardown only cleans up
@@ -588,6 +803,15 @@ class ScheduleMachine(RuleBasedStateMachine):
         session = self.gen.agent(sm.sid).session
         return log_facts(session.events, session.header.owned_from).dispatches
 
+    def _remember(self, sm: SessionModel, schedule_id: str, version: Version) -> None:
+        """What a presentation of this version may show."""
+        key = (sm.sid, schedule_id, version.prompt)
+        self.ever.add((*key, version.at))
+        if version.kind == "every":
+            self.ever_every[key].append((version.target, version.after * 1000))
+        if version.rule is not None:
+            self.ever_calendar[key].append(version.rule)
+
     def _new_prompt(self, raw: str) -> str:
         self.counter += 1
         return f"{raw} #{self.counter}"
@@ -654,7 +878,33 @@ class ScheduleMachine(RuleBasedStateMachine):
     def create_every(self, index: int, raw: str, seconds: int) -> None:
         self._create(index, raw, seconds, kind="every")
 
-    def _create(self, index: int, raw: str, after: int, kind: str = "after") -> None:
+    @precondition(lambda self: bool(self.sessions))
+    @rule(
+        index=indexes,
+        raw=prompts,
+        which=st.sampled_from(CALENDAR_RULES),
+        title=st.sampled_from([None, "Standup", " Padded "]),
+    )
+    def create_calendar(
+        self,
+        index: int,
+        raw: str,
+        which: tuple[str, dict[str, JSONValue], dict[str, JSONValue]],
+        title: str | None,
+    ) -> None:
+        kind, argument, fields = which
+        self._create(index, raw, 0, kind=kind, calendar=(argument, fields), title=title)
+
+    def _create(
+        self,
+        index: int,
+        raw: str,
+        after: int,
+        kind: str = "after",
+        *,
+        calendar: tuple[dict[str, JSONValue], dict[str, JSONValue]] | None = None,
+        title: str | None = None,
+    ) -> None:
         sm = self._pick(index)
         prompt_in = self._new_prompt(raw)
 
@@ -663,11 +913,18 @@ class ScheduleMachine(RuleBasedStateMachine):
             expected_id = allocate_id(set(sm.recs), len(sm.recs))
             now = self.gen.clock.now_ms()
             at = format_instant(now + after * 1000)
-            selector: dict[str, JSONValue] = (
-                {"at": at.replace("Z", "+00:00")}
-                if kind == "at"
-                else {"every_seconds" if kind == "every" else "after_seconds": after}
-            )
+            selector: dict[str, JSONValue]
+            if calendar is not None:
+                selector = {kind: calendar[0]}
+                first = next_after(*rule_wall(calendar[1]), now)
+                assert first is not None
+                at = format_instant(first)
+            elif kind == "at":
+                selector = {"at": at.replace("Z", "+00:00")}
+            else:
+                selector = {"every_seconds" if kind == "every" else "after_seconds": after}
+            if title is not None:
+                selector["title"] = title
             value = await self.gen.agent(sm.sid).execute_tool(
                 "schedule_create", {"prompt": prompt_in, **selector}
             )
@@ -681,16 +938,134 @@ class ScheduleMachine(RuleBasedStateMachine):
                 confirmed=value != uncertain("create", expected_id),
                 order=self.counter,
                 kind=kind,
+                rule=None if calendar is None else calendar[1],
+                argument=None if calendar is None else calendar[0],
+                title=None if title is None else title.strip(),
             )
             if rec.confirmed:
                 assert value == rec.view(now), (value, rec)
                 assert value["state"] == "scheduled"
             sm.recs[rec.id] = rec
-            self.ever.add((sm.sid, *rec.key))
-            if kind == "every":
-                self.ever_every[(sm.sid, rec.id, rec.prompt)] = (rec.target, after * 1000)
+            self._remember(sm, rec.id, rec.current)
 
         self._run(action)
+
+    @precondition(lambda self: bool(self.sessions))
+    @rule(index=indexes, which=indexes, change=edits)
+    def update(self, index: int, which: int, change: tuple[str, Any]) -> None:
+        """Edit a record (or an id that is not active): its title, its prompt, the same timing
+        again, or a new ``at``, ``every_seconds`` or calendar rule."""
+        sm = self._pick(index)
+        candidates = [*sm.recs, "schedule-999"]
+        target = candidates[which % len(candidates)]
+
+        async def action() -> None:
+            assert self.gen is not None
+            agent = self.gen.agent(sm.sid)
+            session = agent.session
+            before = len(session.events)
+            live = fold(session.events, session.header.owned_from)
+            current = next((record for record in live.active if record.id == target), None)
+            rec = sm.recs.get(target)
+            now = self.gen.clock.now_ms()
+            arguments, expected = self._edit(rec, current, change, now)
+            if arguments is None:
+                return
+            value = await agent.execute_tool("schedule_update", {"id": target, **arguments})
+            appended = [
+                event
+                for event in session.events[before:]
+                if event.type == SCHEDULE_CHANGE and event.data["operation"] == "update"
+            ]
+            if value == uncertain("update", target):
+                # The preflight failed (nothing appended) or the barrier (in the live log).
+                if appended:
+                    assert rec is not None
+                    assert expected is not None
+                    self._updated(sm, rec, expected, appended, acknowledged=False)
+                return
+            if current is None:
+                code = "schedule_ended" if target in live.seen_ids else "schedule_not_found"
+                assert value == {"id": target, "updated": False, "code": code}, value
+                assert appended == []
+                return
+            assert rec is not None
+            assert expected is not None
+            rec.confirmed, rec.maybe_deleted_step = True, None  # it is active: not deleted
+            if expected.record(target) == encode_change(Create(record=current))["schedule"]:
+                assert value == {**rec.view(now, current.scheduled_at), "updated": False}, value
+                assert appended == []
+                return
+            self._updated(sm, rec, expected, appended, acknowledged=True)
+            assert value == rec.view(now), (value, rec)
+
+        self._run(action)
+
+    def _edit(
+        self, rec: Rec | None, current: Record | None, change: tuple[str, Any], now: int
+    ) -> tuple[dict[str, JSONValue] | None, Version | None]:
+        """The arguments of an edit and the version it should leave (``None`` when there is
+        nothing active to edit; ``(None, None)``: nothing to ask)."""
+        how, what = change
+        if rec is None or current is None:
+            return {"prompt": "x"}, None
+        version = rec.current
+        base = dataclasses.replace(version, at=current.scheduled_at, seq=None, acknowledged=False)
+        if how == "title":
+            return {"title": what}, dataclasses.replace(base, title=what.strip())
+        if how == "prompt":
+            prompt = self._new_prompt(what)
+            return {"prompt": prompt}, dataclasses.replace(base, prompt=prompt.strip())
+        if how == "same":
+            if version.kind == "after":
+                return None, None  # an update takes no after_seconds
+            if version.kind == "at":
+                return {"at": current.scheduled_at}, base
+            if version.kind == "every":
+                return {"every_seconds": version.after}, base
+            assert version.argument is not None
+            return {version.kind: version.argument}, base
+        if how == "at":
+            at = format_instant(now + what * 1000)
+            if version.kind == "at" and at == current.scheduled_at:
+                return {"at": at}, base
+            fresh = Version(base.prompt, what, at, "at", title=base.title)
+            return {"at": at}, fresh
+        if how == "every":
+            if version.kind == "every" and version.after == what:
+                return {"every_seconds": what}, base
+            at = format_instant(now + what * 1000)
+            return {"every_seconds": what}, Version(
+                base.prompt, what, at, "every", title=base.title
+            )
+        kind, argument, fields = what
+        if version.kind == kind and version.rule == fields:
+            return {kind: argument}, base
+        first = next_after(*rule_wall(fields), now)
+        assert first is not None
+        fresh = Version(base.prompt, 0, format_instant(first), kind, fields, argument, base.title)
+        return {kind: argument}, fresh
+
+    def _updated(
+        self,
+        sm: SessionModel,
+        rec: Rec,
+        version: Version,
+        appended: Sequence[Event],
+        *,
+        acknowledged: bool,
+    ) -> None:
+        """The edit's update event is in the live log: ``version`` is the record's now."""
+        (event,) = appended
+        assert event.data == {
+            "version": 1,
+            "operation": "update",
+            "id": rec.id,
+            "schedule": version.record(rec.id),
+        }, (event, version)
+        version.seq, version.acknowledged = event.seq, acknowledged
+        rec.updates.append(version)
+        self._remember(sm, rec.id, version)
 
     @precondition(lambda self: bool(self.sessions))
     @rule(index=indexes, which=indexes)
@@ -747,9 +1122,9 @@ class ScheduleMachine(RuleBasedStateMachine):
                 rec = sm.recs.get(item["id"])
                 assert rec is not None, f"listed a record nobody created: {item}"
                 assert rec.deleted_step is None, f"listed a deleted record: {item}"
-                if rec.kind == "every":
+                if rec.current.recurring:
                     # The next target left by the dispatches the list saw (some of this one's).
-                    assert item["scheduledAt"] in rec.targets(every[rec.id]), (item, rec)
+                    assert item["scheduledAt"] in rec.current_targets(every[rec.id]), (item, rec)
                     assert item == rec.view(now, item["scheduledAt"]), (item, rec)
                 else:
                     assert item == rec.view(now), (item, rec)
@@ -873,7 +1248,15 @@ class ScheduleMachine(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.sessions))
     @rule(
         kind=st.sampled_from(
-            ["graceful", "crash", "crash_in_create", "crash_in_create_barrier", "crash_in_dispatch"]
+            [
+                "graceful",
+                "crash",
+                "crash_in_create",
+                "crash_in_create_barrier",
+                "crash_in_update",
+                "crash_in_update_barrier",
+                "crash_in_dispatch",
+            ]
         ),
         raw=prompts,
         index=indexes,
@@ -908,8 +1291,10 @@ class ScheduleMachine(RuleBasedStateMachine):
     def _crash_restart(self, kind: str, raw: str, index: int) -> None:
         """Abandon the host without its final flush. ``crash`` dies at a settled point;
         ``crash_in_create`` / ``crash_in_create_barrier`` die while a create waits in its
-        preflight / barrier flush; ``crash_in_dispatch`` dies after a reminder was dispatched
-        while every flush since (the barrier, the turn's durability proof) still hangs."""
+        preflight / barrier flush, ``crash_in_update`` / ``crash_in_update_barrier`` while an
+        edit of a reminder's time does; ``crash_in_dispatch`` dies after a reminder was
+        dispatched while every flush since (the barrier, the turn's durability proof) still
+        hangs."""
 
         async def action() -> None:
             gen = self.gen
@@ -918,6 +1303,8 @@ class ScheduleMachine(RuleBasedStateMachine):
             task = None
             if kind in ("crash_in_create", "crash_in_create_barrier"):
                 task = await self._create_in_flight(gen, sm, raw, kind == "crash_in_create_barrier")
+            elif kind in ("crash_in_update", "crash_in_update_barrier"):
+                task = await self._update_in_flight(gen, sm, kind == "crash_in_update_barrier")
             elif kind == "crash_in_dispatch":
                 await self._dispatch_in_flight(gen, sm)
             gen.handle.crashed = True  # from here on nothing this host does reaches storage
@@ -970,6 +1357,46 @@ class ScheduleMachine(RuleBasedStateMachine):
             )
             sm.recs[rec.id] = rec
             self.ever.add((sm.sid, *rec.key))
+        return task
+
+    async def _update_in_flight(
+        self, gen: Generation, sm: SessionModel, at_barrier: bool
+    ) -> asyncio.Task[JSONValue] | None:
+        """An edit moving the first active reminder to 30 s from now, caught in its preflight or
+        barrier flush (``None``: nothing is active, an ordinary crash)."""
+        session = gen.agent(sm.sid).session
+        active = fold(session.events, session.header.owned_from).active
+        if not active:
+            return None
+        current = active[0]
+        rec = sm.recs[current.id]
+        arguments, expected = self._edit(rec, current, ("at", 30), gen.clock.now_ms())
+        assert arguments is not None
+        assert expected is not None
+        gen.flush.once[:] = ["ok", "gate"] if at_barrier else ["gate"]
+        gen.faulty.plan = FaultPlan()
+        before, length = gen.flush.count, len(session.events)
+        task = asyncio.get_running_loop().create_task(
+            gen.agent(sm.sid).execute_tool("schedule_update", {"id": rec.id, **arguments})
+        )
+        await wait_until(lambda: gen.flush.count >= before + 1 + at_barrier)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not task.done()
+        appended = [
+            event
+            for event in session.events[length:]
+            if event.type == SCHEDULE_CHANGE and event.data["operation"] == "update"
+        ]
+        if (
+            at_barrier
+            and expected.record(rec.id) != encode_change(Create(record=current))["schedule"]
+        ):
+            # The update is in the live log and only its barrier hangs: nobody was told, so
+            # the crash may keep it or not; the resync settles which.
+            self._updated(sm, rec, expected, appended, acknowledged=False)
+        else:
+            assert appended == []
         return task
 
     async def _dispatch_in_flight(self, gen: Generation, sm: SessionModel) -> None:
@@ -1036,6 +1463,7 @@ class ScheduleMachine(RuleBasedStateMachine):
             owned = stored.header.owned_from
             creates: dict[str, dict] = {}
             deletes: set[str] = set()
+            updated: defaultdict[str, list[int]] = defaultdict(list)
             for event in stored.events[owned:]:
                 if event.type != SCHEDULE_CHANGE:
                     continue
@@ -1043,6 +1471,8 @@ class ScheduleMachine(RuleBasedStateMachine):
                     creates[event.data["schedule"]["id"]] = event.data["schedule"]
                 elif event.data["operation"] == "delete":
                     deletes.add(event.data["id"])
+                elif event.data["operation"] == "update":
+                    updated[event.data["id"]].append(event.seq)
             for rec in list(sm.recs.values()):
                 record = creates.get(rec.id)
                 durable = record is not None and (record["prompt"], record["scheduledAt"]) == (
@@ -1056,6 +1486,21 @@ class ScheduleMachine(RuleBasedStateMachine):
                 else:
                     del sm.recs[rec.id]  # an uncertain create that never became durable
                     continue
+                # Only the durable edits stay; an acknowledged one always is.
+                for version in rec.updates:
+                    assert version.seq is not None
+                    durable_edit = version.seq < len(stored.events)
+                    assert durable_edit or not version.acknowledged, (
+                        f"acknowledged edit of {rec.id} at seq {version.seq} lost in a crash"
+                    )
+                rec.updates = [
+                    version
+                    for version in rec.updates
+                    if version.seq is not None and version.seq < len(stored.events)
+                ]
+                assert updated.pop(rec.id, []) == [v.seq for v in rec.updates], (
+                    f"storage holds edits of {rec.id} nobody asked for"
+                )
                 if rec.deleted_step is not None:
                     assert rec.id in deletes, f"acknowledged delete of {rec.id} lost in a crash"
                 elif rec.maybe_deleted_step is not None:
@@ -1064,6 +1509,7 @@ class ScheduleMachine(RuleBasedStateMachine):
                     rec.maybe_deleted_step = None
             phantom = set(creates) - set(sm.recs)
             assert not phantom, f"storage holds creates nobody was told about: {phantom}"
+            assert not updated, f"storage holds edits nobody asked for: {dict(updated)}"
 
     # -- invariants -----------------------------------------------------------------------------
     @invariant()
@@ -1107,25 +1553,17 @@ class ScheduleMachine(RuleBasedStateMachine):
             for record in reference.active:
                 rec = sm.recs.get(record.id)
                 assert rec is not None, f"{sm.sid} folds a record it never created: {record}"
-                expected = rec.at
-                if rec.kind == "every":
-                    # No drift: the next anchor-aligned target after the last decision.
-                    expected = rec.targets(facts.every_dispatches[rec.id])[-1]
-                assert (rec.prompt, expected) == (record.prompt, record.scheduled_at), record
+                expected = rec.current.at
+                if rec.current.recurring:
+                    # No drift: the next anchor-aligned (or rule) target after the last decision.
+                    expected = rec.current_targets(facts.every_dispatches[rec.id])[-1]
+                wire = encode_change(Create(record=record))["schedule"]
+                assert wire == rec.current.record(rec.id, expected), (record, rec)
                 assert rec.deleted_step is None, f"deleted {rec.id} is active again"
             assert set(facts.dispatches) <= set(sm.recs), facts.dispatches
             assert set(facts.every_dispatches) <= set(sm.recs), facts.every_dispatches
             for rec in sm.recs.values():
-                if rec.kind == "every":
-                    self._check_every(rec, facts, events, owned, rec.id in active)
-                    continue
-                dispatch = facts.dispatches.get(rec.id)
-                if dispatch is not None:
-                    assert dispatch.time >= rec.target, f"{rec.id} fired early"
-                    assert present_dispatch(events, dispatch.seq, owned) == rec.receipt()
-                    assert rec.deleted_step is None, f"deleted {rec.id} was dispatched"
-                elif rec.confirmed and rec.maybe_deleted_step is None and rec.deleted_step is None:
-                    assert rec.id in active, f"acknowledged {rec.key} was lost"
+                self._check_rec(rec, facts, events, owned, rec.id in active)
             for event in events:
                 if event.type == SCHEDULE_CHANGE and event.data["operation"] == "dispatch":
                     present_dispatch(events, event.seq, owned)  # inherited ones decode too
@@ -1145,16 +1583,19 @@ class ScheduleMachine(RuleBasedStateMachine):
         for shown in self.model.presentations:
             key = (shown.session_id, shown.schedule_id, shown.prompt, shown.occurrence_at)
             assert shown.source == SCHEDULE_SOURCE
-            grid = self.ever_every.get(key[:3])
-            if grid is not None:
-                anchor, interval = grid
-                assert (parse_instant(shown.occurrence_at) - anchor) % interval == 0, key
-            else:
-                assert key in self.ever, f"presented a reminder its Session never created: {key}"
+            occurrence = parse_instant(shown.occurrence_at)
+            grids = self.ever_every.get(key[:3], [])
+            rules = self.ever_calendar.get(key[:3], [])
+            assert (
+                key in self.ever
+                or any((occurrence - anchor) % interval == 0 for anchor, interval in grids)
+                # An occurrence of its rule: never an hour off.
+                or any(next_after(*rule_wall(r), occurrence - 1) == occurrence for r in rules)
+            ), f"presented a reminder its Session never created: {key}"
             counts[key] += 1
             sm = self.sessions.get(shown.session_id)
             rec = sm.recs.get(shown.schedule_id) if sm is not None else None
-            if rec is not None and rec.key == key[1:] and rec.deleted_step is not None:
+            if rec is not None and key[1:] in rec.version_keys() and rec.deleted_step is not None:
                 assert shown.step < rec.deleted_step, f"presented {key} after its delete"
         for key, count in counts.items():
             # Seen once: a crash never makes the model present a reminder a second time.
@@ -1172,27 +1613,50 @@ class ScheduleMachine(RuleBasedStateMachine):
             if live_session is not None:
                 assert tuple(live_session.events[: len(stored.events)]) == stored.events
 
-    def _check_every(
+    def _check_rec(
         self, rec: Rec, facts: LogFacts, events: Sequence[Event], owned: int, active: bool
     ) -> None:
-        """An every record's dispatches: each decided at or after its target, presenting the
-        latest occurrence at or before its decision (never a backlog), none after a delete;
-        an acknowledged one stays active until deleted."""
-        dispatches = facts.every_dispatches.get(rec.id, [])
-        targets = rec.targets(dispatches)
-        interval = rec.after * 1000
-        for target, dispatch in zip(targets, dispatches, strict=False):
-            accepted = parse_instant(dispatch.data["acceptedAt"])
-            assert accepted >= parse_instant(target), f"{rec.id} decided before its target"
-            occurrence = rec.target + (accepted - rec.target) // interval * interval
-            assert occurrence >= parse_instant(target)
-            assert dispatch.time >= occurrence, f"{rec.id} fired early"
-            receipt = present_dispatch(events, dispatch.seq, owned)
-            assert receipt == rec.receipt(format_instant(occurrence)), receipt
-            deleted = facts.deletes.get(rec.id)
-            assert deleted is None or dispatch.seq < deleted, f"deleted {rec.id} was dispatched"
+        """Each dispatch of ``rec`` against the version it acted on: a one-shot's at or after
+        its target; an every version's decided at or after its target, presenting the latest
+        occurrence at or before it (never a backlog); a calendar version's delivering the rule's
+        latest occurrence at or before its decision and no earlier than the target, the rule's
+        first occurrence after the decision frozen as the next target. None after a delete; an
+        acknowledged record stays active until deleted, delivered for good or ended."""
+        deleted = facts.deletes.get(rec.id)
+        ended = False
+        for version, dispatches in rec.split(facts.every_dispatches.get(rec.id, [])):
+            assert not dispatches or version.recurring, (rec.id, dispatches)
+            for target, dispatch in zip(version.targets(dispatches), dispatches, strict=False):
+                assert target is not None, f"{rec.id} dispatched after its rule ended"
+                accepted = parse_instant(dispatch.data["acceptedAt"])
+                assert accepted >= parse_instant(target), f"{rec.id} decided before its target"
+                if version.rule is None:
+                    interval = version.after * 1000
+                    occurrence = version.target + (accepted - version.target) // interval * interval
+                    assert occurrence >= parse_instant(target)
+                else:
+                    wall, zone = rule_wall(version.rule)
+                    occurrence = latest_due(wall, zone, parse_instant(target), accepted)
+                    assert dispatch.data["occurrenceAt"] == format_instant(occurrence), dispatch
+                    following = next_after(wall, zone, accepted)
+                    assert dispatch.data["nextAt"] == (
+                        None if following is None else format_instant(following)
+                    ), dispatch
+                    ended = following is None
+                assert dispatch.time >= occurrence, f"{rec.id} fired early"
+                receipt = present_dispatch(events, dispatch.seq, owned)
+                assert receipt == receipt_of(rec.id, version, format_instant(occurrence)), receipt
+                assert deleted is None or dispatch.seq < deleted, f"deleted {rec.id} was dispatched"
+        dispatch = facts.dispatches.get(rec.id)
+        if dispatch is not None:
+            version = rec.version_at(dispatch.seq)
+            assert not version.recurring, (rec.id, dispatch)
+            assert dispatch.time >= version.target, f"{rec.id} fired early"
+            assert present_dispatch(events, dispatch.seq, owned) == receipt_of(rec.id, version)
+            assert rec.deleted_step is None, f"deleted {rec.id} was dispatched"
+            ended = True
         if rec.confirmed and rec.maybe_deleted_step is None and rec.deleted_step is None:
-            assert active, f"acknowledged {rec.key} was lost"
+            assert active or ended, f"acknowledged {rec.key} was lost"
 
     def teardown(self) -> None:
         try:

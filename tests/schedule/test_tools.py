@@ -29,12 +29,17 @@ def view(schedule_id, prompt, after, at, state="scheduled"):
     }
 
 
-async def test_three_agent_scoped_tools_are_installed_and_disposed_together(h):
+async def test_four_agent_scoped_tools_are_installed_and_disposed_together(h):
     agent = await h.agent()
-    assert set(agent.tools.names()) == {"schedule_create", "schedule_list", "schedule_delete"}
+    assert list(agent.tools.names()) == [
+        "schedule_create",
+        "schedule_list",
+        "schedule_update",
+        "schedule_delete",
+    ]
     assert h.host.tools.names() == ()  # never global
     titles = {agent.tools.get(n).title for n in agent.tools.names()}
-    assert titles == {"Create reminder", "List reminders", "Delete reminder"}
+    assert titles == {"Create reminder", "List reminders", "Edit reminder", "Delete reminder"}
     await agent.dispose()
     assert agent.tools.names() == ()
 
@@ -66,7 +71,14 @@ async def test_one_set_of_tool_objects_serves_every_agent(h):
     [
         ({"prompt": "x", "after_seconds": 5, "at": "2026-01-01"}, "invalid_selector"),
         ({"prompt": "x", "after_seconds": 5, "every_seconds": 60}, "invalid_selector"),
-        ({"prompt": "x", "after_seconds": 5, "cron": "* * * * *"}, "invalid_selector"),
+        (
+            {
+                "prompt": "x",
+                "after_seconds": 5,
+                "cron": {"expression": "* * * * *", "time_zone": "UTC"},
+            },
+            "invalid_selector",
+        ),
         ({"prompt": "x", "after_seconds": 5, "time_zone": "UTC"}, "invalid_selector"),
         ({"prompt": "   ", "after_seconds": 5}, "invalid_prompt"),
         ({"prompt": "", "after_seconds": 5}, "invalid_prompt"),
