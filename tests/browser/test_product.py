@@ -44,6 +44,7 @@ WORDS = {
         "later": ("remind me to stretch in 10 minutes", "stretch"),
         "title": "Reminders",
         "cancel": "Cancel reminder: {}",
+        "edit": "Edit reminder: {}",
         "cancelled": "Reminder cancelled",
         "cancelledNamed": "Reminder cancelled: {}",
         "undo": "Undo cancelling the reminder: {}",
@@ -64,6 +65,7 @@ WORDS = {
         "later": ("提醒我10分钟后伸展一下", "伸展一下"),
         "title": "提醒",
         "cancel": "取消提醒：{}",
+        "edit": "编辑提醒：{}",
         "cancelled": "已取消提醒",
         "cancelledNamed": "已取消提醒：{}",
         "undo": "撤销取消提醒：{}",
@@ -334,8 +336,12 @@ def test_keyboard_only_create_and_cancel(browser, server, language: str) -> None
         tab_to(f"a?.getAttribute('aria-label') === {json.dumps(first)}")
         page.keyboard.press("Enter")
         expect(panel.locator("li[data-schedule-id]")).to_have_count(1)
-        # The keyboard stays in the panel: on the next row's Cancel ...
-        wait_for(lambda: focused(page, f"a?.getAttribute('aria-label') === {json.dumps(second)}"))
+        # The keyboard stays in the panel: on the next row's first control (its Edit), then
+        # its Cancel ...
+        edit = words["edit"].format(reminders[1])
+        wait_for(lambda: focused(page, f"a?.getAttribute('aria-label') === {json.dumps(edit)}"))
+        page.keyboard.press("Tab")
+        assert focused(page, f"a?.getAttribute('aria-label') === {json.dumps(second)}")
         page.keyboard.press("Enter")
         expect(panel.locator("p.schedule-panel-empty", has_text=words["none"])).to_be_visible()
         expect(page.get_by_test_id("transcript").get_by_text(words["cancelled"])).to_have_count(2)

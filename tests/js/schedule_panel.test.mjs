@@ -135,7 +135,7 @@ describe("rendering", () => {
     assert.match(soon.getAttribute("title"), /UTC/);
     assert.notEqual(later.textContent, "");
     assert.deepEqual(texts(body, "schedule-panel-every"), [" · every 30 min"]);
-    const buttons = body.querySelectorAll("button");
+    const buttons = body.querySelectorAll("button.schedule-panel-cancel");
     assert.deepEqual(
       buttons.map((b) => [b.textContent, b.getAttribute("aria-label"), b.getAttribute("type")]),
       [
@@ -159,8 +159,8 @@ describe("rendering", () => {
     assert.equal(texts(en, "schedule-panel-empty")[1], "Nothing delivered yet.");
     const zh = renderPanel(context({ view: VIEW, locale: "zh" }), createCancels(() => {}));
     assert.deepEqual(texts(zh, "schedule-panel-heading"), ["待办", "最近送达"]);
-    assert.equal(zh.querySelectorAll("button")[0].textContent, "取消");
-    assert.equal(zh.querySelectorAll("button")[0].getAttribute("aria-label"), "取消提醒：Stretch");
+    assert.equal(zh.querySelectorAll("button.schedule-panel-cancel")[0].textContent, "取消");
+    assert.equal(zh.querySelectorAll("button.schedule-panel-cancel")[0].getAttribute("aria-label"), "取消提醒：Stretch");
   });
 });
 
@@ -188,9 +188,9 @@ describe("Cancel", () => {
       },
     });
     let body = renderPanel(ctx, cancels);
-    body.querySelectorAll("button")[0].click();
+    body.querySelectorAll("button.schedule-panel-cancel")[0].click();
     assert.deepEqual(calls, [[DELETE_TOOL, { id: "s1" }]]);
-    const pending = body.querySelectorAll("button")[0];
+    const pending = body.querySelectorAll("button.schedule-panel-cancel")[0];
     assert.equal(pending.textContent, "Cancelling…");
     assert.equal(pending.disabled, true);
     pending.click(); // a second click while it runs does nothing
@@ -200,7 +200,7 @@ describe("Cancel", () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(refreshed, 1);
     assert.equal(rebuilds, 1); // only the one when it started: it stays "Cancelling…"
-    assert.equal(body.querySelectorAll("button")[0].textContent, "Cancelling…");
+    assert.equal(body.querySelectorAll("button.schedule-panel-cancel")[0].textContent, "Cancelling…");
     // The views after the flush no longer have it: the row and its state are gone.
     ctx = { ...ctx, view: { ...VIEW, active: [VIEW.active[1]] } };
     body = renderPanel(ctx, cancels);
@@ -229,7 +229,7 @@ describe("Cancel", () => {
       });
       ctx = context({ runTool });
       body = renderPanel(ctx, cancels);
-      body.querySelectorAll("button")[0].click();
+      body.querySelectorAll("button.schedule-panel-cancel")[0].click();
       await done;
       const error = all(body, "schedule-panel-error");
       assert.equal(error.length, 1);
@@ -237,7 +237,7 @@ describe("Cancel", () => {
       assert.equal(error[0].getAttribute("role"), "alert");
       const again = renderPanel(ctx, cancels); // the host rebuilt the panel (a views frame)
       assert.equal(all(again, "schedule-panel-error").length, 1);
-      assert.equal(again.querySelectorAll("button")[0].disabled, false); // it can be tried again
+      assert.equal(again.querySelectorAll("button.schedule-panel-cancel")[0].disabled, false); // it can be tried again
     }
   });
 });
@@ -274,7 +274,8 @@ describe("registration", () => {
     let rebuilt = 0;
     const ctx = { ...context(), rerender: () => (rebuilt += 1) };
     const body = panel.render(ctx);
-    assert.equal(body.querySelectorAll("button").length, 2);
+    assert.equal(body.querySelectorAll("button.schedule-panel-cancel").length, 2);
+    assert.equal(body.querySelectorAll("button.schedule-panel-edit").length, 2);
     drop();
     assert.deepEqual(registry.panels(), []);
   });
@@ -285,7 +286,7 @@ describe("registration", () => {
     const [[, panel]] = registry.panels();
     let rebuilt = 0;
     const ctx = { ...context(), rerender: () => (rebuilt += 1) };
-    panel.render(ctx).querySelectorAll("button")[0].click();
+    panel.render(ctx).querySelectorAll("button.schedule-panel-cancel")[0].click();
     assert.equal(rebuilt, 1);
   });
 
@@ -299,7 +300,7 @@ describe("registration", () => {
       fail = resolve;
     });
     const ctx = { ...context({ runTool: () => failed }), rerender: () => (rebuilt += 1) };
-    panel.render(ctx).querySelectorAll("button")[0].click();
+    panel.render(ctx).querySelectorAll("button.schedule-panel-cancel")[0].click();
     assert.equal(rebuilt, 1);
     drop();
     fail({ code: "tool_failed" });

@@ -121,10 +121,14 @@ describe("follow-ups", () => {
   });
 });
 
-test("the default export registers the three tools and the follow-up line, and unregisters them", () => {
+test("the default export registers the four tools and the follow-up line, and unregisters them", () => {
   const registry = new RendererRegistry({ document: fakeDocument });
   const drop = register(registry);
-  assert.deepEqual(TOOLS, ["schedule_create", "schedule_list", "schedule_delete"]);
+  assert.deepEqual(TOOLS, ["schedule_create", "schedule_list", "schedule_delete", "schedule_update"]);
+  assert.equal(
+    registry.toolSummary(input("en", { name: "schedule_update", pending: true })),
+    "Changing a reminder…",
+  );
   assert.equal(
     registry.toolSummary(input("en", { name: "schedule_delete", value: { deleted: true } })),
     "Reminder cancelled",
@@ -135,5 +139,6 @@ test("the default export registers the three tools and the follow-up line, and u
   );
   drop();
   assert.equal(registry.toolSummary(input("en", { name: "schedule_delete", value: {} })), null);
+  assert.equal(registry.toolSummary(input("en", { name: "schedule_update", pending: true })), null);
   assert.equal(registry.followupSummary({ text: "x", source: { plugin: PLUGIN } }), null);
 });

@@ -1,14 +1,16 @@
 // ui-schedule: the Schedule's boards, host-wide lists over the rows the Schedule plugin posts for
 // every Session. "All reminders" (`schedule.pending`): every pending reminder on the host,
 // soonest first, each with its text (cut after two lines; its time always shows), when it is
-// due as people read times ("today 17:00 · in 3 h") and "every 30 min" for a repeating one, and
+// due as people read times ("today 17:00 · in 3 h"), "every 30 min" for a repeating one or its
+// rule in words for a calendar one ("Every weekday at 09:00"; a row shows its title when it has
+// one), and
 // Cancel, the same user action the Reminders panel runs (`schedule_delete` on the row's
 // Session); its first rows are the start page's "Coming up". `schedule.delivered`: what was
 // delivered while the person was away ("While you were away: 3 reminders"). The host adds each
 // row's Session link. Everything the Session supplies reaches the DOM only as text nodes.
 
 import { cancelOutcome, DELETE_TOOL } from "./reminders-panel.js";
-import { scoped, textElement } from "./schedule-words.js";
+import { ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
 
 export const PLUGIN = "schedule";
 export const PENDING_BOARD = "schedule.pending";
@@ -16,14 +18,21 @@ export const DELIVERED_BOARD = "schedule.delivered";
 /** Rows the start page's "Coming up" shows. */
 export const COMING_UP = 5;
 
-/** A board row's reminder: `{text, everySeconds?}` from its data (malformed parts dropped). */
+/**
+ * A board row's reminder: `{text, everySeconds?, rule?}` from its data (`text`: its `title`
+ * when it has one, else its `text`; `rule`: a calendar reminder's `rule`, `{kind, time,
+ * timeZone, weekdays?}` or `{kind, expression, timeZone}`; malformed parts dropped).
+ */
 export function rowReminder(row) {
   const data = row?.data;
   const ok = data !== null && typeof data === "object";
-  const text = ok && typeof data.text === "string" ? data.text : "";
+  let text = ok && typeof data.text === "string" ? data.text : "";
+  if (ok && typeof data.title === "string" && data.title !== "") text = data.title;
   const every = ok ? data.everySeconds : undefined;
   const out = { text };
   if (Number.isSafeInteger(every) && every > 0) out.everySeconds = every;
+  const rule = ok ? ruleOf(data.rule) : null;
+  if (rule !== null && ["daily", "weekly", "cron"].includes(rule.kind)) out.rule = rule;
   return out;
 }
 
@@ -41,7 +50,7 @@ function timeNode(doc, ms, text, time, relative) {
  */
 export function renderRow({ row, t, time, document: doc }) {
   const s = scoped(t);
-  const { text, everySeconds } = rowReminder(row);
+  const { text, everySeconds, rule } = rowReminder(row);
   const body = doc.createElement("div");
   body.className = "schedule-board-item";
   body.appendChild(textElement(doc, "span", text, "schedule-board-text"));
@@ -53,6 +62,10 @@ export function renderRow({ row, t, time, document: doc }) {
   if (everySeconds !== undefined) {
     const every = s("panel.every", { every: time.duration(everySeconds * 1000) });
     when.appendChild(textElement(doc, "span", ` · ${every}`, "schedule-board-every"));
+  }
+  const words = rule === undefined ? null : ruleWords(rule, t, time.timeZone);
+  if (words !== null) {
+    when.appendChild(textElement(doc, "span", ` · ${words}`, "schedule-board-rule"));
   }
   body.appendChild(when);
   return body;

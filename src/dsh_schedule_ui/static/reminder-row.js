@@ -3,17 +3,31 @@
 // a delivery more than a minute late carries a badge with its reason when known. The card is
 // marked `data-notify` so the host can raise a notification when it arrives in a hidden tab, and
 // offers the host to fold into it (`data-fold-key`: one reminder, `data-fold-at`: this occurrence;
-// `data-fold-slot`): the follow-up line, the assistant's echo and repeated deliveries.
+// `data-fold-slot`): the follow-up line, the assistant's echo and repeated deliveries. A
+// reminder with a title shows it as the largest thing, its text below; one that repeats on a
+// calendar rule says the rule ("Every Monday at 10:00") above which occurrence this was ("Due
+// today 10:00", the dispatch's `occurrenceAt`), when the view carries the rule.
 // Everything the Session supplies reaches the DOM only as text nodes.
 
-import { instantMs, latenessText, scoped, textElement, timeElement } from "./schedule-words.js";
+import {
+  instantMs,
+  latenessText,
+  reminderName,
+  ruleOf,
+  ruleWords,
+  scoped,
+  textElement,
+  timeElement,
+} from "./schedule-words.js";
 
 export const EVENT_TYPE = "schedule/change";
 export const DELIVERY_MODE = "session-local";
 
 /**
  * Validate a presented reminder view: the normalized `{scheduleId, prompt, occurrenceAt,
- * deliveryMode, lateReason?}`, or null when the sidecar is not a compatible receipt.
+ * deliveryMode, lateReason?, title?, kind?, time?, timeZone?, weekdays?, expression?}`, or null
+ * when the sidecar is not a compatible receipt (the optional fields are kept when they are
+ * strings, `weekdays` when an array).
  */
 export function validateReminderView(view) {
   if (view === null || typeof view !== "object" || Array.isArray(view)) return null;
@@ -24,6 +38,10 @@ export function validateReminderView(view) {
   if (deliveryMode !== DELIVERY_MODE) return null;
   const out = { scheduleId, prompt, occurrenceAt, deliveryMode };
   if (lateReason === "busy" || lateReason === "offline") out.lateReason = lateReason;
+  for (const field of ["title", "kind", "time", "timeZone", "expression"]) {
+    if (typeof view[field] === "string" && view[field] !== "") out[field] = view[field];
+  }
+  if (Array.isArray(view.weekdays)) out.weekdays = view.weekdays;
   return out;
 }
 
@@ -45,7 +63,9 @@ export function reminderCardModel(node, t, time) {
   return {
     valid: true,
     label: s("label"),
+    name: reminderName(receipt),
     prompt: receipt.prompt,
+    rule: ruleWords(ruleOf(receipt), t, time.timeZone),
     scheduleId: receipt.scheduleId,
     occurrenceAt: receipt.occurrenceAt,
     dueText: s("due", { time: time.absolute(instantMs(receipt.occurrenceAt)) }),
@@ -96,15 +116,21 @@ export function renderReminderCard({ node, locale, t, time, document: doc = glob
   // The host folds this delivery's follow-up and answer, and repeats of one reminder, in here.
   section.setAttribute("data-fold-key", model.scheduleId);
   section.setAttribute("data-fold-at", model.occurrenceAt);
-  section.setAttribute("data-notify", model.prompt);
-  section.setAttribute("aria-label", `${model.label}: ${model.prompt}`);
+  section.setAttribute("data-notify", model.name);
+  section.setAttribute("aria-label", `${model.label}: ${model.name}`);
 
   section.appendChild(bellIcon(doc));
 
   const body = doc.createElement("div");
   body.className = "schedule-card-body";
   body.appendChild(textElement(doc, "p", model.label, "schedule-card-label"));
-  body.appendChild(textElement(doc, "p", model.prompt, "schedule-reminder-prompt"));
+  body.appendChild(textElement(doc, "p", model.name, "schedule-reminder-prompt"));
+  if (model.name !== model.prompt) {
+    body.appendChild(textElement(doc, "p", model.prompt, "schedule-card-text"));
+  }
+  if (model.rule !== null) {
+    body.appendChild(textElement(doc, "p", model.rule, "schedule-card-rule"));
+  }
   const meta = doc.createElement("p");
   meta.className = "schedule-card-meta";
   meta.appendChild(timeElement(doc, model.occurrenceAt, model.dueText, time, "schedule-card-due"));

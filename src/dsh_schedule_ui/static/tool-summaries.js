@@ -1,13 +1,19 @@
-// ui-schedule: one-line summaries for the three schedule tools ("Reminder set · today 18:08",
-// "Reminder cancelled: stretch"), Undo on a cancel for a few seconds, and the collapsed line for
-// the plugin's follow-ups ("Reminder handed to the assistant"). Pure functions of what the host
-// hands over; the default export registers them.
+// ui-schedule: one-line summaries for the four schedule tools ("Reminder set · today 18:08",
+// "Repeating reminder set · Every Monday at 10:00 · next today 10:00", "Reminder changed:
+// stretch · next today 18:30", "Reminder cancelled: stretch"), Undo on a cancel for a few
+// seconds, and the collapsed line for the plugin's follow-ups ("Reminder handed to the
+// assistant"). Pure functions of what the host hands over; the default export registers them.
 
-import { instantMs, scoped } from "./schedule-words.js";
+import { instantMs, reminderName, ruleOf, ruleWords, scoped } from "./schedule-words.js";
 
 /** The plugin name the Schedule's follow-ups carry in `source.plugin`. */
 export const PLUGIN = "schedule";
-export const TOOLS = Object.freeze(["schedule_create", "schedule_list", "schedule_delete"]);
+export const TOOLS = Object.freeze([
+  "schedule_create",
+  "schedule_list",
+  "schedule_delete",
+  "schedule_update",
+]);
 const BATCH_HEADER = "[SCHEDULE REMINDER BATCH]";
 const REMINDERS_PREFIX = "reminders_json: ";
 
@@ -28,6 +34,8 @@ export function summarizeCreate(input) {
   const due = instantMs(value?.scheduledAt);
   if (due === null) return null;
   const when = input.time.absolute(due);
+  const rule = ruleWords(ruleOf(value), input.t, input.time.timeZone);
+  if (rule !== null) return s("tool.createdRule", { rule, time: when });
   if (typeof value.everySeconds === "number") {
     return s("tool.createdEvery", { every: input.time.duration(value.everySeconds * 1000), time: when });
   }
@@ -74,6 +82,30 @@ export function summarizeDelete(input) {
   if (value?.code === "schedule_not_found") return s("tool.deleteMissing");
   if (isErrorValue(value)) return s("tool.deleteFailed", { reason: reason(input) });
   return null;
+}
+
+/**
+ * schedule_update: changed (named, with when it is next due and its rule in words), unchanged,
+ * changed meanwhile, gone or ended, or why not.
+ */
+export function summarizeUpdate(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.updatePending");
+  const value = input.value;
+  if (value?.code === "schedule_conflict") return s("tool.updateConflict");
+  if (value?.code === "schedule_not_found") return s("tool.updateMissing");
+  if (value?.code === "schedule_ended") return s("tool.updateEnded");
+  if (isErrorValue(value)) return s("tool.updateFailed", { reason: reason(input) });
+  if (value === null || typeof value !== "object" || typeof value.prompt !== "string") return null;
+  const prompt = reminderName(value);
+  if (value.updated === false) return s("tool.unchanged", { prompt });
+  const due = instantMs(value.scheduledAt);
+  if (due === null) return null;
+  const rule = ruleWords(ruleOf(value), input.t, input.time.timeZone);
+  const time = input.time.absolute(due);
+  return rule === null
+    ? s("tool.updated", { prompt, time })
+    : s("tool.updatedRule", { prompt, rule, time });
 }
 
 /** How long a cancel offers Undo, and how much of the reminder's wait must be left after it. */
@@ -123,7 +155,7 @@ export function summarizeFollowup({ text, t }) {
 
 /** Plugin entry point: registers the summaries; returns the unregister function. */
 export default function register(registry) {
-  const summarizers = [summarizeCreate, summarizeList, summarizeDelete];
+  const summarizers = [summarizeCreate, summarizeList, summarizeDelete, summarizeUpdate];
   const drops = TOOLS.map((name, index) => registry.registerToolSummary(name, summarizers[index]));
   drops.push(registry.registerFollowupSummary(PLUGIN, summarizeFollowup));
   drops.push(registry.registerToolAction("schedule_delete", offerUndo));
