@@ -37,6 +37,7 @@ BENCHMARKS = (
     "fold",
     "receipt",
     "lateness",
+    "recurrence",
     "throughput",
     "idle",
     "resume",
