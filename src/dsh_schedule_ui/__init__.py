@@ -5,12 +5,12 @@ Entry point ``ui-schedule``. Through ``dsh_renderer_assets`` it contributes ES m
 (English / Chinese) ``schedule`` strings, the reminder card for durable
 ``schedule/change`` dispatches that carry a presented view (:class:`dsh_schedule.ReminderView`,
 offering the host to fold the follow-up, the echo and repeats into it), one-line summaries of the
-three schedule tools (a cancel names its reminder and offers Undo) and of the plugin's
-follow-ups, the
-Reminders panel over the ``schedule.reminders`` Session view, and the boards over the rows the
-Schedule plugin posts for every Session ("All reminders" with the start page's "Coming up", and
-what was delivered while the person was away); and one stylesheet. Session text always reaches
-the DOM as text.
+four schedule tools (a cancel names its reminder and offers Undo) and of the plugin's
+follow-ups, the Reminders panel over the ``schedule.reminders`` Session view (rules in words,
+and Edit through ``schedule_update`` with the shown record as ``expected``), and the boards over
+the rows the Schedule plugin posts for every Session ("All reminders" with the start page's
+"Coming up", and what was delivered while the person was away); and one stylesheet. Session
+text always reaches the DOM as text.
 """
 
 from __future__ import annotations
