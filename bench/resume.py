@@ -6,7 +6,9 @@ Every Session looks like a host-written log: plain turns, 20 ``schedule_create``
 (``tool/call``, ``schedule/change`` create, ``tool/result``), 15 delivered reminders
 (``agent/followup`` + ``schedule/change`` dispatch, then the follow-up's turn) and 5 reminders
 still active a day ahead (so resuming dispatches nothing). Every follow-up has its turn, so no
-inbox is restored.
+inbox is restored. Then every Session is resumed once with the plugin and flushed, as on a host
+that ran the plugin: the store holds its board rows and each Session's name (a log written
+straight through ``append`` has neither, and the first resume would write them).
 
 Measurement: the data folder is copied once per pass; each pass opens a fresh LiveHost on its copy
 (SQLite WAL, ``synchronous=FULL``, real clock), resumes the 20 warm-up Sessions (not counted),
@@ -294,6 +296,10 @@ async def measure() -> tuple[list[dict[str, Any]], dict[str, Any], float]:
         root = Path(tmp)
         started = time.perf_counter()
         ids = await write_data(root / "data")
+        # A store the plugin has run on holds its board rows and the Sessions' names (both are
+        # written with the batches that changed them): one resume of every Session, with the
+        # plugin, stores them before any measured pass copies the folder.
+        await resume_pass(root / "data", ids, True)
         written = time.perf_counter() - started
         passes = []
         hooks: dict[str, Any] = {}
