@@ -160,7 +160,10 @@ class BoardFiler:
         }
         deliveries = _deliveries(steps)
         wanted.update(deliveries)
-        self._delivered[session] = deque(key for key, _ in deliveries)
+        if deliveries:
+            self._delivered[session] = deque(key for key, _ in deliveries)
+        else:  # most Sessions: no queue held for them (an idle owner stays small)
+            self._delivered.pop(session, None)
         self._settle(session, wanted)
 
     def _settle(self, session: Session, wanted: dict[str, BoardEntry]) -> None:
