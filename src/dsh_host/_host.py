@@ -37,6 +37,7 @@ from ._plugins import PluginManager
 from ._records import StoredSession, damaged_sessions
 from ._registry import LiveAgentRegistry
 from ._session import LiveSession, LiveSessionStore, StoredCheck, check_fork_boundary
+from ._settle import Settler, WokenState
 from ._tools import ToolLayer
 from ._wakeups import WakeService
 from .models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
@@ -114,12 +115,15 @@ class LiveHost:
         # On a shared database other hosts file wakes too: look again at least once per
         # renewal interval, so a dead host's due wakes are taken over soon after its leases.
         segment = 60.0 if self.leases is None else min(60.0, self.leases.renew_interval)
+        #: Sessions cold delivery woke go cold again once quiet (a herd's bound on the live set).
+        self.settler = Settler(clock=self.clock, state=self._woken_state, evict=self._evict_woken)
         self.wakeups = WakeService(
             backend=backend,
             sessions=self.sessions,
             clock=self.clock,
             resume=self._wake,
             max_segment=segment,
+            settler=self.settler,
             shared=self.leases is not None,
         )
         #: Idle eviction (issue 11 item 3): live Sessions nobody uses go cold.
@@ -197,6 +201,7 @@ class LiveHost:
             return
         self._closed = True
         await self.wakeups.close()  # nothing is resumed while the host winds down
+        await self.settler.close()
         await self.evictor.close()
         await self._renewing.stop()
         await self._dropping.join()
@@ -397,6 +402,22 @@ class LiveHost:
         self.sessions.detach(session)
         await self._release(session.id)
         return True
+
+    def _woken_state(self, session_id: str) -> WokenState:
+        """What a Session cold delivery woke is doing (see :class:`Settler`)."""
+        session = self.sessions.get(session_id)
+        if session is None or self.evictor.attached(session_id):
+            return "gone"
+        if self._in_use(session_id):
+            return "busy"
+        now = self.clock.now_ms()
+        if any(at_ms <= now for at_ms in self.sessions.wakes(session).values()):
+            return "due"
+        return "quiet"
+
+    async def _evict_woken(self, session_id: str) -> bool | None:
+        session = self.sessions.get(session_id)
+        return True if session is None else await self._evict(session)
 
     def _in_use(self, session_id: str) -> bool:
         agent = self.agents.for_session(session_id)

@@ -29,7 +29,7 @@ class ToolLayer:
             raise TypeError("register() takes a dsh_hookspecs.Tool")
         if tool.name in self._tools:
             raise ToolConflictError(f"tool {tool.name!r} is already registered in this layer")
-        check_schema(tool.parameters)
+        _check_once(tool.parameters)
         self._tools[tool.name] = tool
         return _Unregister(self._tools, tool)
 
@@ -81,6 +81,22 @@ _KEYWORDS = frozenset(
 
 class SchemaError(ValueError):
     """A tool's parameter schema uses something the host cannot validate."""
+
+
+#: Schemas already checked, by identity (each kept alive, so its id stays its own): a plugin
+#: registers the same Tool objects in every Agent's layer, and a herd of resumed Sessions must
+#: not re-walk them each time. A schema is not to be changed once registered.
+_CHECKED: dict[int, Mapping[str, Any]] = {}
+_CHECKED_MAX = 256
+
+
+def _check_once(schema: Mapping[str, Any]) -> None:
+    if _CHECKED.get(id(schema)) is schema:
+        return
+    check_schema(schema)
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[id(schema)] = schema
 
 
 def check_schema(schema: Mapping[str, Any], path: str = "$") -> None:

@@ -25,6 +25,7 @@ answers :class:`KeyError`) and treats the entries like delivered ones, never as 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from dsh_hookspecs import BackOff, Clock, TaskSlot, TimerHandle, segment_wait
 
 from ._observations import Detached, WakeChanged
 from ._session import LiveSessionStore
+from ._settle import Settler
 from .persistence import Backend, DueWake, SessionLiveElsewhereError
 
 log = structlog.get_logger(__name__)
@@ -65,17 +67,24 @@ class WakeService:
         clock: Clock,
         resume: Callable[[str], Awaitable[object]],
         max_segment: float = 60.0,
-        batch: int = 64,
+        batch: int = 1024,
+        concurrency: int = 64,
+        settler: Settler | None = None,
         shared: bool = False,
     ) -> None:
         """``shared``: other hosts file wakes in the same index, so the service never stops
-        looking (a pass at least every ``max_segment`` seconds, even with nothing standing)."""
+        looking (a pass at least every ``max_segment`` seconds, even with nothing standing).
+        ``concurrency``: how many cold Sessions are resumed at once. ``settler``: makes the
+        Sessions this service woke cold again once they are quiet, and bounds how many of them
+        are live (resumes wait for room)."""
         self.backend, self.sessions, self.clock = backend, sessions, clock
         self.shared = shared
         #: The longest wait (seconds of loop time) before the wall clock is read again.
         self.max_segment = max_segment
         #: How many due entries one index query reads (the page grows past skipped ones).
         self.batch = batch
+        self.concurrency = concurrency
+        self.settler = settler
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
         self._timer: TimerHandle | None = None
@@ -218,11 +227,29 @@ class WakeService:
                 break  # rows are earliest first: the first future one is the next wake
             if self._claimable(row, now, candidates):
                 due.setdefault(session_id, []).append(row)
-        for session_id, keys in due.items():
-            if self._closed or self._paused:
-                return None
-            if self.sessions.get(session_id) is None and not await self._attempt(session_id, keys):
-                candidates.append(self._claims[keys[0]].not_before or now)
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def claim(session_id: str, keys: list[DueWake]) -> None:
+            async with gate:
+                settler = self.settler
+                if settler is not None:
+                    await settler.reserve()
+                woke = False
+                try:
+                    if self._closed or self._paused or self.sessions.get(session_id) is not None:
+                        return
+                    if not await self._attempt(session_id, keys):
+                        candidates.append(self._claims[keys[0]].not_before or now)
+                    woke = self.sessions.get(session_id) is not None
+                finally:
+                    if settler is not None and woke:
+                        settler.add(session_id)
+                    elif settler is not None:
+                        settler.release()
+
+        await asyncio.gather(*(claim(sid, keys) for sid, keys in due.items()))
+        if self._closed or self._paused:
+            return None
         if not truncated:
             seen = set(rows)
             self._claims = {key: c for key, c in self._claims.items() if key in seen}

@@ -229,3 +229,21 @@ async def test_unstorable_arguments_are_a_value_not_an_exception(host):
     calls = [e.data for e in agent.session.events if e.type == "tool/call"]
     assert [c["arguments"] for c in calls] == [None, None, None]
     assert await host.sessions.flush(agent.session) is True  # the log stays storable
+
+
+def test_a_schema_is_checked_once_yet_a_bad_one_is_refused_every_time() -> None:
+    # Each Agent registers the same Tool objects: the check of a sound schema is remembered
+    # (by identity, a bounded memo), a refused one never is.
+    bad = echo_tool("bad", {"type": "object", "patternProperties": {}})
+    for _ in range(2):
+        with pytest.raises(SchemaError):
+            ToolLayer().register(bad)
+    tools = [  # more than the memo holds: it starts over, still correct
+        echo_tool(f"t{i}", {"type": "object", "properties": {}}) for i in range(300)
+    ]
+    for tool in tools:
+        ToolLayer().register(tool)
+    layer = ToolLayer()
+    for tool in tools:
+        layer.register(tool)
+    assert layer.names() == tuple(f"t{i}" for i in range(300))
