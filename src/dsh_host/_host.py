@@ -79,7 +79,7 @@ class LiveHost:
             default=True,
         )
         self.sessions = LiveSessionStore(
-            clock=self.clock, hooks=self.plugins, plugin_names=lambda: self.plugins.names
+            clock=self.clock, hooks=self.plugins, plugin_names=lambda: self.plugins.loaded
         )
         self.tools = ToolLayer()
         self._model_settings = model_settings or ModelSettings()

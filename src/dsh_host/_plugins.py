@@ -73,6 +73,8 @@ class PluginManager(SessionHooks):
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self._started: dict[str, Disposable | None] = {}
+        #: :attr:`names` as of the last load or unload (``None``: to be computed).
+        self._names: tuple[str, ...] | None = None
         self._defaults: set[str] = set()
         self._impl_cache: dict[str, list[pluggy.HookImpl]] = {}
         self._before_unload = before_unload
@@ -81,7 +83,16 @@ class PluginManager(SessionHooks):
     @property
     def names(self) -> list[str]:
         """The loaded plugins, in load order, default plugins left out."""
-        return [name for name in self._started if name not in self._defaults]
+        return list(self.loaded)
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """:attr:`names` as a tuple, kept from one load or unload to the next (read on every
+        wake request and board post)."""
+        names = self._names
+        if names is None:
+            names = self._names = tuple(n for n in self._started if n not in self._defaults)
+        return names
 
     @property
     def default_names(self) -> list[str]:
@@ -123,6 +134,7 @@ class PluginManager(SessionHooks):
             self._impl_cache.clear()
             raise PluginLoadError(name, f"dsh_plugin_start failed: {exc!r}") from exc
         self._started[name] = disposable
+        self._names = None
         if default:
             self._defaults.add(name)
         log.info("plugin.loaded", plugin=name)
@@ -145,6 +157,7 @@ class PluginManager(SessionHooks):
         if self._before_unload is not None:
             await self._before_unload(name)
         disposable = self._started.pop(name)
+        self._names = None
         self._defaults.discard(name)
         if disposable is not None:
             await close_disposable(name, disposable)

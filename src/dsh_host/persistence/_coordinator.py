@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 
@@ -162,7 +162,7 @@ class Coordinator:
         self.backend = backend
         self.clock = clock
         self.batch_delay = batch_delay
-        self._states: weakref.WeakKeyDictionary[Session, _State] = weakref.WeakKeyDictionary()
+        self._states: _ByIdentity[Session, _State] = _ByIdentity()
         #: Per exact live Session object: ``(durable length at the proof, proven stored
         #: length)``. A proven prefix stays proven (the log is append-only and storage only
         #: grows by the live events), so a proof is reused while no flush has moved the durable
@@ -468,3 +468,42 @@ def check_stored_prefix(session: Session, stored: StoredSession) -> None:
                 f"session {session.id}: stored event {index} differs from the live "
                 "Session; refusing to overwrite it"
             )
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _ByIdentity(Generic[_K, _V]):
+    """A map keyed by object identity that holds its keys weakly, like
+    :class:`weakref.WeakKeyDictionary`, but whose lookups build no weak reference (every append
+    and flush of every live Session looks its state up)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data: dict[int, tuple[weakref.ref[_K], _V]] = {}
+
+    def get(self, key: _K) -> _V | None:
+        entry = self._data.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else None
+
+    def __getitem__(self, key: _K) -> _V:
+        entry = self._data.get(id(key))
+        if entry is None or entry[0]() is not key:
+            raise KeyError(key)
+        return entry[1]
+
+    def __setitem__(self, key: _K, value: _V) -> None:
+        data, ident = self._data, id(key)
+
+        def gone(ref: weakref.ref[_K]) -> None:
+            # Runs before the key's memory (and so its id) can be reused.
+            entry = data.get(ident)
+            if entry is not None and entry[0] is ref:
+                del data[ident]
+
+        data[ident] = (weakref.ref(key, gone), value)
+
+    def values(self) -> list[_V]:
+        return [value for ref, value in self._data.values() if ref() is not None]
