@@ -216,6 +216,9 @@ class LiveAgent:
         # One synchronous, all-or-nothing step: the follow-up's record and the events that
         # belong to it reach storage in one batch or not at all; queued only once in the log.
         appended = self._session.append_all([("agent/followup", record), *with_events])
+        # A crash before its turn ends leaves the Session cold with a turn owed: the entry,
+        # written in the same batch, makes cold delivery resume it to run the turn.
+        self._store.owe_turn(self._session, True)
         # Its turn waits until that batch is durable (see the module docstring).
         self._enqueue(InboxMessage(message_id, text, source, durable_through=appended[-1].seq + 1))
         return message_id
@@ -295,6 +298,8 @@ class LiveAgent:
         for message in unstarted_followups(owned):
             log.info("agent.followup_restored", agent_id=self._id, message_id=message.message_id)
             self._enqueue(message)
+        if not self._inbox:
+            self._store.owe_turn(session, False)  # a closed turn was all it owed
 
     def _close_interrupted_turn(self, owned: Sequence[Event]) -> None:
         """Answer the orphan tool calls of an open last turn and end it (``interrupted``)."""
@@ -350,6 +355,8 @@ class LiveAgent:
             # Free the slot first: an idle callback below may start the next driver.
             self._driving.release()
             self._phase = "idle"
+            if not self._inbox and not self._disposed:
+                self._store.owe_turn(self._session, False)  # every owed turn has ended
             self._resolve_idle_waiters()
             if not self._disposed:
                 for callback in list(self._idle_callbacks):
@@ -392,6 +399,8 @@ class LiveAgent:
             log.info("agent.turn_cancelled", agent_id=self._id, session_id=session.id)
             outcome = dict(CANCELLED_OUTCOME)
         self._end_turn(outcome)
+        if not self._inbox:
+            self._store.owe_turn(session, False)  # cleared in the batch of its turn/end
         await self._checkpoint()
 
     async def _call_model(self, message: InboxMessage) -> bool:

@@ -50,6 +50,7 @@ from dsh_hookspecs import (
 
 from . import _json
 from ._clock import SystemClock
+from ._inbox import owes_turn
 from ._observations import (
     Appended,
     BoardChanged,
@@ -67,6 +68,10 @@ from .persistence import Durability, check_board_post, check_wake_instant
 _T = TypeVar("_T")
 
 FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
+#: The host's own wake entry (in the place of a plugin name; no plugin may be named so): it
+#: stands while a Session owes a turn (:meth:`LiveSessionStore.owe_turn`).
+TURNS_WAKE = "dsh.turns"
+
 #: Runs on a stored log before it is resumed; raises to keep the Session cold.
 StoredCheck = Callable[[Sequence[Event]], object]
 
@@ -314,6 +319,22 @@ class LiveSessionStore(Publisher):
             standing[plugin] = at_ms
         self._publish(WakeChanged(session, plugin, at_ms))
 
+    def owe_turn(self, session: LiveSession, owed: bool) -> None:
+        """File (due now) or clear the host's own wake entry :data:`TURNS_WAKE` of ``session``:
+        it stands while the Session owes a turn (a follow-up whose turn has not started, or a
+        turn that has not ended), so that after a crash cold delivery resumes the Session and
+        its Agent runs the turn (or closes it). Like any entry, it is written with the events
+        that caused it. A Session that is not live is left alone."""
+        if not self.is_live(session):
+            return
+        standing = session._wakes  # noqa: SLF001 - store and session are one unit
+        if owed and TURNS_WAKE not in standing:
+            at_ms = standing[TURNS_WAKE] = self.clock.now_ms()
+            self._publish(WakeChanged(session, TURNS_WAKE, at_ms))
+        elif not owed and TURNS_WAKE in standing:
+            del standing[TURNS_WAKE]
+            self._publish(WakeChanged(session, TURNS_WAKE, None))
+
     def wakes(self, session: LiveSession) -> Mapping[str, int]:
         """:meth:`dsh_hookspecs.SessionStore.wakes`: the standing entries, read-only."""
         return MappingProxyType(session._wakes)  # noqa: SLF001 - store and session are one unit
@@ -516,6 +537,8 @@ class LiveSessionStore(Publisher):
             except BaseException:
                 self.detach(session)  # never leave a half-opened Session live
                 raise
+        if reason == "resumed":
+            self.owe_turn(session, owes_turn(session.events[header.owned_from :]))
         self.hooks.session_opened(session, reason)
         return session
 

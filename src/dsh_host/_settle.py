@@ -149,4 +149,6 @@ class Settler:
             return  # it became busy: asked again at the next tick
         if not done:
             log.error("host.woken_evict_failed", session_id=session_id, error=error)
+        else:
+            log.info("host.session_evicted", session_id=session_id, reason="delivered")
         self._forget(session_id)

@@ -68,7 +68,8 @@ async def test_without_the_config_no_wake_is_ever_filed(memory):
     h = await _harness(memory, {})
     filed: list[tuple[str, str, int | None]] = []
     h.host.sessions.subscribe(
-        lambda o: filed.append((o.session.id, o.plugin, o.at_ms)), WakeChanged
+        lambda o: o.plugin == PLUGIN and filed.append((o.session.id, o.plugin, o.at_ms)),
+        WakeChanged,
     )
     try:
         agent = await h.agent()
