@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,23 @@ class DshProcess:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.kill()
+
+
+def serve_command(
+    data: Path | str,
+    *,
+    overlay: Path | str | None = None,
+    model: str = "scripted",
+    log_level: str = "warning",
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The arguments of ``dsh serve`` on ``data`` (a folder or a ``postgresql://`` URL) on a free
+    port: ``overlay`` (default: none given, so the built-in overlay), the ``model`` adapter, the
+    ``log_level`` of its JSON lines on stderr and ``extra`` arguments (``--evict-idle 1``...)."""
+    args = ["serve", "--data", str(data), "--port", "0", "--model", model]
+    if overlay is not None:
+        args += ["--overlay", str(overlay)]
+    return [*args, "--log-level", log_level, *extra]
 
 
 def run_dsh(args: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
