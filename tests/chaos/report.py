@@ -530,7 +530,31 @@ def render(figures: Mapping[str, Mapping[str, Any]], status: int | None) -> str:
         bad=figures_table(bad),
         timings=timings,
     )
-    return text + two_hosts_section(figures.get("two-hosts--matrix"))
+    return (
+        text
+        + two_hosts_section(figures.get("two-hosts--matrix"))
+        + herd_section(figures.get("herd--sqlite"), figures.get("herd--two-hosts"))
+    )
+
+
+def herd_section(sqlite: Mapping[str, Any] | None, two: Mapping[str, Any] | None) -> str:
+    """The herd killed mid-delivery (issue 27), when it ran; nothing otherwise."""
+    if not sqlite and not two:
+        return ""
+    text = (
+        "\n## A herd killed mid-delivery\n\n"
+        "`tests/chaos/test_herd_crash.py`: cold Sessions, each with one `at` reminder due at the "
+        "same instant, delivered by real `dsh serve` processes through the wake index; one "
+        "process is SIGKILLed while some but not all dispatches are durable, and its restart "
+        "(or, on PostgreSQL, the other host) finishes the herd. Every Session's log is then read "
+        "from the store (exactly one dispatch, none early, one turn per follow-up, nothing on "
+        "disk at the kill lost) and what a browser shows is checked (the delivered board, "
+        "page reloads, and on SQLite tabs held open across the kill).\n"
+    )
+    for title, figures in (("SQLite, one host", sqlite), ("PostgreSQL, two hosts", two)):
+        if figures:
+            text += f"\n### {title}\n\n" + figures_table(figures) + "\n"
+    return text
 
 
 def two_hosts_section(two: Mapping[str, Any] | None) -> str:
