@@ -9,7 +9,12 @@ that fails after that removes the data folder it created (so a failed start leav
 A stop (Ctrl-C or SIGTERM) ends with one line on stderr saying how many reminders are pending:
 the badges of the Session views named ``*.reminders`` (the Schedule plugin's
 ``schedule.reminders``) of the live Sessions and of the cold ones in the wake index, derived
-through the generic ``dsh_session_views`` hook (the host imports no plugin).
+through the generic ``dsh_session_views`` hook (the host imports no plugin). ``dsh sessions``
+prints the newest Sessions first, at most ``--limit`` (50) unless ``--all``, reading one page of
+storage's index at a time (a store of a million Sessions lists as fast as a small one).
+Boot reads nothing per stored Session: a cleanly closed SQLite store opens without its
+whole-file checks (``persistence/sqlite/_seal.py``), the wake service asks the index for the
+earliest entry, and the board is rebuilt only after a migration from before the board.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -42,19 +48,23 @@ from ._plugins import PluginLoadError
 from .models import UnknownModelError
 from .persistence import (
     Backend,
+    DamagedSummary,
     DataDirLockedError,
     MemoryBackend,
     PostgresBackend,
+    SessionCursor,
+    SessionRow,
     SQLiteBackend,
     StorageBehindError,
     StorageError,
     StorageReadOnlyError,
     StoredSession,
-    StoredSummary,
-    damaged_sessions,
-    list_sessions_read_only,
     load_read_only,
+    read_only_page,
     redacted,
+    session_count,
+    session_cursor,
+    session_page,
 )
 from .web import WebServer, badges, is_loopback, token_problem
 
@@ -190,10 +200,20 @@ async def _sessions(args: argparse.Namespace) -> int:
         await viewer.close()
 
 
+#: The most rows one read of ``dsh sessions`` takes from storage (``--all`` reads page by page).
+LIST_PAGE = 200
+
+#: One read of the list: its rows and, when the read counted them, how many are stored.
+ListRead = tuple[Sequence[SessionRow], int | None]
+#: Reads one page of the list after a cursor.
+PageReader = Callable[[SessionCursor | None, int], Awaitable[ListRead]]
+
+
 async def _list(args: argparse.Namespace, viewer: LiveHost) -> int:
+    """``dsh sessions``: the newest Sessions first, at most ``--limit`` of them (then how many
+    more there are) or ``--all``, read a page at a time through storage's index; each printed
+    row's log is read for its name, badges and pending reminders."""
     backend = _backend(args.data)
-    summaries: Sequence[StoredSummary]
-    summary_of: dict[str, tuple[str | None, dict[str, JSONValue], int]]
     try:
         await backend.open()
     except (DataDirLockedError, StorageReadOnlyError, StorageBehindError) as refused:
@@ -204,74 +224,117 @@ async def _list(args: argparse.Namespace, viewer: LiveHost) -> int:
             print(f"dsh: warning: {refused}", file=sys.stderr)
         assert isinstance(args.data, Path)
         folder: Path = args.data
-        try:
-            summaries = await asyncio.to_thread(list_sessions_read_only, folder)
-        except StorageError as exc:
-            print(f"dsh: {exc}", file=sys.stderr)
-            return 1
+
+        async def read_only(after: SessionCursor | None, limit: int) -> ListRead:
+            # The count comes with the page (one snapshot) when a limit may need it.
+            counted = not args.all
+            read = partial(read_only_page, folder, after, limit, count=counted)
+            return await asyncio.to_thread(read)
 
         async def load(session_id: str) -> StoredSession | None:
             return await asyncio.to_thread(load_read_only, folder, session_id)
 
-        summary_of = await _summaries(viewer, summaries, load)
+        return await _print_sessions(args, viewer, read_only, load)
     except StorageError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
         return 1
-    else:
-        try:
-            summaries = await backend.list_sessions()
-            summary_of = await _summaries(viewer, summaries, backend.load)
-        finally:
-            await backend.close()
-    # Decodable and damaged rows in one order (oldest first), each on its own line.
-    lines: list[tuple[int, str, str]] = []
-    for summary in summaries:
-        header = summary.header
-        name, row_badges, pending = summary_of.get(header.id, (None, {}, 0))
-        if args.json:
-            row = {**header.to_json(), "length": summary.length}
-            if name is not None:
-                row["name"] = name
-            if row_badges:
-                row["badges"] = row_badges
-            line = _json.dumps({**row, "pendingReminders": pending})
-        else:
-            parent = f"  fork of {header.parent_session}" if header.parent_session else ""
-            named = "" if name is None else f'  "{name}"'
-            line = (
-                f"{header.id}  {_utc(header.created_at)}  {summary.length} events  "
-                f"{_pending_words(pending)}{parent}{named}"
-            )
-        lines.append((header.created_at, header.id, line))
-    for damaged in damaged_sessions(summaries):
-        created = damaged.created_at
-        if args.json:
-            bad: dict[str, JSONValue] = {"id": damaged.id, "damaged": True, "error": damaged.error}
-            if created is not None:
-                bad["createdAt"] = created
-            line = _json.dumps(bad)
-        else:
-            when = "?" if created is None else _utc(created)
-            line = f"{damaged.id}  {when}  DAMAGED: {damaged.error}"
-        lines.append((0 if created is None else created, damaged.id, line))
-    for _, _, line in sorted(lines):
-        print(line)
-    if not lines and not args.json:
+    try:
+
+        async def page(after: SessionCursor | None, limit: int) -> ListRead:
+            return await session_page(backend, after=after, limit=limit), None
+
+        return await _print_sessions(
+            args, viewer, page, backend.load, count=lambda: session_count(backend)
+        )
+    finally:
+        await backend.close()
+
+
+async def _print_sessions(
+    args: argparse.Namespace,
+    viewer: LiveHost,
+    page: PageReader,
+    load: Callable[[str], Awaitable[StoredSession | None]],
+    count: Callable[[], Awaitable[int]] | None = None,
+) -> int:
+    """Print the rows page by page; past ``--limit``, one line says how many more exist."""
+    limit: int | None = None if args.all else args.limit
+    shown = 0
+    after: SessionCursor | None = None
+    try:
+        while True:
+            want = LIST_PAGE if limit is None else min(LIST_PAGE, limit - shown)
+            # One row more than printed says whether more follow.
+            found, stored = await page(after, want + 1)
+            rows = found[:want]
+            summary_of = await _summaries(viewer, rows, load)
+            for row in rows:
+                print(_session_line(row, summary_of, as_json=args.json))
+            shown += len(rows)
+            if len(found) <= want or not rows:
+                break
+            after = session_cursor(rows[-1])
+            if limit is not None and shown >= limit:
+                total = stored if stored is not None else await count() if count else shown
+                # Sessions come and go beside a running server: more exist, whatever the count.
+                more = max(total - shown, 1)
+                note = f"\u2026 and {more:,} more; use --limit or --all"
+                print(note, file=sys.stderr if args.json else sys.stdout)
+                break
+    except StorageError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    if shown == 0 and not args.json:
         print("no sessions")
     return 0
 
 
+def _session_line(
+    row: SessionRow,
+    summary_of: Mapping[str, tuple[str | None, dict[str, JSONValue], int]],
+    *,
+    as_json: bool,
+) -> str:
+    """One row as ``dsh sessions`` prints it: text, or one JSON object (``--json``)."""
+    if isinstance(row, DamagedSummary):
+        created = row.created_at
+        if as_json:
+            bad: dict[str, JSONValue] = {"id": row.id, "damaged": True, "error": row.error}
+            if created is not None:
+                bad["createdAt"] = created
+            return _json.dumps(bad)
+        when = "?" if created is None else _utc(created)
+        return f"{row.id}  {when}  DAMAGED: {row.error}"
+    header = row.header
+    name, row_badges, pending = summary_of.get(header.id, (None, {}, 0))
+    if as_json:
+        out = {**header.to_json(), "length": row.length}
+        if name is not None:
+            out["name"] = name
+        if row_badges:
+            out["badges"] = row_badges
+        return _json.dumps({**out, "pendingReminders": pending})
+    parent = f"  fork of {header.parent_session}" if header.parent_session else ""
+    named = "" if name is None else f'  "{name}"'
+    return (
+        f"{header.id}  {_utc(header.created_at)}  {row.length} events  "
+        f"{_pending_words(pending)}{parent}{named}"
+    )
+
+
 async def _summaries(
     viewer: LiveHost,
-    summaries: Sequence[StoredSummary],
+    rows: Sequence[SessionRow],
     load: Callable[[str], Awaitable[StoredSession | None]],
 ) -> dict[str, tuple[str | None, dict[str, JSONValue], int]]:
-    """Each stored Session's name, badges and pending reminders, from its stored log and the
+    """Each listed Session's name, badges and pending reminders, from its stored log and the
     loaded plugins' views (as the Web host's Session list derives them); a Session whose log
     cannot be read is left out (its row then shows none)."""
     out: dict[str, tuple[str | None, dict[str, JSONValue], int]] = {}
-    for summary in summaries:
-        session_id = summary.header.id
+    for row in rows:
+        if isinstance(row, DamagedSummary):
+            continue
+        session_id = row.header.id
         try:
             stored = await load(session_id)
         except StorageError:

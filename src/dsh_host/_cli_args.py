@@ -24,6 +24,8 @@ DEFAULT_LOG_LEVEL = "info"
 DEFAULT_EVICT_IDLE = 600
 #: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
 DEFAULT_LEASE_SECONDS = 15
+#: How many Sessions ``dsh sessions`` prints without ``--limit`` or ``--all``.
+DEFAULT_SESSIONS_LIMIT = 50
 #: ``--overlay none``: load no plugin at all (a file named ``none`` is ``--overlay ./none``).
 NO_PLUGINS = "none"
 #: What ``dsh --help`` says first: what dsh is and the first command to try.
@@ -92,6 +94,20 @@ def parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument(
         "--json", action="store_true", help="print one JSON object per line (default: text)"
+    )
+    shown = sessions.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--limit",
+        type=positive_int,
+        default=DEFAULT_SESSIONS_LIMIT,
+        metavar="N",
+        help="print at most N Sessions, the newest first, and say how many more there are "
+        f"(default: {DEFAULT_SESSIONS_LIMIT})",
+    )
+    shown.add_argument(
+        "--all",
+        action="store_true",
+        help="print every stored Session, the newest first (default: at most --limit)",
     )
     _overlay(sessions, "whose views count the pending reminders")
     commands.add_parser(

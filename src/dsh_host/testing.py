@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
 from ._records import BoardRow, StoredSession, StoredSummary
-from .persistence import NO_POSTS, NO_WAKES, Backend, DueWake, StorageError
+from .persistence import (
+    NO_POSTS,
+    NO_WAKES,
+    Backend,
+    DueWake,
+    SessionCursor,
+    SessionRow,
+    StorageError,
+    session_count,
+    session_page,
+)
 
 
 class ManualClock:
@@ -142,6 +152,14 @@ class FaultInjectingBackend:
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self.inner.list_sessions()
+
+    async def list_page(
+        self, *, after: SessionCursor | None = None, limit: int
+    ) -> Sequence[SessionRow]:
+        return await session_page(self.inner, after=after, limit=limit)
+
+    async def count_sessions(self) -> int:
+        return await session_count(self.inner)
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         return await self.inner.due_wakes(now_ms, limit)

@@ -150,7 +150,7 @@ def test_serve_with_a_token_requires_it_on_the_api(tmp_path):
             authorized = client.get(
                 "/api/sessions", headers={"Authorization": "Bearer t0k-of-16-chars!"}
             )
-            assert authorized.json() == {"sessions": []}
+            assert authorized.json() == {"sessions": [], "next": None}
             assert client.get("/").status_code == 200
         server.proc.send_signal(signal.SIGINT)  # Ctrl+C: the same orderly stop as SIGTERM
         assert server.proc.wait(timeout=5) == 0
@@ -418,11 +418,11 @@ def _assert_listed_with_s2_damaged(data: Path) -> None:
     assert text.returncode == 0, text.stderr
     assert "Traceback" not in text.stderr
     lines = text.stdout.splitlines()
-    assert [line.split()[0] for line in lines] == ["s1", "s2", "s3"]
+    assert [line.split()[0] for line in lines] == ["s3", "s2", "s1"]  # the newest first
     assert "DAMAGED" not in lines[0] + lines[2]
     assert lines[1].startswith("s2  2023-11-14T22:13:20Z  DAMAGED: the stored header is invalid")
     rows = _rows(data)
-    assert list(rows) == ["s1", "s2", "s3"]
+    assert list(rows) == ["s3", "s2", "s1"]
     assert "damaged" not in rows["s1"]
     assert rows["s1"]["length"] == 0
     damaged = rows["s2"]
@@ -450,7 +450,7 @@ def test_serve_lists_a_damaged_session_and_refuses_to_open_it_cleanly(tmp_path):
             listed = client.get("/api/sessions")
             assert listed.status_code == 200, listed.text
             rows = {row["id"]: row for row in listed.json()["sessions"]}
-            assert list(rows) == ["s1", "s2", "s3"]
+            assert list(rows) == ["s3", "s2", "s1"]  # the newest first
             assert rows["s1"] == {"id": "s1", "createdAt": CREATED, "live": False}
             damaged = rows["s2"]
             assert damaged.pop("error").startswith("the stored header is invalid")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from dsh_host.persistence import (
     StoredSummary,
     damaged_sessions,
     list_sessions_read_only,
+    read_only_page,
 )
 from dsh_host.persistence.sqlite import SCHEMA_VERSION
 
@@ -602,8 +604,10 @@ async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
         assert await backend.load("s2") is not None
 
 
-#: What turns a current store into a version 2 one (the tables version 3 added).
-V3_DROPS = ("DROP TABLE board", "DROP TABLE names", "DROP TABLE deleted")
+#: What turns a current store into a version 3 one (the index version 4 added).
+V4_DROPS = ("DROP INDEX sessions_by_creation",)
+#: What turns a current store into a version 2 one (and the tables version 3 added).
+V3_DROPS = (*V4_DROPS, "DROP TABLE board", "DROP TABLE names", "DROP TABLE deleted")
 
 
 async def test_an_unknown_schema_version_is_reported(tmp_path: Path) -> None:
@@ -868,3 +872,185 @@ async def test_no_alarm_without_loss_fresh_clean_crashed_or_with_a_lagging_recor
     ):
         async with opened(folder) as reopened:
             assert [s.length for s in await reopened.list_sessions()] == lengths
+
+
+# -- the seal of a clean close: the next open skips the checks that read every page -------------
+
+SEAL = f"{DB}.clean"  # beside the store after a clean close; taken by the next open
+
+
+def _sealed_opens(logs: list[dict[str, object]]) -> int:
+    return sum(1 for entry in logs if entry["event"] == "storage.sealed_open")
+
+
+async def _open_and_close(folder: Path, **kwargs: bool) -> list[dict[str, object]]:
+    """Open ``folder`` and close it again; the log lines of the open."""
+    with capture_logs() as logs:
+        async with opened(folder, **kwargs):
+            pass
+    return logs
+
+
+@pytest.mark.parametrize("change", ["damaged-page", "outside-delete", "older-copy", "truncated"])
+async def test_a_store_changed_after_its_clean_close_is_checked_in_full_and_refused(
+    tmp_path: Path, change: str
+) -> None:
+    live, old = tmp_path / "live", tmp_path / "old"
+    await _write_some_data(live)
+    shutil.copytree(live, old)  # an older copy, seal and all
+    async with opened(live) as backend:
+        await backend.append("s1", 5, make_events(5, 1))
+    db = live / DB
+    assert (live / SEAL).is_file()  # the close was clean: the store is sealed
+    if change == "damaged-page":
+        with db.open("r+b") as f:  # same size, same header: only the file's times change
+            f.seek(db.stat().st_size - 4096)
+            f.write(b"\xff" * 4096)
+        match, error = "corrupt or truncated", StorageCorruptError
+    elif change == "outside-delete":
+        run_sql(db, "DELETE FROM events WHERE session_id = 's3' AND seq = 1")
+        match, error = "acknowledged commits are missing", StorageBehindError
+    elif change == "older-copy":
+        shutil.copyfile(old / DB, db)
+        shutil.copyfile(old / SEAL, live / SEAL)  # its seal vouches for another file
+        match, error = "acknowledged commits are missing", StorageBehindError
+    else:
+        os.truncate(db, db.stat().st_size - 4096)
+        match, error = "corrupt or truncated", StorageCorruptError
+    with capture_logs() as logs, pytest.raises(error, match=re.escape(match)):
+        await SQLiteBackend(live).open()
+    assert _sealed_opens(logs) == 0
+    assert [e for e in logs if e["event"] == "storage.seal_broken"]
+    assert not (live / SEAL).exists()  # taken: it vouches for one open only
+    await _assert_released(live, SQLiteBackend(live))
+
+
+async def test_a_sealed_store_that_lost_acknowledged_commits_is_still_refused(
+    tmp_path: Path, children: list[Child]
+) -> None:
+    # The file is exactly as the clean close left it and its seal is back (a removal that did
+    # not reach the disk), yet a later process acknowledged commits that only its WAL held:
+    # the position record still catches the loss.
+    await _write_some_data(tmp_path, sessions=2)
+    seal = (tmp_path / SEAL).read_bytes()
+    child = await open_child(children, "append", tmp_path)
+    assert not (tmp_path / SEAL).exists()  # the child's open took it
+    while int((await child.line("child: committed")).split()[-1]) < 5:
+        pass
+    await child.kill()
+    (tmp_path / f"{DB}-wal").unlink()  # the WAL is lost
+    (tmp_path / SEAL).write_bytes(seal)
+    with capture_logs() as logs, pytest.raises(StorageBehindError, match="acknowledged"):
+        await SQLiteBackend(tmp_path).open()
+    assert _sealed_opens(logs) == 1  # the seal held: the loss was seen without counting
+    logs = await _open_and_close(tmp_path, accept_data_loss=True)
+    assert [e for e in logs if e["event"] == "storage.data_loss_accepted"]
+    async with opened(tmp_path) as backend:
+        assert [s.header.id for s in await backend.list_sessions()] == ["s0", "s1"]
+
+
+async def test_a_crash_leaves_no_seal_and_the_next_open_checks_everything(
+    tmp_path: Path, children: list[Child]
+) -> None:
+    await _write_some_data(tmp_path, sessions=3)
+    child = await open_child(children, "hold", tmp_path)
+    await child.kill()
+    assert not (tmp_path / SEAL).exists()
+    assert _sealed_opens(await _open_and_close(tmp_path)) == 0
+    # That open closed cleanly: the one after it is sealed again.
+    assert (tmp_path / SEAL).is_file()
+    assert _sealed_opens(await _open_and_close(tmp_path)) == 1
+
+
+async def test_a_close_that_leaves_a_wal_behind_writes_no_seal(tmp_path: Path) -> None:
+    await _write_some_data(tmp_path, sessions=2)
+    reader = sqlite3.connect(tmp_path / DB, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sessions").fetchone()  # holds a read snapshot
+        async with opened(tmp_path) as backend:
+            await backend.append("s0", 5, make_events(5, 1))
+        assert wal_bytes(tmp_path / DB) > 0  # the reader kept the WAL
+        assert not (tmp_path / SEAL).exists()
+        reader.execute("COMMIT")
+    finally:
+        reader.close()
+    assert _sealed_opens(await _open_and_close(tmp_path)) == 0
+
+
+async def test_a_clean_close_seals_the_store_and_the_next_open_counts_nothing(
+    tmp_path: Path,
+) -> None:
+    await _write_some_data(tmp_path, sessions=4)
+    text = (tmp_path / SEAL).read_text()
+    assert text.startswith("dsh-clean v1 sessions=4 events=20 file=")
+    with capture_logs() as logs:
+        async with opened(tmp_path) as backend:
+            assert not (tmp_path / SEAL).exists()  # taken at open
+            assert backend.position == (4, 20)  # the sealed position, not a count
+            await backend.append("s0", 5, make_events(5, 2))
+            assert backend.position == (4, 22)
+            assert len(await backend.list_sessions()) == 4
+    assert _sealed_opens(logs) == 1
+    assert (tmp_path / SEAL).read_text().startswith("dsh-clean v1 sessions=4 events=22 file=")
+    # A seal that is not one is ignored (and taken): the open checks everything.
+    (tmp_path / SEAL).write_text("dsh-clean v1 garbage\n")
+    logs = await _open_and_close(tmp_path)
+    assert _sealed_opens(logs) == 0
+    assert [e for e in logs if e["event"] == "storage.seal_unreadable"]
+
+
+async def test_a_version_3_store_gains_the_list_index_without_a_board_rebuild(
+    tmp_path: Path,
+) -> None:
+    await _write_some_data(tmp_path, sessions=3)
+    run_sql(tmp_path / DB, *V4_DROPS, "PRAGMA user_version = 3")
+    with capture_logs() as logs:
+        async with opened(tmp_path) as backend:
+            assert backend.needs_board_rebuild is False  # its board and names are whole
+            page = await backend.list_page(limit=2)
+            assert [row.header.id for row in page if isinstance(row, StoredSummary)] == [
+                "s2",
+                "s1",
+            ]
+    (migrated,) = [e for e in logs if e["event"] == "storage.migrated"]
+    assert migrated["from_version"] == 3
+    outside = sqlite3.connect(tmp_path / DB)
+    try:
+        assert outside.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        plan = outside.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE (created_at, id) < (5, 'x') "
+            "ORDER BY created_at DESC, id DESC LIMIT 3"
+        ).fetchall()
+        assert any("sessions_by_creation" in str(row[-1]) for row in plan), plan
+        assert not any("TEMP B-TREE" in str(row[-1]) for row in plan), plan
+    finally:
+        outside.close()
+
+
+async def test_a_list_page_is_read_beside_a_holder_and_from_older_stores(
+    tmp_path: Path,
+) -> None:
+    await _write_some_data(tmp_path, sessions=5)
+    async with opened(tmp_path) as holder:
+        await holder.append("s4", 5, [], name="Fourth")
+        rows, count = await asyncio.to_thread(
+            functools.partial(read_only_page, tmp_path, None, 2, count=True)
+        )
+        assert count == 5
+        assert [(r.header.id, r.name) for r in rows if isinstance(r, StoredSummary)] == [
+            ("s4", "Fourth"),
+            ("s3", None),
+        ]
+        rows, count = await asyncio.to_thread(read_only_page, tmp_path, (3, "s3"), 9)
+        assert count is None  # not asked for
+        assert [r.header.id for r in rows if isinstance(r, StoredSummary)] == ["s2", "s1", "s0"]
+    run_sql(tmp_path / DB, *V3_DROPS, "PRAGMA user_version = 2")
+    before = (tmp_path / DB).read_bytes()
+    rows, count = await asyncio.to_thread(
+        functools.partial(read_only_page, tmp_path, (2, "s2"), 1, count=True)
+    )
+    assert (count, [r.header.id for r in rows if isinstance(r, StoredSummary)]) == (5, ["s1"])
+    assert (tmp_path / DB).read_bytes() == before  # read, never migrated
+    absent = functools.partial(read_only_page, tmp_path / "none", None, 5, count=True)
+    assert await asyncio.to_thread(absent) == ([], 0)

@@ -436,7 +436,7 @@ async def test_every_storage_failure_is_one_answer_naming_its_operation(
         raise StorageError("injected listing failure")
 
     def fail_list() -> None:
-        monkeypatch.setattr(web_host, "list_sessions", failing_list)
+        monkeypatch.setattr(backend, "list_page", failing_list)
 
     cases = [
         ("list", "GET", "/api/sessions", fail_list),

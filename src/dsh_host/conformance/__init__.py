@@ -10,10 +10,13 @@ and provides a factory:
   strict JSON, concurrency, reopen and close, the wake entries (stored with their batch,
   replaced, cleared, absent after a refused append, ``due_wakes`` in time order, kept across a
   reopen), the board rows and names (stored with their batch, ``board_page`` ordered by
-  instant, Session and key after a cursor, ``board_count``) and ``delete`` (everything of the
-  Session goes, a fork stays); :class:`DamagedRowContract` (``make`` and
-  ``damage_header(tmp_path, session_id)``) for a durable store: an undecodable row is listed
-  as damaged and never hides the others.
+  instant, Session and key after a cursor, ``board_count``), ``delete`` (everything of the
+  Session goes, a fork stays) and the Session list a page at a time (``session_page``: newest
+  first after a cursor, with stored names, ``session_count``; through the backend's own
+  ``list_page`` when it offers :class:`~dsh_host.persistence.PagedBackend`);
+  :class:`DamagedRowContract` (``make`` and ``damage_header(tmp_path, session_id)``) for a
+  durable store: an undecodable row is listed as damaged, keeps its place in a page and never
+  hides the others.
 * :class:`FlushContract`, :class:`AgentPhaseContract`, :class:`PublicationContract`,
   :class:`WakeContract`, :class:`BoardContract`, or all five as :class:`HostContract` (``async
   start_host(plugins, turns, tmp_path) -> HostUnderTest``): the flush contract, the Agent

@@ -29,11 +29,18 @@ from .._json import JSONError
 from .._records import RecordError, events_identical, headers_identical
 from ..persistence import (
     Backend,
+    DamagedSummary,
+    PagedBackend,
+    SessionRow,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
     StoredSession,
+    StoredSummary,
     damaged_sessions,
+    session_count,
+    session_cursor,
+    session_page,
 )
 
 __all__ = [
@@ -84,6 +91,26 @@ AWKWARD: JSONValue = {
 
 def _row(at_ms: int, data: JSONValue = None, kind: str = "pending") -> BoardEntry:
     return BoardEntry(kind=kind, at_ms=at_ms, data=data)
+
+
+def _listed(row: SessionRow) -> tuple[str, int | None, int | None, str | None]:
+    """A list page's row as ``(id, created_at, length, name)`` (a damaged row: no length)."""
+    if isinstance(row, DamagedSummary):
+        return row.id, row.created_at, None, None
+    return row.header.id, row.header.created_at, row.length, row.name
+
+
+async def _pages(backend: Backend, limit: int) -> list[list[SessionRow]]:
+    """Every page of the Session list, each of at most ``limit`` rows, following the cursor."""
+    pages: list[list[SessionRow]] = []
+    after = None
+    while True:
+        page = await session_page(backend, after=after, limit=limit)
+        assert len(page) <= limit
+        if not page:
+            return pages
+        pages.append(page)
+        after = session_cursor(page[-1])
 
 
 class BackendContract:
@@ -310,6 +337,87 @@ class BackendContract:
             ("m", 300, 2),
         ]
         assert all(s.header.delegation_depth == 0 for s in listed)
+
+    # -- the Session list, a page at a time ----------------------------------------------
+
+    async def test_a_list_page_refuses_a_malformed_cursor_or_limit(self, backend: Backend) -> None:
+        await backend.append("s1", 0, [], make_header("s1"))
+        bad: list[dict[str, object]] = [
+            {"after": (1, 2), "limit": 5},
+            {"after": ("1", "s1"), "limit": 5},
+            {"after": (True, "s1"), "limit": 5},
+            {"after": (2**63, "s1"), "limit": 5},
+            {"after": [1, "s1"], "limit": 5},
+            {"after": (1, "s1", "x"), "limit": 5},
+            {"after": None, "limit": -1},
+            {"after": None, "limit": True},
+            {"after": None, "limit": 2.0},
+        ]
+        for arguments in bad:
+            with pytest.raises(ValueError, match=r"cursor|limit"):
+                await session_page(backend, **arguments)  # type: ignore[arg-type]
+            if isinstance(backend, PagedBackend):
+                with pytest.raises(ValueError, match=r"cursor|limit"):
+                    await backend.list_page(**arguments)  # type: ignore[arg-type]
+
+    async def test_an_empty_store_lists_an_empty_page_and_counts_none(
+        self, backend: Backend
+    ) -> None:
+        assert await session_page(backend, limit=10) == []
+        assert await session_page(backend, after=(5, "x"), limit=10) == []
+        assert await session_count(backend) == 0
+
+    async def test_the_list_pages_newest_first_with_names_after_the_cursor(
+        self, backend: Backend
+    ) -> None:
+        # Ties on the creation time are ordered by id, by code point (so "Z" < "a" < "é").
+        created = {"m": 300, "b": 100, "z": 200, "a": 200, "c": 100, "Z": 200, "é": 200}
+        for i, (sid, at) in enumerate(created.items()):
+            name = None if sid in ("b", "Z") else f"name {sid}"
+            await backend.append(sid, 0, make_events(0, i), make_header(sid, at), name=name)
+        await backend.append("m", 0, make_events(0, 2))
+        expected = [
+            ("m", 300, 2, "name m"),
+            ("é", 200, 6, "name é"),
+            ("z", 200, 2, "name z"),
+            ("a", 200, 3, "name a"),
+            ("Z", 200, 5, None),
+            ("c", 100, 4, "name c"),
+            ("b", 100, 1, None),
+        ]
+        for limit in (1, 2, 3, 7, 50):
+            pages = await _pages(backend, limit)
+            assert [_listed(row) for page in pages for row in page] == expected, limit
+            assert [len(page) for page in pages[:-1]] == [limit] * (len(pages) - 1)
+        assert await session_count(backend) == 7
+        assert await session_page(backend, limit=0) == []
+        # A cursor no row has continues at the next row in the order.
+        after = await session_page(backend, after=(200, "b"), limit=3)
+        assert [_listed(row)[0] for row in after] == ["a", "Z", "c"]
+        after = await session_page(backend, after=(250, ""), limit=1)
+        assert [_listed(row)[0] for row in after] == ["é"]
+        # A delete leaves the list and the count at once.
+        assert await backend.delete("a") is True
+        assert [_listed(row)[0] for row in await session_page(backend, limit=3)] == ["m", "é", "z"]
+        assert [
+            _listed(row)[0] for row in await session_page(backend, after=(200, "z"), limit=1)
+        ] == ["Z"]
+        assert await session_count(backend) == 6
+
+    async def test_the_list_pages_a_thousand_sessions_without_a_gap_or_a_repeat(
+        self, backend: Backend
+    ) -> None:
+        await asyncio.gather(
+            *(
+                backend.append(f"s{i:04d}", 0, [], make_header(f"s{i:04d}", 1_000 + i // 3))
+                for i in range(1_000)
+            )
+        )
+        pages = await _pages(backend, 200)
+        assert [len(page) for page in pages] == [200] * 5
+        ids = [_listed(row)[0] for page in pages for row in page]
+        assert ids == [f"s{i:04d}" for i in reversed(range(1_000))]
+        assert await session_count(backend) == 1_000
 
     # -- strict JSON -------------------------------------------------------------------
 
@@ -731,6 +839,17 @@ class DamagedRowContract:
             assert damaged.id == "s1"
             assert damaged.error
             assert "\n" not in damaged.error  # one plain line
+            # A page holds the damaged row in its place, and the count counts it.
+            page = await session_page(again, limit=5)
+            assert [(_listed(row)[0], type(row)) for row in page] == [
+                ("s2", StoredSummary),
+                ("s1", DamagedSummary),
+                ("s0", StoredSummary),
+            ]
+            assert page[1] == damaged
+            after = await session_page(again, after=session_cursor(page[1]), limit=5)
+            assert [_listed(row)[0] for row in after] == ["s0"]
+            assert await session_count(again) == 3
             with pytest.raises(StorageCorruptError, match="s1"):
                 await again.load("s1")
             assert_stored(await again.load("s2"), make_header("s2", 3), make_events(0, 2))

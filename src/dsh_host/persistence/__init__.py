@@ -1,12 +1,14 @@
 """Durable storage of Session headers and event logs, with each Session's wake entries, board
 rows and name (the board is read across Sessions: :class:`BoardRow`).
 
-:class:`Backend` is the interface (:mod:`._backend`); three backends implement it:
+:class:`Backend` is the interface (:mod:`._backend`); three backends implement it, and page the
+Session list through an index (:class:`PagedBackend`; :func:`session_page` reads any backend):
 
 * memory, :class:`MemoryBackend` (:mod:`._memory`): nothing survives the process, for tests;
 * SQLite, :class:`SQLiteBackend` (:mod:`.sqlite`): the embedded default, one file in the data
   folder, where :class:`DataDirLock` keeps one live dsh process per data folder and
-  :func:`list_sessions_read_only` and :func:`load_read_only` read a store another process holds;
+  :func:`list_sessions_read_only`, :func:`read_only_page` and :func:`load_read_only` read a
+  store another process holds;
 * PostgreSQL, :class:`PostgresBackend` (:mod:`.postgres`): a database several hosts share, with
   Session leases (:class:`Leases`).
 
@@ -29,9 +31,12 @@ from ._backend import (
     DueWake,
     LeasedBackend,
     Leases,
+    PagedBackend,
     PrefixDivergedError,
+    SessionCursor,
     SessionListing,
     SessionLiveElsewhereError,
+    SessionRow,
     StorageBehindError,
     StorageConflictError,
     StorageCorruptError,
@@ -41,15 +46,25 @@ from ._backend import (
     StoredSession,
     StoredSummary,
     check_board_post,
+    check_session_cursor,
     check_wake_instant,
     damaged_sessions,
     leases_of,
     opened,
+    session_count,
+    session_cursor,
+    session_page,
 )
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._memory import MemoryBackend
 from .postgres import PostgresBackend, is_postgres_url, redacted
-from .sqlite import DataDirLock, SQLiteBackend, list_sessions_read_only, load_read_only
+from .sqlite import (
+    DataDirLock,
+    SQLiteBackend,
+    list_sessions_read_only,
+    load_read_only,
+    read_only_page,
+)
 
 __all__ = [
     "NO_POSTS",
@@ -66,11 +81,14 @@ __all__ = [
     "LeasedBackend",
     "Leases",
     "MemoryBackend",
+    "PagedBackend",
     "PostgresBackend",
     "PrefixDivergedError",
     "SQLiteBackend",
+    "SessionCursor",
     "SessionListing",
     "SessionLiveElsewhereError",
+    "SessionRow",
     "SessionSource",
     "StorageBehindError",
     "StorageConflictError",
@@ -81,6 +99,7 @@ __all__ = [
     "StoredSession",
     "StoredSummary",
     "check_board_post",
+    "check_session_cursor",
     "check_stored_prefix",
     "check_wake_instant",
     "damaged_sessions",
@@ -90,5 +109,9 @@ __all__ = [
     "list_sessions_read_only",
     "load_read_only",
     "opened",
+    "read_only_page",
     "redacted",
+    "session_count",
+    "session_cursor",
+    "session_page",
 ]

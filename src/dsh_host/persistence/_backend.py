@@ -46,6 +46,12 @@ its log), stored by :meth:`Backend.append` with the batch that changed it (never
 listed by :meth:`Backend.list_sessions` and :meth:`Backend.board_page`, so a listing needs no
 log.
 
+Paging the Session list: a backend that offers :class:`PagedBackend` (all three here) lists its
+Sessions a page at a time, newest first, through an index (``list_page``, ``count_sessions``),
+so a list on a store of a million Sessions reads one page, never the whole table and never a
+log. :func:`session_page` and :func:`session_count` read any :class:`Backend` that way, falling
+back to :meth:`Backend.list_sessions` for a backend without the capability.
+
 Delete: :meth:`Backend.delete` removes a Session's header, events, wake entries, board rows and
 name in one durable transaction. Forks are independent copies (a fork's header only names its
 parent), so they are not touched.
@@ -131,6 +137,12 @@ DueWake = tuple[str, str, int]
 
 #: Where a board page ends: the ``(at_ms, session_id, key)`` of its last row.
 BoardCursor = tuple[int, str, str]
+
+#: Where a page of the Session list ends: the ``(created_at, id)`` of its last row.
+SessionCursor = tuple[int, str]
+
+#: One row of a Session list page: a decodable Session, or a row that cannot be decoded.
+SessionRow = StoredSummary | DamagedSummary
 
 
 class Backend(Protocol):
@@ -238,6 +250,30 @@ class Backend(Protocol):
 
     async def earliest_wake(self) -> int | None:
         """The smallest ``at_ms`` of every stored wake entry, or ``None`` when there is none."""
+        ...
+
+
+@runtime_checkable
+class PagedBackend(Protocol):
+    """A backend that lists its Sessions a page at a time through an index (all three here).
+
+    The order is the Session list's: newest first, by ``(created_at, id)`` descending (ids by
+    code point). Neither method loads a log.
+    """
+
+    async def list_page(
+        self, *, after: SessionCursor | None = None, limit: int
+    ) -> Sequence[SessionRow]:
+        """At most ``limit`` stored Sessions, newest first, strictly after the cursor ``after``
+        (the :func:`session_cursor` of the last row of the previous page), each with its stored
+        name. A row that cannot be decoded is a :class:`DamagedSummary` in its place, ordered
+        by its ``created_at`` column; it never hides the others. (A ``created_at`` column that
+        is not an integer, which only damage from outside makes, sorts before every other row
+        and is listed on the first page only.)"""
+        ...
+
+    async def count_sessions(self) -> int:
+        """How many Sessions are stored (damaged rows included), without reading any log."""
         ...
 
 
@@ -474,6 +510,61 @@ def check_board_query(
         _check_int64(after_ms, "a board count's after_ms")
     if session_id is not None and type(session_id) is not str:
         raise ValueError(f"a board query's session id must be a string, got {session_id!r}")
+
+
+def check_session_cursor(after: object) -> SessionCursor | None:
+    """``after`` when it is ``None`` or a ``(created_at, id)`` tuple of a 64-bit integer and a
+    string, else ``ValueError``."""
+    if after is None:
+        return None
+    if (
+        type(after) is not tuple
+        or len(after) != 2
+        or type(after[0]) is not int
+        or type(after[1]) is not str
+    ):
+        raise ValueError(f"a session cursor must be (created_at, id), got {after!r}")
+    _check_int64(after[0], "a session cursor's created_at")
+    return after
+
+
+def check_page_limit(limit: object) -> int:
+    """``limit`` when it is a non-negative integer (not a bool), else ``ValueError``."""
+    if type(limit) is not int or limit < 0:
+        raise ValueError(f"a page limit must be a non-negative integer, got {limit!r}")
+    return limit
+
+
+def session_cursor(row: SessionRow) -> SessionCursor:
+    """The cursor that continues a Session list page after ``row``. A damaged row whose
+    creation time cannot be read sorts before every other row (see
+    :meth:`PagedBackend.list_page`)."""
+    if isinstance(row, DamagedSummary):
+        return (_INT64_MAX if row.created_at is None else row.created_at), row.id
+    return row.header.created_at, row.header.id
+
+
+async def session_page(
+    backend: Backend, *, after: SessionCursor | None = None, limit: int
+) -> list[SessionRow]:
+    """:meth:`PagedBackend.list_page` of ``backend``; a backend without it is read whole with
+    :meth:`Backend.list_sessions` and cut (the same rows, at the cost of a full listing)."""
+    cursor = check_session_cursor(after)
+    check_page_limit(limit)
+    if isinstance(backend, PagedBackend):
+        return list(await backend.list_page(after=cursor, limit=limit))
+    listing = await backend.list_sessions()
+    rows: list[SessionRow] = [*listing, *damaged_sessions(listing)]
+    rows.sort(key=session_cursor, reverse=True)
+    return [row for row in rows if cursor is None or session_cursor(row) < cursor][:limit]
+
+
+async def session_count(backend: Backend) -> int:
+    """:meth:`PagedBackend.count_sessions` of ``backend``, else the length of its listing."""
+    if isinstance(backend, PagedBackend):
+        return await backend.count_sessions()
+    listing = await backend.list_sessions()
+    return len(listing) + len(damaged_sessions(listing))
 
 
 def encode_append(

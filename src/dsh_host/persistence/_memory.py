@@ -4,8 +4,8 @@ It serves tests and throwaway hosts. Stored events are the caller's (immutable) 
 their data is still checked to be strict JSON so that a test backed by memory refuses what the
 SQLite backend would refuse (:func:`~dsh_host.persistence._backend.encode_append`), and
 conflicts are decided by the shared :func:`~dsh_host.persistence._backend.check_position`.
-Board rows, names and deletes follow the same contract (a board page is computed by scanning
-every Session's rows, which is fine at the sizes a test holds).
+Board rows, names, deletes and Session list pages follow the same contract (a board page or a
+list page is computed by scanning every Session, which is fine at the sizes a test holds).
 """
 
 from __future__ import annotations
@@ -24,12 +24,16 @@ from ._backend import (
     BoardCursor,
     BoardRow,
     DueWake,
+    SessionCursor,
+    SessionRow,
     StorageError,
     StoredSession,
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_page_limit,
     check_position,
+    check_session_cursor,
     encode_append,
 )
 
@@ -88,6 +92,26 @@ class MemoryBackend:
         self._require_open()
         entries = sorted(self._sessions.values(), key=lambda e: (e.header.created_at, e.header.id))
         return [StoredSummary(header=e.header, length=len(e.events), name=e.name) for e in entries]
+
+    async def list_page(
+        self, *, after: SessionCursor | None = None, limit: int
+    ) -> Sequence[SessionRow]:
+        self._require_open()
+        cursor = check_session_cursor(after)
+        check_page_limit(limit)
+        keys = (
+            (e.header.created_at, e.header.id)
+            for e in self._sessions.values()
+            if cursor is None or (e.header.created_at, e.header.id) < cursor
+        )
+        return [
+            StoredSummary(header=entry.header, length=len(entry.events), name=entry.name)
+            for entry in (self._sessions[sid] for _, sid in heapq.nlargest(limit, keys))
+        ]
+
+    async def count_sessions(self) -> int:
+        self._require_open()
+        return len(self._sessions)
 
     async def append(
         self,

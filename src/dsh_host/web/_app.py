@@ -5,7 +5,8 @@ Routes::
     GET  /                               the browser page (index.html + renderer config)
     GET  /static/<file>                  the browser client
     GET  /plugins/<plugin>/<asset>.js    a renderer module a plugin registered (.css: a stylesheet)
-    GET  /api/sessions                   list               POST /api/sessions           create
+    GET  /api/sessions                   a page of the list, newest first (``limit``, ``after``)
+    POST /api/sessions                   create a Session
     DELETE /api/sessions/{id}            delete a Session (its live turn stopped, its rows gone)
     POST /api/sessions/{id}/fork         fork               POST /api/sessions/{id}/resume
     POST /api/sessions/{id}/messages     send a message     POST /api/sessions/{id}/flush
@@ -20,7 +21,8 @@ Where each part lives: request parsing in :mod:`._requests`, the API handlers in
 :mod:`._handlers`, the page and assets in :mod:`._assets`, every error answer in :mod:`._errors`,
 the guard in front of ``/api`` in :mod:`._guard`, the event stream in :mod:`._stream` and its
 data in :mod:`._sidecar`, plugin views and names in :mod:`._views`, user tool calls in
-:mod:`._user_tools`, the board in :mod:`._board`.
+:mod:`._user_tools`, the board in :mod:`._board`, pages of the Session list in
+:mod:`._session_list`.
 """
 
 from __future__ import annotations

@@ -41,14 +41,15 @@ HTTP   code                        when
                                    integer; ``text`` must be a non-blank string)
 422    ``invalid_query``           an unknown, repeated, missing or ill-typed query parameter,
                                    or a value out of range (``beforeSeq`` >= 0, ``maxMessages`` in
-                                   [1, 500], a board ``limit`` in [1, 200])
+                                   [1, 500], a board's or the Session list's ``limit`` in
+                                   [1, 200])
 422    ``invalid_boundary``        a fork boundary outside ``[0, len(events)]`` or inside an open
                                    turn
 422    ``invalid_last_event_id``   a ``Last-Event-ID`` header that is not a non-negative integer
 422    ``invalid_arguments``       a user action's ``arguments`` that the tool's JSON schema
                                    refuses (the message names the first violation)
-422    ``bad_cursor``              a board page's ``after`` that is not a cursor this server
-                                   made (start again from the first page)
+422    ``bad_cursor``              a board page's or a Session list page's ``after`` that is not
+                                   a cursor this server made (start again from the first page)
 503    ``storage_unavailable``     reading or writing storage failed, or storage did not answer
                                    within the app's storage wait (5 s by default); ``Retry-After``
                                    says when to retry. A write whose wait ran out may still

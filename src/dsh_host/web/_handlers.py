@@ -7,7 +7,8 @@ then does one host operation. A storage failure anywhere in one is answered by
 every wait for storage is bounded by the app's :class:`~._errors.StorageWait` (one deadline per
 request, shared by its storage calls): past it the request answers 503 ``storage_unavailable``
 at once, saying what became of it. The stream itself lives in :mod:`._stream`, its data in
-:mod:`._sidecar`, pages in :mod:`._history`.
+:mod:`._sidecar`, history pages in :mod:`._history`, pages of the Session list in
+:mod:`._session_list`.
 
 The other route groups (:mod:`._views`, :mod:`._user_tools`) are :class:`Routes` on this same
 :class:`Api`: they parse a request on one Session with :meth:`Api.session_request` or
@@ -20,7 +21,6 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -30,7 +30,6 @@ from dsh_hookspecs import (
     Event,
     EventRejectedError,
     InvalidTimeZoneError,
-    JSONValue,
     SessionNotLiveError,
     canonical_time_zone,
 )
@@ -42,6 +41,7 @@ from ..persistence import SessionLiveElsewhereError, StoredSession
 from ._errors import RETRY_LATER, ApiError, StorageWait, json_response
 from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page
 from ._requests import fields, last_event_id, query, read_json, session_id, uint
+from ._session_list import PAGE_QUERY, list_page, page_request
 from ._sidecar import Sidecar
 from ._stream import EventStream, Replay
 from ._viewdata import RowSummaries
@@ -85,21 +85,16 @@ class Api:
 
     # -- Sessions ---------------------------------------------------------------------------------
     async def sessions(self, request: Request) -> Response:
-        query(request, _NO_QUERY)
         if request.method == "POST":
+            query(request, _NO_QUERY)
             fields(await self.read_body(request, required=False), ())
             agent = await self.storage.run("create", self.host.create_session(), late=_CREATE_LATE)
             session = agent.session
             return json_response({"id": session.id, "header": session.header.to_json()}, 201)
-        rows = await self.storage.run("list", self._listing())
-        return json_response({"sessions": list[JSONValue](rows)})
-
-    async def _listing(self) -> list[dict[str, Any]]:
-        """The list rows, with their names and badges (read from storage on a cache miss)."""
-        lengths: dict[str, int] = {}
-        rows = await self.host.list_sessions(lengths=lengths)
-        await self.summaries.annotate(rows, lengths)
-        return rows
+        # One page, newest first (``limit``, ``after``): see ._session_list.
+        after, limit = page_request(query(request, PAGE_QUERY))
+        page = await self.storage.run("list", list_page(self.host, self.summaries, after, limit))
+        return json_response(page)
 
     async def delete(self, request: Request) -> Response:
         """Delete a Session for good: ``{"deleted": true}``, 404 when there is none.
@@ -109,6 +104,7 @@ class Api:
         streams end (a client that reconnects is told it is gone). Forks keep working."""
         sid, _ = await self.session_post(request)
         deleted = await self.storage.run("delete", self.host.delete_session(sid), late=_DELETE_LATE)
+        self.summaries.forget(sid)
         if not deleted:
             raise ApiError("session_not_found", "no such session")
         self.s.sidecar.end_streams(sid)

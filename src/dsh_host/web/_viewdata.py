@@ -8,8 +8,9 @@ On the event stream the same object is one ``event: views`` frame without an ``i
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -74,23 +75,34 @@ def badges(views: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
     return out
 
 
+#: The most rows :class:`RowSummaries` remembers (a few pages of the list, the least recently
+#: listed forgotten first).
+MAX_REMEMBERED_ROWS: Final = 2048
+
+
 class RowSummaries:
     """The Session list's ``name`` and ``badges`` per row, derived from committed logs.
 
     A cold Session's are derived from its stored log once per stored length (a listing does not
     re-read unchanged logs); a live one's from its committed prefix, once per durable length.
+    Only the rows of the pages listed lately are remembered (at most
+    :data:`MAX_REMEMBERED_ROWS`), so a host with a million Sessions keeps a few pages' worth.
     """
 
-    def __init__(self, host: LiveHost) -> None:
+    def __init__(self, host: LiveHost, *, remember: int = MAX_REMEMBERED_ROWS) -> None:
         self.host = host
-        #: id -> ((committed length, live), name, badges)
-        self._cache: dict[str, tuple[tuple[int, bool], str | None, dict[str, JSONValue]]] = {}
+        self._remember = remember
+        #: id -> ((committed length, live), name, badges), least recently listed first
+        self._cache: OrderedDict[str, tuple[tuple[int, bool], str | None, dict[str, JSONValue]]] = (
+            OrderedDict()
+        )
+
+    def forget(self, sid: str) -> None:
+        """Drop what is remembered of ``sid`` (it was deleted)."""
+        self._cache.pop(sid, None)
 
     async def annotate(self, rows: list[dict[str, Any]], lengths: dict[str, int]) -> None:
         """Add ``name`` (when it has one) and ``badges`` (when any) to each healthy row."""
-        present = {row["id"] for row in rows}
-        for sid in [sid for sid in self._cache if sid not in present]:
-            del self._cache[sid]  # deleted from storage: forget it
         for row in rows:
             if row.get("damaged"):
                 continue
@@ -116,6 +128,7 @@ class RowSummaries:
             return None
         cached = self._cache.get(sid)
         if cached is not None and cached[0] == key:
+            self._cache.move_to_end(sid)
             return cached[1], cached[2]
         if live is not None:
             committed: Sequence[Event] = events[: key[0]]
@@ -133,4 +146,7 @@ class RowSummaries:
         views = session_views(self.host.plugins, committed, seed_length, live)
         summary = (session_name(committed), badges(views))
         self._cache[sid] = (key, *summary)
+        self._cache.move_to_end(sid)
+        while len(self._cache) > self._remember:
+            self._cache.popitem(last=False)
         return summary

@@ -133,8 +133,20 @@ LIST_SQL = (
     'ORDER BY s.created_at, s.id COLLATE "C"'
 )
 
-#: One Session's board rows (read in the same snapshot as :data:`LOAD_SQL`).
-LOAD_BOARD_SQL = "SELECT plugin, key, kind, at_ms, data FROM board WHERE session_id = %s"
+#: One page of the Session list, newest first, through ``sessions_by_creation`` (``{after}``:
+#: the cursor's condition or nothing); the same columns as :data:`LIST_SQL`.
+PAGE_SQL = (
+    "SELECT s.id, s.header, s.length, s.created_at, n.name "
+    "FROM sessions s LEFT JOIN names n ON n.session_id = s.id{after} "
+    "ORDER BY s.created_at DESC, s.id DESC LIMIT %(limit)s"
+)
+PAGE_AFTER = " WHERE (s.created_at, s.id) < (%(created_at)s, %(sid)s)"
+#: The same bound, inclusive: a cursor id holding NUL (which no stored id holds) continues
+#: after its part before the NUL.
+PAGE_THROUGH = " WHERE (s.created_at, s.id) <= (%(created_at)s, %(sid)s)"
+#: How many Sessions are stored.
+COUNT_SQL = "SELECT count(*) FROM sessions"
+
 
 #: One page of one plugin's board rows of one kind, soonest first (``{after}``: the cursor's
 #: condition or nothing, ``{session}``: the Session's or nothing).
@@ -169,14 +181,17 @@ EARLIEST_SQL = (
     "FROM wakes w JOIN sessions s ON s.id = w.session_id"
 )
 
-#: One Session's wake entries (read in the same snapshot as :data:`LOAD_SQL`).
-LOAD_WAKES_SQL = "SELECT plugin, at_ms FROM wakes WHERE session_id = %s"
 
-#: One Session's header and events in a single statement.
-LOAD_SQL = (
-    "SELECT s.header, s.length, e.seq, e.type, e.time, e.data "
+#: Several Sessions' headers and events in a single statement (batched loads).
+LOAD_MANY_SQL = (
+    "SELECT s.id, s.header, s.length, e.seq, e.type, e.time, e.data "
     "FROM sessions s LEFT JOIN events e ON e.session_id = s.id "
-    "WHERE s.id = %s ORDER BY e.seq"
+    "WHERE s.id = ANY(%s) ORDER BY s.id, e.seq"
+)
+#: Their wake entries and board rows (read in the same snapshot).
+LOAD_MANY_WAKES_SQL = "SELECT session_id, plugin, at_ms FROM wakes WHERE session_id = ANY(%s)"
+LOAD_MANY_BOARD_SQL = (
+    "SELECT session_id, plugin, key, kind, at_ms, data FROM board WHERE session_id = ANY(%s)"
 )
 
 

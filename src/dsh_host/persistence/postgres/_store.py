@@ -15,8 +15,9 @@ undecodable Session row never hides the others: listings name it in
 :attr:`SessionListing.damaged`. Several processes may share one database: the
 position check runs in the database, so a racing writer gets :class:`StorageConflictError`.
 
-Board rows and names are written in the transaction of their batch; board pages and counts are
-one indexed statement each, reading no log. A delete is queued to the writer behind the appends
+Board rows and names are written in the transaction of their batch; board pages and counts, and
+pages of the Session list (newest first, through ``sessions_by_creation``), are one indexed
+statement each, reading no log. A delete is queued to the writer behind the appends
 requested before it and removes every row of the Session in one transaction; it is refused with
 :class:`SessionLiveElsewhereError` while another host holds an unexpired lease of the Session,
 and this host's own lease goes with the Session (its lease lives in the Session's row).
@@ -50,7 +51,9 @@ from .._backend import (
     BoardRow,
     DamagedSummary,
     DueWake,
+    SessionCursor,
     SessionListing,
+    SessionRow,
     StorageConflictError,
     StorageCorruptError,
     StorageError,
@@ -58,9 +61,12 @@ from .._backend import (
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_page_limit,
+    check_session_cursor,
     decode_board_entry,
     encode_append,
 )
+from .._loads import LoadBatcher, Loaded
 from .._writes import append_request, delete_request
 from ._leases import PgLeases, new_owner
 from ._schema import (
@@ -69,12 +75,16 @@ from ._schema import (
     BOARD_COUNT_SQL,
     BOARD_PAGE_SQL,
     BOARD_SESSION,
+    COUNT_SQL,
     DUE_SQL,
     EARLIEST_SQL,
     LIST_SQL,
-    LOAD_BOARD_SQL,
-    LOAD_SQL,
-    LOAD_WAKES_SQL,
+    LOAD_MANY_BOARD_SQL,
+    LOAD_MANY_SQL,
+    LOAD_MANY_WAKES_SQL,
+    PAGE_AFTER,
+    PAGE_SQL,
+    PAGE_THROUGH,
     SCHEMA_VERSION,
     ensure_schema,
     plain,
@@ -87,6 +97,9 @@ __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
 log = structlog.get_logger(__name__)
 
 _T = TypeVar("_T")
+
+#: The most Sessions one batched load reads.
+LOAD_BATCH = 256
 _State = Literal["new", "opening", "open", "closed"]
 
 
@@ -129,6 +142,7 @@ class PostgresBackend:
             owner=owner or new_owner(), lease_seconds=lease_seconds, borrow=self._borrow
         )
         self._writer = PgWriter(self._where, self.leases)
+        self._loads = LoadBatcher(self._read_many, limit=LOAD_BATCH)
 
     def __repr__(self) -> str:
         return f"PostgresBackend({redacted(self._url)!r}, state={self._state})"
@@ -246,21 +260,51 @@ class PostgresBackend:
     # -- reads -----------------------------------------------------------------------------
 
     async def load(self, session_id: str) -> StoredSession | None:
+        """Loads asked for while a read is under way are read together (one snapshot, one
+        query per table for up to :data:`LOAD_BATCH` Sessions): a herd of resumes shares its
+        round trips."""
         self._require_open()
         if "\x00" in session_id:
             return None  # PostgreSQL text cannot hold NUL, so no such Session is stored
+        return await self._loads.load(session_id)
+
+    async def _read_many(self, session_ids: Sequence[str]) -> dict[str, Loaded]:
+        ids = list(session_ids)
 
         async def rows(conn: Connection) -> tuple[list[tuple[object, ...]], ...]:
-            async with conn.transaction():  # one snapshot for the log, its wakes and its board
+            async with conn.transaction():  # one snapshot for the logs, wakes and boards
                 await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                log_rows = await (await conn.execute(LOAD_SQL, (session_id,))).fetchall()
-                wake_rows = await (await conn.execute(LOAD_WAKES_SQL, (session_id,))).fetchall()
-                board_rows = await (await conn.execute(LOAD_BOARD_SQL, (session_id,))).fetchall()
+                log_rows = await (await conn.execute(LOAD_MANY_SQL, (ids,))).fetchall()
+                wake_rows = await (await conn.execute(LOAD_MANY_WAKES_SQL, (ids,))).fetchall()
+                board_rows = await (await conn.execute(LOAD_MANY_BOARD_SQL, (ids,))).fetchall()
             return log_rows, wake_rows, board_rows
 
-        found, wake_rows, board_rows = await self._borrow(rows, f"load session {session_id!r}")
-        if not found:
-            return None
+        what = f"load session {ids[0]!r}" if len(ids) == 1 else "load sessions"
+        found, wake_rows, board_rows = await self._borrow(rows, what)
+        logs: dict[str, list[tuple[object, ...]]] = {}
+        for row in found:
+            logs.setdefault(str(row[0]), []).append(row[1:])
+        wakes: dict[str, list[tuple[object, ...]]] = {}
+        for row in wake_rows:
+            wakes.setdefault(str(row[0]), []).append(row[1:])
+        boards: dict[str, list[tuple[object, ...]]] = {}
+        for row in board_rows:
+            boards.setdefault(str(row[0]), []).append(row[1:])
+        loaded: dict[str, Loaded] = dict.fromkeys(ids)
+        for sid, log_rows in logs.items():
+            try:
+                loaded[sid] = self._decode(sid, log_rows, wakes.get(sid, ()), boards.get(sid, ()))
+            except StorageError as exc:
+                loaded[sid] = exc
+        return loaded
+
+    def _decode(
+        self,
+        session_id: str,
+        found: Sequence[tuple[object, ...]],
+        wake_rows: Sequence[tuple[object, ...]],
+        board_rows: Sequence[tuple[object, ...]],
+    ) -> StoredSession:
         header = self._header(session_id, found[0][0])
         length = found[0][1]
         decoded = [self._event(session_id, at, row[2:]) for at, row in enumerate(found)]
@@ -309,22 +353,58 @@ class PostgresBackend:
 
         good: list[StoredSummary] = []
         damaged: list[DamagedSummary] = []
-        for sid, text, length, created_at, name in await self._borrow(rows, "list sessions"):
-            try:
-                if type(length) is not int or length < 0:
-                    raise _records.RecordError(f"the stored length {length!r} is invalid")
-                header = _decoded_header(str(sid), text)
-            except ValueError as exc:
-                reason = " ".join(str(exc).split())
-                log.warning(
-                    "storage.session_damaged", where=self._where, session_id=sid, error=reason
-                )
-                at = created_at if type(created_at) is int else None
-                damaged.append(DamagedSummary(id=str(sid), error=reason, created_at=at))
+        for found in await self._borrow(rows, "list sessions"):
+            row = self._summary(found)
+            if isinstance(row, DamagedSummary):
+                damaged.append(row)
             else:
-                shown = name if isinstance(name, str) and name else None
-                good.append(StoredSummary(header=header, length=length, name=shown))
+                good.append(row)
         return SessionListing(good, damaged)
+
+    async def list_page(
+        self, *, after: SessionCursor | None = None, limit: int
+    ) -> Sequence[SessionRow]:
+        self._require_open()
+        cursor = check_session_cursor(after)
+        check_page_limit(limit)
+        params: dict[str, object] = {"limit": limit}
+        condition = ""
+        if cursor is not None:
+            created_at, sid = cursor
+            condition = PAGE_AFTER
+            if "\x00" in sid:  # PostgreSQL text cannot hold NUL, and no stored id holds one
+                sid, condition = sid.split("\x00", 1)[0], PAGE_THROUGH
+            params.update(created_at=created_at, sid=sid)
+        sql = PAGE_SQL.format(after=condition)
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(sql, params)).fetchall()
+
+        return [self._summary(found) for found in await self._borrow(rows, "list sessions")]
+
+    async def count_sessions(self) -> int:
+        self._require_open()
+
+        async def row(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute(COUNT_SQL)).fetchone()
+
+        found = await self._borrow(row, "count sessions")
+        return 0 if found is None else cast(int, found[0])
+
+    def _summary(self, found: tuple[object, ...]) -> SessionRow:
+        """One row of :data:`LIST_SQL` or :data:`PAGE_SQL`, decoded, or its damage."""
+        sid, text, length, created_at, name = found
+        try:
+            if type(length) is not int or length < 0:
+                raise _records.RecordError(f"the stored length {length!r} is invalid")
+            header = _decoded_header(str(sid), text)
+        except ValueError as exc:
+            reason = " ".join(str(exc).split())
+            log.warning("storage.session_damaged", where=self._where, session_id=sid, error=reason)
+            at = created_at if type(created_at) is int else None
+            return DamagedSummary(id=str(sid), error=reason, created_at=at)
+        shown = name if isinstance(name, str) and name else None
+        return StoredSummary(header=header, length=length, name=shown)
 
     async def board_page(
         self,

@@ -1,9 +1,11 @@
 """The SQLite store's file: schema, byte-level and integrity checks at open, the read-only
-listing, and the mapping of ``sqlite3`` errors to :class:`StorageError`.
+listing and list pages, and the mapping of ``sqlite3`` errors to :class:`StorageError`.
 
 Nothing here writes to a store it has not proven to be ours: the byte checks read the header,
 the integrity and schema checks run on a read-only connection, and the write connection is
-opened only after both passed (:meth:`StoreFile.connect`).
+opened only after both passed (:meth:`StoreFile.connect`). The checks that read every page
+(``quick_check`` and the count of what is stored) are skipped only for a store sealed by a clean
+close and untouched since (:mod:`._seal`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from dsh_hookspecs import SessionHeader
 from ... import _json, _records
 from .._backend import (
     DamagedSummary,
+    SessionCursor,
     SessionListing,
+    SessionRow,
     StorageCorruptError,
     StorageError,
     StorageReadOnlyError,
@@ -33,9 +37,9 @@ log = structlog.get_logger(__name__)
 _T = TypeVar("_T")
 
 #: ``PRAGMA user_version`` of the schema below (2 added the wake index, 3 the board, the names
-#: and the tally of deletes; an older store is migrated at open by creating what it lacks, see
-#: :meth:`StoreFile.connect`).
-SCHEMA_VERSION = 3
+#: and the tally of deletes, 4 the index that pages the Session list; an older store is
+#: migrated at open by creating what it lacks, see :meth:`StoreFile.connect`).
+SCHEMA_VERSION = 4
 
 #: The database file's name inside the data folder, unless a backend is given another.
 DEFAULT_FILENAME = "dsh.sqlite3"
@@ -96,9 +100,16 @@ _BOARD_SCHEMA = (
         "events INTEGER NOT NULL)"
     ),
 )
-_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA
+#: What version 4 added: the Session list's order as an index, so a page of it (newest first)
+#: is an index search, never a scan and sort of every Session.
+_LIST_SCHEMA = ("CREATE INDEX sessions_by_creation ON sessions (created_at, id)",)
+_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA
 #: What migrating a store of each older version creates, in one transaction.
-_MIGRATIONS = {1: _WAKES_SCHEMA + _BOARD_SCHEMA, 2: _BOARD_SCHEMA}
+_MIGRATIONS = {
+    1: _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA,
+    2: _BOARD_SCHEMA + _LIST_SCHEMA,
+    3: _LIST_SCHEMA,
+}
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_SIZE = 100
@@ -125,6 +136,16 @@ LIST_SQL = (
 _LIST_SQL_BEFORE_3 = (
     "SELECT id, header, length, created_at, NULL FROM sessions ORDER BY created_at, id"
 )
+#: One page of the Session list, newest first, through ``sessions_by_creation`` (``{after}``:
+#: the cursor's condition or nothing); the columns :func:`page_rows` decodes.
+_PAGE_SQL = (
+    "SELECT s.id, s.header, s.length, s.created_at, {name} FROM sessions s{join}{after} "
+    "ORDER BY s.created_at DESC, s.id DESC LIMIT ?"
+)
+_PAGE_AFTER = " WHERE (s.created_at, s.id) < (?, ?)"
+_NAMES_JOIN = " LEFT JOIN names n ON n.session_id = s.id"
+#: How many Sessions are stored (the smallest index is counted; no log is read).
+COUNT_SQL = "SELECT count(*) FROM sessions"
 
 #: The store's position as ``(sessions, events)`` ever stored (those stored now plus those
 #: deleted): both only grow with every acknowledged write.
@@ -134,6 +155,20 @@ Position = tuple[int, int]
 def list_sql(version: int) -> str:
     """The listing of :func:`summaries` for a store of schema ``version``."""
     return LIST_SQL if version >= 3 else _LIST_SQL_BEFORE_3
+
+
+def page_query(
+    after: SessionCursor | None, limit: int, version: int = SCHEMA_VERSION
+) -> tuple[str, list[object]]:
+    """The statement and parameters of one Session list page of a store of schema ``version``
+    (an older one has no names, and no index yet: read only, it is scanned)."""
+    named = version >= 3
+    sql = _PAGE_SQL.format(
+        name="n.name" if named else "NULL",
+        join=_NAMES_JOIN if named else "",
+        after="" if after is None else _PAGE_AFTER,
+    )
+    return sql, [*(after or ()), limit]
 
 
 _SchemaRow = tuple[str, str, str, str | None]
@@ -172,6 +207,7 @@ def _expected_schema(ddls: tuple[str, ...]) -> list[_SchemaRow]:
 _EXPECTED_SCHEMAS = {
     1: _expected_schema(_V1_SCHEMA),
     2: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA),
+    3: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA),
     SCHEMA_VERSION: _expected_schema(_SCHEMA),
 }
 
@@ -214,27 +250,41 @@ def decode_header(path: Path, session_id: str, text: object) -> SessionHeader:
         ) from exc
 
 
+def _decoded_row(path: Path, row: Any) -> SessionRow:
+    """One row of ``LIST_SQL`` (or a page) decoded by the strict codecs, or its damage."""
+    sid, text, length, created_at, name = row
+    if type(length) is not int or length < 0:
+        reason = f"the stored length {length!r} is invalid"
+    else:
+        try:
+            header = _checked_header(sid, text)
+        except ValueError as exc:
+            reason = f"the stored header is invalid: {exc}"
+        else:
+            shown = name if isinstance(name, str) and name else None
+            return StoredSummary(header=header, length=length, name=shown)
+    reason = " ".join(reason.split())  # one plain line, whatever the codec said
+    log.warning("storage.session_damaged", path=str(path), session_id=sid, error=reason)
+    created = created_at if type(created_at) is int else None
+    return DamagedSummary(id=str(sid), error=reason, created_at=created)
+
+
 def summaries(path: Path, rows: list[Any]) -> SessionListing:
     """Rows of ``LIST_SQL`` decoded by the strict codecs; an undecodable row is listed damaged."""
     good: list[StoredSummary] = []
     damaged: list[DamagedSummary] = []
-    for sid, text, length, created_at, name in rows:
-        if type(length) is not int or length < 0:
-            reason = f"the stored length {length!r} is invalid"
+    for row in rows:
+        decoded = _decoded_row(path, row)
+        if isinstance(decoded, DamagedSummary):
+            damaged.append(decoded)
         else:
-            try:
-                header = _checked_header(sid, text)
-            except ValueError as exc:
-                reason = f"the stored header is invalid: {exc}"
-            else:
-                shown = name if isinstance(name, str) and name else None
-                good.append(StoredSummary(header=header, length=length, name=shown))
-                continue
-        reason = " ".join(reason.split())  # one plain line, whatever the codec said
-        log.warning("storage.session_damaged", path=str(path), session_id=sid, error=reason)
-        created = created_at if type(created_at) is int else None
-        damaged.append(DamagedSummary(id=str(sid), error=reason, created_at=created))
+            good.append(decoded)
     return SessionListing(good, damaged)
+
+
+def page_rows(path: Path, rows: list[Any]) -> list[SessionRow]:
+    """Rows of a page (:func:`page_query`) decoded in their order; a damaged one in its place."""
+    return [_decoded_row(path, row) for row in rows]
 
 
 def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) -> SessionListing:
@@ -263,6 +313,39 @@ def list_sessions_read_only(data_dir: Path, filename: str = DEFAULT_FILENAME) ->
     finally:
         conn.close()
     return summaries(path, rows)
+
+
+def read_only_page(
+    data_dir: Path,
+    after: SessionCursor | None,
+    limit: int,
+    filename: str = DEFAULT_FILENAME,
+    *,
+    count: bool = False,
+) -> tuple[list[SessionRow], int | None]:
+    """One page of the Session list of a store another process may hold (blocking), through a
+    connection that can never write; with ``count``, also how many Sessions it stores, read in
+    the same snapshot (else ``None``). An absent or blank store is an empty page of none."""
+    path = (Path(data_dir) / filename).absolute()
+    if not path.is_file():
+        return [], 0 if count else None
+    try:
+        conn = _connect_read_only(path)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path} read-only: {exc}") from exc
+    try:
+        if is_blank(conn):
+            return [], 0 if count else None  # created but never written: an empty store
+        conn.execute("BEGIN")  # one snapshot for the page and the count
+        sql, params = page_query(after, limit, stored_version(conn))
+        rows = conn.execute(sql, params).fetchall()
+        stored = int(conn.execute(COUNT_SQL).fetchone()[0]) if count else None
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from exc
+    finally:
+        conn.close()
+    return page_rows(path, rows), stored
 
 
 def is_blank(conn: sqlite3.Connection) -> bool:
@@ -325,10 +408,14 @@ class StoreFile:
 
     # -- integrity checks at open (never write) ---------------------------------------------
 
-    def stored_position(self) -> Position | None:
+    def stored_position(self, sealed: Position | None = None) -> Position | None:
         """The position the file holds after every check passed; ``None`` for a fresh store
-        (absent, empty, or a database without our schema yet)."""
-        return None if self._check_file() else self._check_database()
+        (absent, empty, or a database without our schema yet).
+
+        ``sealed``: the position a clean close sealed for this very file (:mod:`._seal`); then
+        the checks that read every page are skipped and it is the answer.
+        """
+        return None if self._check_file() else self._check_database(sealed)
 
     def _check_file(self) -> bool:
         """Byte-level checks before SQLite sees the file; True for a fresh (absent/empty) store."""
@@ -375,17 +462,19 @@ class StoreFile:
             )
         return False
 
-    def _check_database(self) -> Position | None:
+    def _check_database(self, sealed: Position | None) -> Position | None:
         """Integrity and schema checks on a read-only connection: the stored position, or
-        ``None`` for an empty database."""
+        ``None`` for an empty database. With ``sealed`` the schema is checked, but neither
+        ``quick_check`` nor the count runs (each reads every page)."""
         try:
             conn = _connect_read_only(self.path)
         except sqlite3.Error as exc:
             raise self.mapped(exc, "open the database read-only") from exc
         try:
-            problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
-            if problems != ["ok"]:
-                raise self.corrupt("PRAGMA quick_check reported: " + "; ".join(problems))
+            if sealed is None:
+                problems = [str(row[0]) for row in conn.execute("PRAGMA quick_check(5)")]
+                if problems != ["ok"]:
+                    raise self.corrupt("PRAGMA quick_check reported: " + "; ".join(problems))
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             schema = _schema_rows(conn)
             if version == 0 and not schema:
@@ -398,6 +487,9 @@ class StoreFile:
             if schema != _EXPECTED_SCHEMAS[version]:
                 names = ", ".join(f"{row[0]} {row[1]}" for row in schema) or "nothing"
                 raise self._foreign(f"its schema ({names}) is not the dsh schema")
+            if sealed is not None:
+                log.info("storage.sealed_open", path=str(self.path))
+                return sealed
             position_sql = _POSITION_SQL if version >= 3 else _POSITION_SQL_BEFORE_3
             sessions, events = conn.execute(position_sql).fetchone()
             return int(sessions), int(events)
@@ -474,8 +566,9 @@ class StoreFile:
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         """Bring an older store (checked at open) to the current version in one transaction:
-        add what it lacks, empty. The wake index and the board are derived state (the host
-        re-derives them), the names are filled as Sessions are written, nothing was deleted."""
+        add what it lacks. The wake index and the board are created empty (derived state: the
+        host re-derives them), the names are filled as Sessions are written, nothing was
+        deleted; the list's index is built from the stored Sessions (once, at this open)."""
         version = stored_version(conn)
         if version == SCHEMA_VERSION:
             return

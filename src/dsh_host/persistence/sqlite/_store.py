@@ -20,7 +20,9 @@ failing ``PRAGMA quick_check`` is reported at :meth:`~SQLiteBackend.open` with
 proven by a write that is rolled back) and a store that holds less than was acknowledged
 (:class:`StorageBehindError`, against the position record of :mod:`._position`). One
 undecodable Session row never hides the others: listings name it in
-:attr:`SessionListing.damaged`.
+:attr:`SessionListing.damaged`. The two checks that read every page (``quick_check`` and the
+count the position record is compared with) are skipped when the last close was clean and the
+file is untouched since (the seal of :mod:`._seal`), so a large store opens in constant time.
 
 The board, names and deletes: board rows and a Session's name are written by the writer in the
 savepoint of their append; board pages and counts are read on the worker thread like loads,
@@ -29,16 +31,21 @@ log. A delete is queued to the writer behind the appends requested before it and
 row of the Session in one transaction; the tally of deletes it keeps in the store is part of the
 store's position, so a delete never reads as lost data at the next open. A store of an older
 schema version is migrated at open (:attr:`SQLiteBackend.needs_board_rebuild`).
+
+The Session list is paged newest first through the index ``sessions_by_creation``
+(``created_at``, ``id``): :meth:`SQLiteBackend.list_page` reads one page and the stored names
+of its rows, never a log (:func:`read_only_page` does the same beside a running holder).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import structlog
 
@@ -51,18 +58,24 @@ from .._backend import (
     BoardCursor,
     BoardRow,
     DueWake,
+    SessionCursor,
     SessionListing,
+    SessionRow,
     StorageConflictError,
     StorageError,
     StoredSession,
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_page_limit,
+    check_session_cursor,
     decode_board_entry,
     encode_append,
 )
+from .._loads import LoadBatcher, Loaded
 from .._writes import Outcomes, Request, append_request, delete_request
 from ._file import (
+    COUNT_SQL,
     DEFAULT_FILENAME,
     LIST_SQL,
     SCHEMA_VERSION,
@@ -71,20 +84,26 @@ from ._file import (
     decode_header,
     is_blank,
     list_sessions_read_only,
+    page_query,
+    page_rows,
+    read_only_page,
     stored_version,
     summaries,
 )
 from ._lock import DataDirLock
 from ._position import POSITION_SUFFIX, PositionRecord
+from ._seal import SEAL_SUFFIX, Seal
 from ._writer import GroupWriter, apply_in_savepoint, write_batch
 
 __all__ = [
     "DEFAULT_FILENAME",
     "POSITION_SUFFIX",
     "SCHEMA_VERSION",
+    "SEAL_SUFFIX",
     "SQLiteBackend",
     "list_sessions_read_only",
     "load_read_only",
+    "read_only_page",
 ]
 
 log = structlog.get_logger(__name__)
@@ -103,6 +122,8 @@ _BOARD_PAGE_SQL = (
 )
 _BOARD_AFTER = " AND (b.at_ms, b.session_id, b.key) > (?, ?, ?)"
 _BOARD_SESSION = " AND b.session_id = ?"
+#: The most Sessions one batched load reads (well under SQLite's limit on bound parameters).
+LOAD_BATCH = 256
 _BOARD_COUNT_SQL = "SELECT count(*) FROM board b WHERE b.plugin = ? AND b.kind = ?{after}{session}"
 
 
@@ -130,12 +151,14 @@ class SQLiteBackend:
         self._path = self._dir / filename
         self._file = StoreFile(self._path)
         self._record = PositionRecord(self._path, accept_data_loss=accept_data_loss)
+        self._seal = Seal(self._path)
         self._lock = DataDirLock(self._dir)
         self._state: _State = "new"
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._writer = GroupWriter(self._path)
         self._closer: asyncio.Event | None = None
+        self._loads = LoadBatcher(self._read_many, limit=LOAD_BATCH)
 
     @property
     def path(self) -> Path:
@@ -194,8 +217,10 @@ class SQLiteBackend:
         self._executor = executor
         self._conn = conn
         self._state = "open"
-        migrated = self._file.migrated_from is not None
-        self.needs_board_rebuild = migrated and self._record.position[0] > 0
+        # Only a store from before the board (version 3) lacks board rows and names; a later
+        # migration adds an index and nothing to re-derive.
+        before_board = self._file.migrated_from is not None and self._file.migrated_from < 3
+        self.needs_board_rebuild = before_board and self._record.position[0] > 0
         # Looked up per batch, so that an instrumented ``_write_batch`` (tests) takes effect.
         self._writer.start(executor, lambda batch: self._write_batch(batch))  # noqa: PLW0108
         log.info("storage.opened", backend=self.name, path=str(self._path))
@@ -223,7 +248,8 @@ class SQLiteBackend:
     def _open_sync(self) -> sqlite3.Connection:
         self._lock.acquire()  # first: a folder held by another process is never touched
         try:
-            stored = self._file.stored_position()
+            # Taken (and removed) before anything else reads the file: it vouches for this open.
+            stored = self._file.stored_position(self._seal.take())
             position = stored or (0, 0)
             self._record.check_not_behind(position, fresh=stored is None)  # before any write
             conn = self._file.connect(stored is None)
@@ -243,6 +269,8 @@ class SQLiteBackend:
         try:
             if conn is not None:
                 conn.close()  # the last close checkpoints the WAL into the database file
+                # Clean: the next open may skip the checks that read every page (._seal).
+                self._seal.write(self._record.position)
         except sqlite3.Error as exc:
             log.warning("storage.close_failed", path=str(self._path), error=str(exc))
         finally:
@@ -265,7 +293,14 @@ class SQLiteBackend:
     # -- reads -----------------------------------------------------------------------------
 
     async def load(self, session_id: str) -> StoredSession | None:
-        return await self._call(lambda: self._load_sync(session_id))
+        """Loads asked for while the worker thread is busy are read together (one query per
+        table for up to :data:`LOAD_BATCH` Sessions), so a herd of resumes shares its reads."""
+        if self._state != "open" or not self._writer.accepting:
+            raise StorageError(f"database file {self._path} is not open")
+        return await self._loads.load(session_id)
+
+    async def _read_many(self, session_ids: Sequence[str]) -> dict[str, Loaded]:
+        return await self._call(functools.partial(self._load_many_sync, session_ids))
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
         return await self._call(self._list_sync)
@@ -328,35 +363,80 @@ class SQLiteBackend:
         """One Session, through the open connection or ``conn`` of a store of schema
         ``version`` (see :func:`load_read_only`: an older store has no wake entries or board
         rows yet)."""
+        outcome = self._load_many_sync([session_id], conn, version)[session_id]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def _load_many_sync(
+        self,
+        session_ids: Sequence[str],
+        conn: sqlite3.Connection | None = None,
+        version: int = SCHEMA_VERSION,
+    ) -> dict[str, Loaded]:
+        """Several Sessions, one query per table: each id's Session, ``None`` when it is not
+        stored, or the error that makes it unreadable (one damaged Session never hides the
+        others). A failing query raises for all of them."""
         conn = self._connection() if conn is None else conn
+        marks = ",".join("?" * len(session_ids))
+        params = tuple(session_ids)
         try:
-            row = conn.execute(
-                "SELECT header, length FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            rows = conn.execute(
-                "SELECT seq, type, time, data FROM events WHERE session_id = ? ORDER BY seq",
-                (session_id,),
+            heads = conn.execute(
+                f"SELECT id, header, length FROM sessions WHERE id IN ({marks})",  # noqa: S608
+                params,
             ).fetchall()
-            wake_rows = (
-                conn.execute(
-                    "SELECT plugin, at_ms FROM wakes WHERE session_id = ?", (session_id,)
-                ).fetchall()
-                if version >= 2
-                else []
-            )
-            board_rows = (
-                conn.execute(
-                    "SELECT plugin, key, kind, at_ms, data FROM board WHERE session_id = ?",
-                    (session_id,),
-                ).fetchall()
-                if version >= 3
-                else []
-            )
+            events: dict[str, list[Any]] = {}
+            for row in conn.execute(
+                "SELECT session_id, seq, type, time, data FROM events "  # noqa: S608
+                f"WHERE session_id IN ({marks}) ORDER BY session_id, seq",
+                params,
+            ):
+                events.setdefault(row[0], []).append(row[1:])
+            wakes: dict[str, list[Any]] = {}
+            if version >= 2:
+                for row in conn.execute(
+                    f"SELECT session_id, plugin, at_ms FROM wakes WHERE session_id IN ({marks})",  # noqa: S608
+                    params,
+                ):
+                    wakes.setdefault(row[0], []).append(row[1:])
+            board: dict[str, list[Any]] = {}
+            if version >= 3:
+                for row in conn.execute(
+                    "SELECT session_id, plugin, key, kind, at_ms, data FROM board "  # noqa: S608
+                    f"WHERE session_id IN ({marks})",
+                    params,
+                ):
+                    board.setdefault(row[0], []).append(row[1:])
         except sqlite3.Error as exc:
-            raise self._file.mapped(exc, f"load session {session_id!r}") from exc
-        header = decode_header(self._path, session_id, row[0])
+            what = f"session {session_ids[0]!r}" if len(session_ids) == 1 else "sessions"
+            raise self._file.mapped(exc, f"load {what}") from exc
+        loaded: dict[str, Loaded] = dict.fromkeys(session_ids)
+        for session_id, header, length in heads:
+            sid = str(session_id)
+            try:
+                loaded[sid] = self._decode(
+                    sid,
+                    header_text=header,
+                    length=length,
+                    rows=events.get(sid, ()),
+                    wake_rows=wakes.get(sid, ()),
+                    board_rows=board.get(sid, ()),
+                )
+            except StorageError as exc:
+                loaded[sid] = exc
+        return loaded
+
+    def _decode(
+        self,
+        session_id: str,
+        *,
+        header_text: object,
+        length: object,
+        rows: Sequence[Any],
+        wake_rows: Sequence[Any],
+        board_rows: Sequence[Any],
+    ) -> StoredSession:
+        header = decode_header(self._path, session_id, header_text)
         events: list[Event] = []
         for expected, (seq, etype, time, data) in enumerate(rows):
             if seq != expected:
@@ -372,9 +452,9 @@ class SQLiteBackend:
                 raise self._file.corrupt(
                     f"stored event seq {seq} of session {session_id!r} is invalid: {exc}"
                 ) from exc
-        if len(events) != row[1]:
+        if len(events) != length:
             raise self._file.corrupt(
-                f"session {session_id!r} records length {row[1]!r} but has {len(events)} events"
+                f"session {session_id!r} records length {length!r} but has {len(events)} events"
             )
         board: dict[tuple[str, str], BoardEntry] = {}
         for plugin, key, kind, at_ms, data in board_rows:
@@ -391,6 +471,31 @@ class SQLiteBackend:
             wakes={str(p): int(at) for p, at in wake_rows},
             board=board,
         )
+
+    async def list_page(
+        self, *, after: SessionCursor | None = None, limit: int
+    ) -> Sequence[SessionRow]:
+        cursor = check_session_cursor(after)
+        check_page_limit(limit)
+        return await self._call(lambda: self._page_sync(cursor, limit))
+
+    async def count_sessions(self) -> int:
+        return await self._call(self._count_sync)
+
+    def _page_sync(self, after: SessionCursor | None, limit: int) -> list[SessionRow]:
+        sql, params = page_query(after, limit)
+        try:
+            rows = self._connection().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "list a page of sessions") from exc
+        return page_rows(self._path, rows)
+
+    def _count_sync(self) -> int:
+        try:
+            (count,) = self._connection().execute(COUNT_SQL).fetchone()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "count sessions") from exc
+        return int(count)
 
     def _list_sync(self) -> SessionListing:
         conn = self._connection()

@@ -30,7 +30,7 @@ import { getLocale, onLocaleChange, setLocale, t } from "./i18n.js";
 import { renderPanels } from "./panels.js";
 import { RendererRegistry } from "./registry.js";
 import { applyStaticText, renderChrome, renderDraft, renderStatus, renderStop } from "./render.js";
-import { SessionList } from "./session-list.js";
+import { SessionList, sessionsPath } from "./session-list.js";
 import { SessionView } from "./session-view.js";
 import { connectEvents } from "./sse.js";
 import { browserTimeZone, sendWithZone } from "./streaming.js";
@@ -58,6 +58,14 @@ const debug = debugMode();
 /** The last instant the page was seen before this visit (null on a first visit). */
 const awaySince = readLastSeen();
 
+/** What the open Session is called: its list row's name, else (a Session beyond the pages
+ * listed) the name its views carry, else "Untitled session". */
+function openLabel(open) {
+  const name = open.views?.name;
+  if (sessions.find(open.id) === null && typeof name === "string" && name !== "") return name;
+  return sessions.label(open.id);
+}
+
 /** The board shown instead of a Session (its registered name), or null. */
 const screen = { board: null };
 
@@ -66,7 +74,7 @@ const page = {
   chrome() {
     const open = view.current;
     renderChrome({
-      session: open && { id: open.id, label: sessions.label(open.id), win: open.win },
+      session: open && { id: open.id, label: openLabel(open), win: open.win },
       busy: (action) => busy.has(action),
       debug,
     });
@@ -128,7 +136,7 @@ const page = {
 };
 
 const sessions = new SessionList({
-  load: () => api("GET", "/api/sessions"),
+  load: (page) => api("GET", sessionsPath(page)),
   currentId: () => view.current?.id ?? null,
   onSelect: (id) => openSession(id),
   onChange: () => page.chrome(),

@@ -2,6 +2,10 @@
 // damaged badge). Whether a Session is loaded in memory (live or cold) is the host's business,
 // never shown: opening a Session resumes it. `SessionList` owns the rows and the last listing error: it fetches
 // them through the `load` it is given and renders them; nothing else changes them.
+//
+// The host answers the list a page at a time, newest first (`{sessions, next}`): the list shows
+// the first page and a "Show more" button while `next` says more follow; a refresh reads again
+// as many rows as are shown (so a host with a million Sessions is never listed whole).
 
 import { el, els, toEpochMs } from "./dom.js";
 import { errorMessage } from "./errors.js";
@@ -45,7 +49,36 @@ function sessionTree(sessions) {
   return out;
 }
 
-function renderSessions(sessions, error, currentId, onSelect) {
+/** The rows a refresh reads when none are shown yet (the host's default page), and the most
+ * one request may ask for. */
+export const SESSIONS_PAGE = 50;
+export const SESSIONS_MAX_PAGE = 200;
+
+/** The address of one page of the list: `after` a cursor the host gave, `limit` rows. */
+export function sessionsPath({ after = null, limit = null } = {}) {
+  const query = new URLSearchParams();
+  if (limit !== null) query.set("limit", String(limit));
+  if (after !== null) query.set("after", after);
+  const text = query.toString();
+  return text === "" ? "/api/sessions" : `/api/sessions?${text}`;
+}
+
+/** The rows and the next cursor of one answer (anything malformed is left out). */
+function pageOf(payload) {
+  const rows = Array.isArray(payload?.sessions)
+    ? payload.sessions.filter((s) => s && typeof s.id === "string")
+    : [];
+  const next = typeof payload?.next === "string" && payload.next !== "" ? payload.next : null;
+  return { rows, next };
+}
+
+/** `rows` then the rows of `more` not already among them. */
+function appendRows(rows, more) {
+  const seen = new Set(rows.map((s) => s.id));
+  return [...rows, ...more.filter((s) => !seen.has(s.id))];
+}
+
+function renderSessions(sessions, error, currentId, onSelect, more) {
   const list = els.sessionList;
   const items = sessionTree(sessions ?? []);
   const rows = items.map(({ session, depth }) => {
@@ -100,6 +133,17 @@ function renderSessions(sessions, error, currentId, onSelect) {
     return li;
   });
   if (rows.length === 0) rows.push(el("li", "session-empty", t("sessions.empty")));
+  if (more.shown) {
+    const item = el("li", "session-more");
+    const label = t(more.loading ? "sessions.loadingMore" : "sessions.more");
+    const button = el("button", "session-more-button", label);
+    button.type = "button";
+    button.setAttribute("data-testid", "sessions-more");
+    button.disabled = more.loading;
+    button.addEventListener("click", () => more.onMore());
+    item.appendChild(button);
+    rows.push(item);
+  }
   list.replaceChildren(...rows);
   if (error) {
     els.sessionsError.hidden = false;
@@ -138,20 +182,24 @@ function sortedEntries(object) {
 
 export class SessionList {
   /**
-   * `load()` resolves with the listing (`{sessions: [...]}`); `currentId()` names the open
-   * Session (its row is marked); `onSelect(id)` runs when a row is clicked; `onChange()` after a
-   * listing that changed what the list shows.
+   * `load({after, limit})` resolves with one page of the listing (`{sessions: [...], next}`,
+   * see `sessionsPath`); `currentId()` names the open Session (its row is marked);
+   * `onSelect(id)` runs when a row is clicked; `onChange()` after a listing that changed what
+   * the list shows.
    */
   constructor({ load, currentId, onSelect, onChange }) {
     this._load = load;
     this._currentId = currentId;
     this._onSelect = onSelect;
     this._onChange = onChange;
-    /** The rows of the last listing; null until the first arrives. */
+    /** The rows shown, newest first; null until the first page arrives. */
     this.rows = null;
+    /** The cursor of the rows after those shown, or null when every row is shown. */
+    this.next = null;
     /** Why the last listing failed, or null. */
     this.error = null;
     this._refreshing = null;
+    this._more = null;
   }
 
   /** The row of Session `id`, or null. */
@@ -165,7 +213,12 @@ export class SessionList {
   }
 
   render() {
-    renderSessions(this.rows, this.error, this._currentId(), this._onSelect);
+    const more = {
+      shown: this.next !== null,
+      loading: this._more !== null,
+      onMore: () => this.more({ focus: true }),
+    };
+    renderSessions(this.rows, this.error, this._currentId(), this._onSelect, more);
   }
 
   /** Whether a Session's newly committed views payload (`{views, name}`) changed what its list
@@ -177,29 +230,89 @@ export class SessionList {
     return !jsonEqual(sortedEntries(row.badges ?? {}), sortedEntries(viewBadges(payload.views)));
   }
 
-  /** Fetch the listing (one at a time: a call while one runs shares it). */
+  /** Fetch the listing again, as many rows as are shown (one at a time: a call while one runs
+   * shares it; one while more rows load runs after them). */
   refresh() {
     if (this._refreshing) return this._refreshing;
-    this._refreshing = (async () => {
-      const previous = this.rows;
-      const previousError = this.error;
-      try {
-        const payload = await this._load();
-        this.rows = Array.isArray(payload?.sessions)
-          ? payload.sessions.filter((s) => s && typeof s.id === "string")
-          : [];
-        this.error = null;
-      } catch (error) {
-        this.error = error;
-      } finally {
+    const after = this._more ?? Promise.resolve();
+    this._refreshing = after
+      .then(() => this._reload())
+      .finally(() => {
         this._refreshing = null;
-      }
-      // Periodic refreshes leave the list (and keyboard focus in it) alone when nothing changed.
-      if (!jsonEqual(previous, this.rows) || Boolean(previousError) !== Boolean(this.error)) {
-        this.render();
-        this._onChange();
-      }
-    })();
+      });
     return this._refreshing;
+  }
+
+  /** Show the next page ("Show more"); with `focus`, the first row it added takes the focus. */
+  more({ focus = false } = {}) {
+    if (this._more) return this._more;
+    if (this.next === null && !this._refreshing) return Promise.resolve();
+    const after = this._refreshing ?? Promise.resolve();
+    this._more = after.then(() => this._loadMore(focus));
+    this.render(); // the button says it is loading
+    return this._more;
+  }
+
+  async _reload() {
+    const previous = { rows: this.rows, next: this.next, error: Boolean(this.error) };
+    const shown = this.rows?.length ?? 0;
+    try {
+      // The rows shown, in as few requests as the host allows (the first page when none are).
+      const limit = shown > SESSIONS_PAGE ? Math.min(shown, SESSIONS_MAX_PAGE) : null;
+      let { rows, next } = pageOf(await this._load({ after: null, limit }));
+      while (next !== null && rows.length < shown) {
+        const page = pageOf(await this._load({ after: next, limit }));
+        rows = appendRows(rows, page.rows);
+        next = page.next;
+      }
+      this.rows = rows;
+      this.next = next;
+      this.error = null;
+    } catch (error) {
+      this.error = error;
+    }
+    this._changed(previous);
+  }
+
+  async _loadMore(focus) {
+    const previous = { rows: this.rows, next: this.next, error: Boolean(this.error) };
+    let added = null;
+    try {
+      if (this.next !== null) {
+        const page = pageOf(await this._load({ after: this.next, limit: null }));
+        const rows = appendRows(this.rows ?? [], page.rows);
+        added = rows[this.rows?.length ?? 0]?.id ?? null;
+        this.rows = rows;
+        this.next = page.next;
+      }
+      this.error = null;
+    } catch (error) {
+      this.error = error;
+    } finally {
+      this._more = null;
+    }
+    this.render();
+    if (!jsonEqual(previous, { rows: this.rows, next: this.next, error: Boolean(this.error) })) {
+      this._onChange();
+    }
+    if (focus) {
+      // The button that was clicked is gone: the first row it brought takes the focus, or
+      // (nothing came) the button that replaced it.
+      const row = [...els.sessionList.children].find((li) =>
+        added === null
+          ? li.classList.contains("session-more")
+          : li.getAttribute("data-session-id") === added,
+      );
+      row?.querySelector("button")?.focus();
+    }
+  }
+
+  _changed(previous) {
+    // Periodic refreshes leave the list (and keyboard focus in it) alone when nothing changed.
+    const now = { rows: this.rows, next: this.next, error: Boolean(this.error) };
+    if (!jsonEqual(previous, now)) {
+      this.render();
+      this._onChange();
+    }
   }
 }

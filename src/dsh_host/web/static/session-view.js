@@ -118,8 +118,12 @@ export class SessionView {
     if (!payload || typeof payload !== "object" || typeof payload.views !== "object") return;
     const seen = open.views?.throughSeq ?? -1;
     if (typeof payload.throughSeq === "number" && payload.throughSeq < seen) return;
+    // The heading names an unlisted Session (one beyond the list's pages) from its views.
+    const renamed = (open.views?.name ?? null) !== (payload.name ?? null);
     open.views = payload;
-    if (this._open === open) this._page.panels();
+    if (this._open !== open) return;
+    this._page.panels();
+    if (renamed) this._page.chrome();
   }
 
   close() {
@@ -223,8 +227,10 @@ export class SessionView {
     page.sessions();
     page.chrome();
     page.status();
+    // A Session beyond the pages listed (opened from a board or an address) has no row yet:
+    // resuming is harmless when it is live, and brings its due reminders when it is not.
     const row = this._sessions.find(id);
-    if (row !== null && row.live === false && row.damaged !== true) this._resume(open);
+    if (row === null || (row.live === false && row.damaged !== true)) this._resume(open);
   }
 
   /** Resume a cold Session on open: its due reminders come on the stream once it is live. */
