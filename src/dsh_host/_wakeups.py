@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -247,7 +248,12 @@ class WakeService:
                     elif settler is not None:
                         settler.release()
 
-        await asyncio.gather(*(claim(sid, keys) for sid, keys in due.items()))
+        claims = list(due.items())
+        if self.shared:
+            # Hosts sharing the index read the same page: each takes it in an order of its own,
+            # so they do not race for the same Sessions in lockstep.
+            random.shuffle(claims)
+        await asyncio.gather(*(claim(sid, keys) for sid, keys in claims))
         if self._closed or self._paused:
             return None
         if not truncated:

@@ -21,6 +21,7 @@ from dsh_host.conformance import make_events, make_header
 from dsh_host.persistence import (
     PostgresBackend,
     SessionLiveElsewhereError,
+    StorageError,
     StorageFencedError,
     leases_of,
     opened,
@@ -294,3 +295,40 @@ async def test_concurrent_acquires_of_one_session_share_one_epoch(
     assert _row(url, "s1")[:2] == ("host-b", 2)  # taken once, not five times
     assert b.leases.epoch("s1") == 2
     await b.append("s1", 1, make_events(1, 1))  # the epoch recorded is the current one
+
+
+async def test_releases_asked_for_together_all_hand_their_sessions_on(
+    hosts: tuple[PostgresBackend, PostgresBackend], url: str
+) -> None:
+    # A herd of woken Sessions going cold releases many leases at once: they travel together,
+    # each caller returns once its own lease is free, and none is reported lost.
+    a, b = hosts
+    sids = [f"s{i}" for i in range(40)]
+    await _created(a, *sids)
+    lost = _lost(a)
+    with capture_logs() as logs:
+        await asyncio.gather(*(a.leases.release(sid) for sid in sids))
+    assert not any(entry["event"] == "storage.lease_lost" for entry in logs)
+    assert lost == []
+    assert [_row(url, sid)[0] for sid in sids] == [None] * len(sids)
+    for sid in sids:
+        await b.leases.acquire(sid)  # free at once, no waiting for a lease to run out
+    assert all(b.leases.held(sid) for sid in sids)
+
+
+async def test_a_release_that_fails_is_reported_to_each_of_its_callers(
+    hosts: tuple[PostgresBackend, PostgresBackend], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, _ = hosts
+    await _created(a, "s1", "s2")
+
+    async def unreachable(*_: object) -> None:
+        raise StorageError("the database did not answer")
+
+    monkeypatch.setattr(a.leases, "_borrow", unreachable)
+    outcomes = await asyncio.gather(
+        a.leases.release("s1"), a.leases.release("s2"), return_exceptions=True
+    )
+    assert [str(outcome) for outcome in outcomes] == ["the database did not answer"] * 2
+    monkeypatch.undo()
+    await a.leases.release("s3")  # nothing held: nothing sent, no error

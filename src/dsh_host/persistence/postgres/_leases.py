@@ -10,10 +10,12 @@ hosts whose clocks disagree still agree on who holds a lease.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import structlog
@@ -38,15 +40,25 @@ _ACQUIRE_SQL = (
 )
 #: Who holds a Session's lease and for how many more ms (``NULL`` when free).
 _HOLDER_SQL = "SELECT owner, lease_until - dsh_now_ms() FROM sessions WHERE id = %s"
+#: Renewals and releases touch many rows at once: they lock them in id order first, as the
+#: group writer does (``_LOCK_SQL``), so two of them never wait on each other in a cycle.
+_IN_ID_ORDER = (
+    "WITH locked AS MATERIALIZED (SELECT id FROM sessions WHERE id = ANY(%(ids)s::text[]) "
+    "ORDER BY id FOR UPDATE) "
+)
 _RENEW_SQL = (
-    "UPDATE sessions s SET lease_until = dsh_now_ms() + %(ttl)s "
-    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch) "
-    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s RETURNING s.id"
+    _IN_ID_ORDER  # noqa: S608 - fixed text, values are bound parameters
+    + "UPDATE sessions s SET lease_until = dsh_now_ms() + %(ttl)s "
+    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch), locked l "
+    "WHERE s.id = v.id AND l.id = s.id AND s.epoch = v.epoch AND s.owner = %(owner)s "
+    "RETURNING s.id"
 )
 _RELEASE_SQL = (
-    "UPDATE sessions s SET owner = NULL, lease_until = NULL "
-    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch) "
-    "WHERE s.id = v.id AND s.epoch = v.epoch AND s.owner = %(owner)s RETURNING s.id"
+    _IN_ID_ORDER  # noqa: S608 - fixed text, values are bound parameters
+    + "UPDATE sessions s SET owner = NULL, lease_until = NULL "
+    "FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS v (id, epoch), locked l "
+    "WHERE s.id = v.id AND l.id = s.id AND s.epoch = v.epoch AND s.owner = %(owner)s "
+    "RETURNING s.id"
 )
 
 
@@ -70,6 +82,9 @@ class PgLeases:
         #: could leave the older one recorded here (this host's next write then fenced).
         self._acquiring: dict[str, Once] = {}
         self._listeners: list[Callable[[str], None]] = []
+        #: Releases gathering for the next round trip, and the task that sends them.
+        self._releases: _Releases | None = None
+        self._releasing: asyncio.Task[None] | None = None
         #: Appends the database refused because their epoch was stale.
         self.fenced = 0
 
@@ -152,11 +167,38 @@ class PgLeases:
         )
 
     async def release(self, session_id: str) -> None:
+        """Releases asked for while one is under way are sent together (a herd of woken
+        Sessions going cold again shares its round trips); each caller waits for its own."""
         epoch = self._epochs.pop(session_id, None)
-        if epoch is not None:
-            await self._release({session_id: epoch})
+        if epoch is None:
+            return
+        batch = self._releases
+        if batch is None:
+            batch = self._releases = _Releases(asyncio.get_running_loop().create_future())
+            if self._releasing is None:
+                self._releasing = asyncio.get_running_loop().create_task(
+                    self._send_releases(), name="dsh-lease-releases"
+                )
+        batch.held[session_id] = epoch
+        await asyncio.shield(batch.done)
+
+    async def _send_releases(self) -> None:
+        try:
+            while (batch := self._releases) is not None:
+                self._releases = None
+                try:
+                    await self._release(batch.held)
+                except Exception as exc:
+                    batch.done.set_exception(exc)
+                    batch.done.exception()  # reported to its callers; never unobserved
+                else:
+                    batch.done.set_result(None)
+        finally:
+            self._releasing = None
 
     async def release_all(self) -> None:
+        if self._releasing is not None:
+            await asyncio.wait([self._releasing])  # the releases under way end first
         held, self._epochs = self._epochs, {}
         if held:
             await self._release(held)
@@ -172,7 +214,7 @@ class PgLeases:
         rows = cast("list[tuple[object, ...]]", await self._borrow(run, "release leases"))
         released = {str(row[0]) for row in rows}
         for sid, epoch in held.items():
-            if sid not in released:
+            if sid not in released and sid not in self._epochs:  # not taken again meanwhile
                 log.warning("storage.lease_lost", session_id=sid, epoch=epoch, fenced=False)
 
     async def renew(self) -> Sequence[str]:
@@ -190,6 +232,14 @@ class PgLeases:
         for sid in lost:
             self.lost(sid)
         return lost
+
+
+@dataclass(slots=True)
+class _Releases:
+    """Leases to give up in one round trip, and when that round trip ended."""
+
+    done: asyncio.Future[None]
+    held: dict[str, int] = field(default_factory=dict)
 
 
 def _foreign(holder: tuple[object, ...], me: str) -> bool:
