@@ -78,8 +78,9 @@ def percentile(values: Sequence[float], q: float) -> float:
 def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
     """min / p50 / p90 / p99 / max / mean of ``seconds``, in milliseconds rounded to 0.01."""
     ms = [s * 1000 for s in seconds]
-    if not ms:
-        return {"n": 0, "p50_ms": math.nan, "p99_ms": math.nan, "max_ms": math.nan}
+    if not ms:  # every key, so a report of an empty sample (all runs missed) still renders
+        keys = ("min_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms")
+        return {"n": 0, **dict.fromkeys(keys, math.nan)}
     return {
         "n": len(ms),
         "min_ms": round(min(ms), 2),

@@ -42,8 +42,11 @@ BENCHMARKS = (
     "idle",
     "resume",
     "cold",
+    "herd",
     "memory",
+    "rest",
     "pg",
+    "herd_pg",
     "adapter",
 )
 DOC = ROOT / "docs" / "performance.md"
