@@ -44,7 +44,7 @@ class Settler:
         clock: Clock,
         state: Callable[[str], WokenState],
         evict: Callable[[str], Awaitable[bool | None]],
-        max_live: int = 1024,
+        max_live: int = 256,
         interval: float = 0.05,
         grace: float = 30.0,
     ) -> None:

@@ -69,7 +69,7 @@ class WakeService:
         resume: Callable[[str], Awaitable[object]],
         max_segment: float = 60.0,
         batch: int = 1024,
-        concurrency: int = 64,
+        concurrency: int = 16,
         settler: Settler | None = None,
         shared: bool = False,
     ) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +97,31 @@ async def test_a_load_of_a_closed_store_is_refused(tmp_path: Path) -> None:
     await backend.close()
     with pytest.raises(StorageError, match="is not open"):
         await backend.load("s1")
+
+
+async def test_reads_go_on_while_a_commit_is_held_up(tmp_path: Path) -> None:
+    # Reads run on a connection of their own beside the writer: a page or a load never waits
+    # behind a slow commit (an fsync), and once a write is acknowledged every read sees it.
+    await _store(tmp_path)
+    async with opened(tmp_path) as backend:
+        held, release = threading.Event(), threading.Event()
+        write_batch = backend._write_batch
+
+        def slow(batch: list[Any]) -> Any:
+            held.set()
+            release.wait(30)
+            return write_batch(batch)
+
+        backend._write_batch = slow  # type: ignore[method-assign]
+        writing = asyncio.ensure_future(backend.append("s1", 2, make_events(2, 1, "late"), None))
+        await asyncio.to_thread(held.wait, 30)
+        stored = await asyncio.wait_for(backend.load("s1"), 10)  # not behind the held commit
+        assert stored is not None
+        assert len(stored.events) == 2
+        assert len(await asyncio.wait_for(backend.list_page(limit=5), 10)) == 5
+        assert not writing.done()
+        release.set()
+        await writing
+        stored = await backend.load("s1")
+        assert stored is not None
+        assert len(stored.events) == 3

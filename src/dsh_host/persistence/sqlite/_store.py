@@ -42,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -87,6 +88,7 @@ from ._file import (
     page_query,
     page_rows,
     read_only_page,
+    rollback,
     stored_version,
     summaries,
 )
@@ -159,6 +161,11 @@ class SQLiteBackend:
         self._writer = GroupWriter(self._path)
         self._closer: asyncio.Event | None = None
         self._loads = LoadBatcher(self._read_many, limit=LOAD_BATCH)
+        #: Reads run on a thread and connection of their own (WAL lets them read beside the
+        #: writer), so a page or a load never waits behind a commit's fsync.
+        self._reads: ThreadPoolExecutor | None = None
+        self._read_conn: sqlite3.Connection | None = None
+        self._read_thread: int | None = None
 
     @property
     def path(self) -> Path:
@@ -223,7 +230,37 @@ class SQLiteBackend:
         self.needs_board_rebuild = before_board and self._record.position[0] > 0
         # Looked up per batch, so that an instrumented ``_write_batch`` (tests) takes effect.
         self._writer.start(executor, lambda batch: self._write_batch(batch))  # noqa: PLW0108
+        await self._open_reads()
         log.info("storage.opened", backend=self.name, path=str(self._path))
+
+    async def _open_reads(self) -> None:
+        """The read thread and its connection; without them (it could not open) reads share
+        the writer's thread, as they always may."""
+        reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-sqlite-read")
+        try:
+            self._read_conn = await asyncio.get_running_loop().run_in_executor(
+                reads, self._open_reader
+            )
+        except (sqlite3.Error, OSError) as exc:
+            reads.shutdown(wait=True)
+            log.warning("storage.read_connection_failed", path=str(self._path), error=str(exc))
+            return
+        self._reads = reads
+
+    def _open_reader(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+        except BaseException:
+            conn.close()
+            raise
+        self._read_thread = threading.get_ident()
+        return conn
+
+    def _close_reader(self) -> None:
+        conn, self._read_conn = self._read_conn, None
+        if conn is not None:
+            conn.close()
 
     async def close(self) -> None:
         while self._closer is not None:  # another close() is running; let it finish
@@ -234,6 +271,10 @@ class SQLiteBackend:
         try:
             # Cancelling close() must not kill the writer mid-batch: stop() only waits for it.
             await self._writer.stop()
+            reads, self._reads = self._reads, None
+            if reads is not None:  # before the writer's: the last close checkpoints the WAL
+                await asyncio.get_running_loop().run_in_executor(reads, self._close_reader)
+                reads.shutdown(wait=True)
             executor = self._executor
             assert executor is not None
             await asyncio.get_running_loop().run_in_executor(executor, self._close_sync)
@@ -285,7 +326,19 @@ class SQLiteBackend:
         assert self._executor is not None
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
+    async def _read(self, fn: Callable[[], _T]) -> _T:
+        """Run the read ``fn`` on the read thread (on the writer's when there is none)."""
+        reads = self._reads
+        if reads is None:
+            return await self._call(fn)
+        if self._state != "open" or not self._writer.accepting:
+            raise StorageError(f"database file {self._path} is not open")
+        return await asyncio.get_running_loop().run_in_executor(reads, fn)
+
     def _connection(self) -> sqlite3.Connection:
+        """The connection of the calling thread: the read thread's, or the writer's."""
+        if self._read_conn is not None and threading.get_ident() == self._read_thread:
+            return self._read_conn
         if self._conn is None:
             raise StorageError(f"database file {self._path} is not open")
         return self._conn
@@ -300,10 +353,10 @@ class SQLiteBackend:
         return await self._loads.load(session_id)
 
     async def _read_many(self, session_ids: Sequence[str]) -> dict[str, Loaded]:
-        return await self._call(functools.partial(self._load_many_sync, session_ids))
+        return await self._read(functools.partial(self._load_many_sync, session_ids))
 
     async def list_sessions(self) -> Sequence[StoredSummary]:
-        return await self._call(self._list_sync)
+        return await self._read(self._list_sync)
 
     @classmethod
     def load_read_only(
@@ -334,10 +387,10 @@ class SQLiteBackend:
             conn.close()
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
-        return await self._call(lambda: self._due_sync(now_ms, limit))
+        return await self._read(lambda: self._due_sync(now_ms, limit))
 
     async def earliest_wake(self) -> int | None:
-        return await self._call(self._earliest_sync)
+        return await self._read(self._earliest_sync)
 
     def _due_sync(self, now_ms: int, limit: int) -> list[DueWake]:
         try:
@@ -381,6 +434,9 @@ class SQLiteBackend:
         marks = ",".join("?" * len(session_ids))
         params = tuple(session_ids)
         try:
+            # One read transaction: the logs, wakes and boards of one snapshot (the read
+            # thread reads beside the writer, which may commit between two statements).
+            conn.execute("BEGIN")
             heads = conn.execute(
                 f"SELECT id, header, length FROM sessions WHERE id IN ({marks})",  # noqa: S608
                 params,
@@ -407,7 +463,9 @@ class SQLiteBackend:
                     params,
                 ):
                     board.setdefault(row[0], []).append(row[1:])
+            conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            rollback(conn)
             what = f"session {session_ids[0]!r}" if len(session_ids) == 1 else "sessions"
             raise self._file.mapped(exc, f"load {what}") from exc
         loaded: dict[str, Loaded] = dict.fromkeys(session_ids)
@@ -477,10 +535,10 @@ class SQLiteBackend:
     ) -> Sequence[SessionRow]:
         cursor = check_session_cursor(after)
         check_page_limit(limit)
-        return await self._call(lambda: self._page_sync(cursor, limit))
+        return await self._read(lambda: self._page_sync(cursor, limit))
 
     async def count_sessions(self) -> int:
-        return await self._call(self._count_sync)
+        return await self._read(self._count_sync)
 
     def _page_sync(self, after: SessionCursor | None, limit: int) -> list[SessionRow]:
         sql, params = page_query(after, limit)
@@ -518,7 +576,7 @@ class SQLiteBackend:
     ) -> Sequence[BoardRow]:
         check_board_query(plugin, kind, limit=limit, session_id=session_id)
         cursor = check_board_cursor(after)
-        return await self._call(
+        return await self._read(
             lambda: self._board_page_sync(plugin, kind, cursor, limit, session_id)
         )
 
@@ -531,7 +589,7 @@ class SQLiteBackend:
             session="" if session_id is None else _BOARD_SESSION,
         )
         params = [plugin, kind, *_present(after_ms, session_id)]
-        return await self._call(lambda: self._board_count_sync(sql, params))
+        return await self._read(lambda: self._board_count_sync(sql, params))
 
     def _board_page_sync(
         self,
