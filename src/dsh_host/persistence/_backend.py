@@ -60,7 +60,7 @@ parent), so they are not touched.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -433,6 +433,25 @@ def decode_board_entry(kind: object, at_ms: object, data: object) -> BoardEntry:
     if not isinstance(data, str):
         raise _records.RecordError("the board data column is not text")
     return BoardEntry(kind=kind, at_ms=at_ms, data=_json.loads(data))
+
+
+def decode_board_rows(
+    session_id: str,
+    rows: Iterable[Sequence[object]],
+    corrupt: Callable[[str], StorageError],
+) -> dict[tuple[str, str], BoardEntry]:
+    """A stored Session's ``(plugin, key, kind, at_ms, data)`` board rows by ``(plugin, key)``;
+    a row that does not decode raises ``corrupt(reason)``."""
+    board: dict[tuple[str, str], BoardEntry] = {}
+    for plugin, key, kind, at_ms, data in rows:
+        try:
+            board[str(plugin), str(key)] = decode_board_entry(kind, at_ms, data)
+        except ValueError as exc:
+            raise corrupt(
+                f"board row {key!r} of plugin {plugin!r} of session {session_id!r} "
+                f"is invalid: {exc}"
+            ) from exc
+    return board
 
 
 def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:

@@ -16,8 +16,6 @@ whose ``atMs`` is after that instant ("what arrived while you were away").
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Final
 
@@ -26,8 +24,8 @@ from starlette.responses import Response
 
 from dsh_hookspecs import WAKE_MAX_MS, JSONValue
 
-from .. import _json
 from .._records import BoardRow
+from . import _cursor as cursor
 from ._errors import ApiError, json_response
 from ._handlers import Routes
 from ._requests import brief, query, uint
@@ -37,13 +35,9 @@ DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 200
 #: The longest plugin name a query may name (a longer one names no loaded plugin).
 MAX_PLUGIN_CHARS: Final = 200
-#: The longest cursor accepted (one the server makes is far shorter).
-MAX_CURSOR_CHARS: Final = 1024
 
 _KIND: Final = re.compile(r"[a-z0-9_]{1,32}")
 _SESSION_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-_CURSOR: Final = re.compile(r"[A-Za-z0-9_-]+")
-_INT64: Final = (-(2**63), 2**63 - 1)
 
 _PAGE_QUERY: Final = frozenset({"plugin", "kind", "limit", "after", "since", "session"})
 _COUNT_QUERY: Final = frozenset({"plugin", "kind", "after", "session"})
@@ -53,35 +47,16 @@ Cursor = tuple[int, str, str]
 
 def encode_cursor(row: BoardRow) -> str:
     """The opaque cursor after ``row``: its ``(at_ms, session_id, key)`` as URL-safe text."""
-    text = _json.dumps([row.entry.at_ms, row.session_id, row.key])
-    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+    return cursor.encode([row.entry.at_ms, row.session_id, row.key])
 
 
 def decode_cursor(value: str) -> Cursor:
     """The ``(at_ms, session_id, key)`` of a cursor :func:`encode_cursor` made, or 422
     ``bad_cursor``."""
-    if len(value) > MAX_CURSOR_CHARS or _CURSOR.fullmatch(value) is None:
-        raise _bad_cursor()
-    try:
-        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-        decoded = _json.loads(raw)
-    except (binascii.Error, ValueError):
-        raise _bad_cursor() from None
-    if not isinstance(decoded, list) or len(decoded) != 3:
-        raise _bad_cursor()
-    at_ms, session_id, key = decoded
-    if (
-        type(at_ms) is not int
-        or not _INT64[0] <= at_ms <= _INT64[1]
-        or not isinstance(session_id, str)
-        or not isinstance(key, str)
-    ):
-        raise _bad_cursor()
+    at_ms, session_id, key = cursor.decode(value, 3)
+    if not cursor.is_int64(at_ms) or not isinstance(session_id, str) or not isinstance(key, str):
+        raise cursor.bad_cursor()
     return at_ms, session_id, key
-
-
-def _bad_cursor() -> ApiError:
-    return ApiError("bad_cursor", "after is not a cursor this server made; start from the top")
 
 
 def _row(row: BoardRow) -> JSONValue:

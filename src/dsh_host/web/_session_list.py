@@ -18,14 +18,10 @@ moves nothing: a page continues strictly after the last row of the one before.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from typing import Any, Final
 
 from dsh_hookspecs import JSONValue, SessionHeader
 
-from .. import _json
 from .._host import LiveHost
 from ..persistence import (
     DamagedSummary,
@@ -34,6 +30,7 @@ from ..persistence import (
     session_cursor,
     session_page,
 )
+from . import _cursor as cursor
 from ._errors import ApiError
 from ._requests import uint
 from ._viewdata import RowSummaries
@@ -41,45 +38,21 @@ from ._viewdata import RowSummaries
 #: Rows of a page when ``limit`` is not given, and the most one page may hold.
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 200
-#: The longest cursor accepted (one the server makes is far shorter).
-MAX_CURSOR_CHARS: Final = 1024
 #: The query parameters of ``GET /api/sessions``.
 PAGE_QUERY: Final = frozenset({"limit", "after"})
 
-_CURSOR: Final = re.compile(r"[A-Za-z0-9_-]+")
-_INT64: Final = (-(2**63), 2**63 - 1)
 
-
-def encode_cursor(cursor: SessionCursor) -> str:
-    """The opaque text of ``cursor`` (its ``(createdAt, id)``, URL-safe)."""
-    text = _json.dumps([cursor[0], cursor[1]])
-    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+def encode_cursor(after: SessionCursor) -> str:
+    """The opaque text of ``after`` (its ``(createdAt, id)``, URL-safe)."""
+    return cursor.encode([after[0], after[1]])
 
 
 def decode_cursor(value: str) -> SessionCursor:
     """The ``(createdAt, id)`` of a cursor :func:`encode_cursor` made, or 422 ``bad_cursor``."""
-    if len(value) > MAX_CURSOR_CHARS or _CURSOR.fullmatch(value) is None:
-        raise _bad_cursor()
-    try:
-        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-        decoded = _json.loads(raw)
-    except (binascii.Error, ValueError):
-        raise _bad_cursor() from None
-    if not isinstance(decoded, list) or len(decoded) != 2:
-        raise _bad_cursor()
-    created_at, session_id = decoded
-    if (
-        type(created_at) is not int
-        or not _INT64[0] <= created_at <= _INT64[1]
-        or not isinstance(session_id, str)
-        or "\x00" in session_id
-    ):
-        raise _bad_cursor()
+    created_at, session_id = cursor.decode(value, 2)
+    if not cursor.is_int64(created_at) or not isinstance(session_id, str) or "\x00" in session_id:
+        raise cursor.bad_cursor()
     return created_at, session_id
-
-
-def _bad_cursor() -> ApiError:
-    return ApiError("bad_cursor", "after is not a cursor this server made; start from the top")
 
 
 def page_request(params: dict[str, str]) -> tuple[SessionCursor | None, int]:

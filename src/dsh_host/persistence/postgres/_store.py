@@ -64,6 +64,7 @@ from .._backend import (
     check_page_limit,
     check_session_cursor,
     decode_board_entry,
+    decode_board_rows,
     encode_append,
 )
 from .._loads import LoadBatcher, Loaded
@@ -314,15 +315,7 @@ class PostgresBackend:
                 f"session {session_id!r} records length {length!r} but has {len(events)} events"
             )
         wakes = {str(plugin): cast(int, at_ms) for plugin, at_ms in wake_rows}
-        board: dict[tuple[str, str], BoardEntry] = {}
-        for plugin, key, kind, at_ms, data in board_rows:
-            try:
-                board[str(plugin), str(key)] = decode_board_entry(kind, at_ms, data)
-            except ValueError as exc:
-                raise self._corrupt(
-                    f"board row {key!r} of plugin {plugin!r} of session {session_id!r} "
-                    f"is invalid: {exc}"
-                ) from exc
+        board = decode_board_rows(session_id, board_rows, self._corrupt)
         return StoredSession(header=header, events=tuple(events), wakes=wakes, board=board)
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:

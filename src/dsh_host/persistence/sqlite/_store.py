@@ -71,6 +71,7 @@ from .._backend import (
     check_page_limit,
     check_session_cursor,
     decode_board_entry,
+    decode_board_rows,
     encode_append,
 )
 from .._loads import LoadBatcher, Loaded
@@ -514,15 +515,7 @@ class SQLiteBackend:
             raise self._file.corrupt(
                 f"session {session_id!r} records length {length!r} but has {len(events)} events"
             )
-        board: dict[tuple[str, str], BoardEntry] = {}
-        for plugin, key, kind, at_ms, data in board_rows:
-            try:
-                board[str(plugin), str(key)] = decode_board_entry(kind, at_ms, data)
-            except ValueError as exc:
-                raise self._file.corrupt(
-                    f"board row {key!r} of plugin {plugin!r} of session {session_id!r} "
-                    f"is invalid: {exc}"
-                ) from exc
+        board = decode_board_rows(session_id, board_rows, self._file.corrupt)
         return StoredSession(
             header=header,
             events=tuple(events),
