@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event
-from dsh_host import Flushed, LiveHost
+from dsh_host import LiveHost
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 
@@ -128,7 +128,7 @@ async def measure() -> dict[str, Any]:
             background, per_create, tail = await calibrate(host, live)
             setup_estimate = SESSIONS * per_create * SLACK + tail * SLACK
             opens_at = time.time() + setup_estimate + MARGIN
-            host.sessions.subscribe(acks, Flushed)
+            host.sessions.subscribe(acks, DispatchAcks.KINDS)
             created_at = time.perf_counter()
             ids = await populate(host, acks, opens_at)
             create_seconds = time.perf_counter() - created_at

@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event
-from dsh_host import Flushed, LiveHost, Overlay
+from dsh_host import LiveHost, Overlay
 from dsh_host._cli import evict_idle
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
@@ -262,7 +262,7 @@ async def herd_child(folder: Path, due: int, expected_file: Path) -> None:
         url = await web.start()
         restart_s = time.perf_counter() - started
         live = LiveCount(host)
-        host.sessions.subscribe(acks, Flushed)
+        host.sessions.subscribe(acks, DispatchAcks.KINDS)
         if live.now or time.time() >= due:
             raise InvalidRunError(
                 f"at ready: {live.now} Sessions live, {time.time() - due:.3f} s to T"

@@ -65,7 +65,7 @@ from typing import Any
 import psycopg
 
 from dsh_hookspecs import Event
-from dsh_host import Flushed, LiveHost, Overlay, PluginEntry
+from dsh_host import LiveHost, Overlay, PluginEntry
 from dsh_host._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS
 from dsh_host.persistence import PostgresBackend, opened
 from dsh_schedule import format_instant, parse_instant
@@ -183,7 +183,7 @@ async def child(url: str, folder: Path, index: int) -> None:
     acks.expected.update({(sid, rid): due for sid, rid, due in rows})
     backend = PostgresBackend(url, lease_seconds=DEFAULT_LEASE_SECONDS)
     host = LiveHost(backend=backend, overlay=OVERLAY, evict_idle_seconds=DEFAULT_EVICT_IDLE)
-    host.sessions.subscribe(acks, Flushed)
+    host.sessions.subscribe(acks, DispatchAcks.KINDS)
     live = LiveCount(host)
     async with host:
         cpu = time.process_time()

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dsh_host import Appended, Flushed, LiveHost
+from dsh_host import Appended, Flushed, LiveHost, Opened
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 from dsh_schedule import parse_instant
@@ -58,14 +58,21 @@ DROP = ("samples", "offsets_s")
 
 
 class DispatchAcks:
-    """A Flushed subscriber: when a flush first covers each expected dispatch event."""
+    """A Flushed (and Opened) subscriber: when a flush first covers each expected dispatch
+    event appended in this process. Subscribe it to ``(Flushed, Opened)``: a resumed Session's
+    stored events (another process's dispatches among them) are not this process's to ack."""
+
+    KINDS = (Flushed, Opened)
 
     def __init__(self) -> None:
         self.expected: dict[tuple[str, str], int] = {}  # (session, schedule id) -> due ms
         self.acked: dict[tuple[str, str], float] = {}  # -> time.time() at the flush
         self._scanned: dict[str, int] = {}
 
-    def __call__(self, flushed: Flushed) -> None:
+    def __call__(self, flushed: Flushed | Opened) -> None:
+        if isinstance(flushed, Opened):
+            self._scanned[flushed.session.id] = flushed.stored_length
+            return
         now = time.time()
         session, through = flushed.session, flushed.through_seq
         start = self._scanned.get(session.id, 0)
@@ -142,7 +149,7 @@ async def ours(data: Path) -> dict[str, Any]:
         remove()
 
         acks = DispatchAcks()
-        host.sessions.subscribe(acks, Flushed)
+        host.sessions.subscribe(acks, DispatchAcks.KINDS)
         starts = TurnStarts(acks)
         host.sessions.subscribe(starts, Appended)
         loop = asyncio.get_running_loop()

@@ -267,24 +267,30 @@ class LiveHost:
         return await self._resume(session_id)
 
     async def _wake(self, session_id: str) -> LiveAgent:
-        # Cold delivery shares due Sessions with other hosts: one being claimed is skipped.
-        return await self._resume(session_id, skip_locked=True)
+        # Cold delivery shares due Sessions with other hosts: one being claimed is skipped, and
+        # one another host delivered since the index was read is not opened (NothingDueError).
+        return await self._resume(session_id, skip_locked=True, due_by=self.clock.now_ms())
 
     async def _resume(
-        self, session_id: str, *, check: StoredCheck | None = None, skip_locked: bool = False
+        self,
+        session_id: str,
+        *,
+        check: StoredCheck | None = None,
+        skip_locked: bool = False,
+        due_by: int | None = None,
     ) -> LiveAgent:
         leases = self.leases
         if leases is not None and self.sessions.get(session_id) is None:
             # Raises SessionLiveElsewhereError while another live host holds it.
             await leases.acquire(session_id, skip_locked=skip_locked)
             try:
-                session = await self.sessions.resume(session_id, check=check)
+                session = await self.sessions.resume(session_id, check=check, due_by=due_by)
             except BaseException:
                 if self.sessions.get(session_id) is None:
                     await self._release(session_id)
                 raise
         else:
-            session = await self.sessions.resume(session_id, check=check)
+            session = await self.sessions.resume(session_id, check=check, due_by=due_by)
         return self.agents.for_session(session_id) or self.agents.create(session)
 
     async def _release(self, session_id: str) -> None:

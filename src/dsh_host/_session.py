@@ -72,6 +72,12 @@ FlushListener = Callable[["LiveSession"], Awaitable[bool | None]]
 #: stands while a Session owes a turn (:meth:`LiveSessionStore.owe_turn`).
 TURNS_WAKE = "dsh.turns"
 
+
+class NothingDueError(KeyError):
+    """Cold delivery asked for a Session none of whose stored wake entries is due any more
+    (another host delivered it since the index was read): it stays cold."""
+
+
 #: Runs on a stored log before it is resumed; raises to keep the Session cold.
 StoredCheck = Callable[[Sequence[Event]], object]
 
@@ -396,11 +402,16 @@ class LiveSessionStore(Publisher):
         )
         return self._open(header, tuple(events[:boundary]), "forked", 0)
 
-    async def resume(self, session_id: str, *, check: StoredCheck | None = None) -> LiveSession:
+    async def resume(
+        self, session_id: str, *, check: StoredCheck | None = None, due_by: int | None = None
+    ) -> LiveSession:
         """The live Session of ``session_id``, loading it from storage when it is cold.
 
         Idempotent: a live Session is returned as is; concurrent resumes share one load.
         Raises :class:`KeyError` when storage has no such Session, or it is being deleted.
+
+        ``due_by`` (cold delivery): a Session whose stored wake entries are all later than that
+        wall ms is not opened (:class:`NothingDueError`): another host delivered it meanwhile.
 
         ``check(stored_events)`` runs on a Session this call loads, before it is opened: what it
         raises is raised here and the Session stays cold. Such a load is not shared (a refusal
@@ -416,8 +427,8 @@ class LiveSessionStore(Publisher):
             return await asyncio.shield(pending)
         if self._loader is None:
             raise KeyError(session_id)
-        if check is not None:
-            return await self._load(session_id, check)
+        if check is not None or due_by is not None:
+            return await self._load(session_id, check, due_by)
         future: asyncio.Future[LiveSession] = asyncio.get_running_loop().create_future()
         self._resuming[session_id] = future
         try:
@@ -465,11 +476,15 @@ class LiveSessionStore(Publisher):
             else:
                 del self._deleting[session_id]
 
-    async def _load(self, session_id: str, check: StoredCheck | None = None) -> LiveSession:
+    async def _load(
+        self, session_id: str, check: StoredCheck | None = None, due_by: int | None = None
+    ) -> LiveSession:
         stored = await self._stored(session_id)
         live = self._live.get(session_id)  # a concurrent create or resume may have won meanwhile
         if live is not None:
             return live
+        if due_by is not None and not any(at_ms <= due_by for at_ms in stored.wakes.values()):
+            raise NothingDueError(session_id)
         if check is not None:
             check(stored.events)
         return self._open(

@@ -36,7 +36,7 @@ import structlog
 from dsh_hookspecs import BackOff, Clock, TaskSlot, TimerHandle, segment_wait
 
 from ._observations import Detached, WakeChanged
-from ._session import LiveSessionStore
+from ._session import LiveSessionStore, NothingDueError
 from ._settle import Settler
 from .persistence import Backend, DueWake, SessionLiveElsewhereError
 
@@ -301,9 +301,13 @@ class WakeService:
         """Resume ``session_id`` for its due ``keys``; ``False`` (backed off) when that failed."""
         try:
             await self._resume(session_id)
-        except KeyError:
-            # Deleted since the index was read: its entries went with it.
-            log.info("host.wake_session_gone", session_id=session_id)
+        except KeyError as exc:
+            # Deleted since the index was read (its entries went with it), or delivered by
+            # another host meanwhile (nothing of it is due any more).
+            if isinstance(exc, NothingDueError):
+                log.info("host.wake_delivered_elsewhere", session_id=session_id)
+            else:
+                log.info("host.wake_session_gone", session_id=session_id)
             for key in keys:
                 self._claim(key).not_before = None
             return True

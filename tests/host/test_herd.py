@@ -161,3 +161,37 @@ async def test_resumes_wait_for_room_and_go_on_as_woken_sessions_go_cold(
         assert len(waker.resumes) == 2
         await advance_until(clock, lambda: sorted(waker.resumes) == sorted(ids))
         await advance_until(clock, lambda: not host.sessions.live())
+
+
+async def test_a_session_delivered_since_the_index_was_read_is_not_opened(
+    clock: ManualClock,
+) -> None:
+    # Two hosts read the same page of due entries; by the time one reaches a Session the other
+    # may have delivered it. Its stored entries say so: it stays cold, and nothing runs twice.
+    backend = FaultInjectingBackend(MemoryBackend())
+    async with LiveHost(backend=backend, clock=clock) as host:
+        waker = load_waker(host)
+        at = clock.now_ms() + 1_000
+        session_id = await cold_session_due_at(host, at)
+        clock.advance(1)
+        await wait_until(lambda: waker.resumes == [session_id])
+        await host.close_session(session_id)  # delivered: its entry is gone
+        stored = await host.inspect(session_id)
+        assert stored is not None
+        assert dict(stored.wakes) == {}
+        stale = [(session_id, "waker", at)]
+
+        async def stale_page(now_ms: int, limit: int) -> list[tuple[str, str, int]]:
+            del now_ms, limit
+            return stale
+
+        host.wakeups.forget(session_id)
+        with capture_logs() as logs:
+            backend.due_wakes = stale_page  # type: ignore[method-assign]
+            host.wakeups.kick()
+            await wait_until(
+                lambda: any(e["event"] == "host.wake_delivered_elsewhere" for e in logs)
+            )
+        assert waker.resumes == [session_id]  # not opened again
+        assert host.sessions.get(session_id) is None
+        assert await done_events(host, session_id) == [at]
