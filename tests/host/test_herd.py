@@ -45,13 +45,19 @@ async def advance_until(clock: ManualClock, done: Callable[[], bool], step: floa
             await asyncio.sleep(0)
 
 
+async def stored_herd(folder: Path, clock: ManualClock, count: int) -> tuple[int, list[str]]:
+    """``count`` cold Sessions on SQLite in ``folder``, each with one target 10 s from now (the
+    host that made them is closed): that instant and their ids."""
+    at = clock.now_ms() + 10_000
+    async with LiveHost(backend=SQLiteBackend(folder), clock=clock) as host:
+        load_waker(host)
+        return at, [await cold_session_due_at(host, at) for _ in range(count)]
+
+
 async def test_a_herd_is_delivered_once_each_with_the_live_set_bounded(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    at = clock.now_ms() + 10_000
-    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
-        load_waker(host)
-        ids = [await cold_session_due_at(host, at) for _ in range(60)]
+    at, ids = await stored_herd(tmp_path, clock, 60)
     async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.wakeups.concurrency = 4
         host.settler.max_live = 7
@@ -147,10 +153,7 @@ async def test_an_eviction_storage_refuses_is_logged_and_left_to_idle_eviction(
 async def test_resumes_wait_for_room_and_go_on_as_woken_sessions_go_cold(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    at = clock.now_ms() + 10_000
-    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
-        load_waker(host)
-        ids = [await cold_session_due_at(host, at) for _ in range(6)]
+    _, ids = await stored_herd(tmp_path, clock, 6)
     async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
         host.settler.max_live = 2
         waker = load_waker(host)
