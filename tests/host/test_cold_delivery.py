@@ -7,8 +7,9 @@ files its next target with the wake index. Time is a ManualClock; nothing sleeps
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,17 @@ async def cold_session_due_at(host: LiveHost, at_ms: int) -> str:
     host.sessions.request_wake(session, PLUGIN, at_ms)
     await host.close_session(session.id)
     return session.id
+
+
+async def advance_until(clock: ManualClock, done: Callable[[], bool], step: float = 0.05) -> None:
+    """Advance the host clock ``step`` s at a time, letting the loop run in between, until
+    ``done()`` (bounded: 10 s of real time)."""
+    deadline = time.monotonic() + 10
+    while not done():
+        assert time.monotonic() < deadline, "condition not met within 10 s"
+        clock.advance(step)
+        for _ in range(20):
+            await asyncio.sleep(0)
 
 
 async def settled(host: LiveHost, clock: ManualClock, delay: float) -> None:
@@ -386,8 +398,9 @@ async def test_a_cold_schedule_reminder_is_dispatched_exactly_once_on_sqlite(
         for _ in range(3):
             clock.advance(60)
             await wait_until(lambda: not host.wakeups.busy)
-        # Delivered and quiet: it went cold again, and no later pass delivered it twice.
-        await wait_until(lambda: host.sessions.get(session_id) is None)
+        # Delivered and quiet: it goes cold again at a tick of the host clock (the Settler's),
+        # and no later pass delivered it twice.
+        await advance_until(clock, lambda: host.sessions.get(session_id) is None)
         stored = await host.inspect(session_id)
         assert stored is not None
         assert dispatched(stored.events, schedule_id) == 1

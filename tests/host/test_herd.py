@@ -10,8 +10,6 @@ The stand-in plugin is the ``Waker`` of test_cold_delivery (it delivers due targ
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from structlog.testing import capture_logs
@@ -19,7 +17,12 @@ from structlog.testing import capture_logs
 from dsh_host import Detached, LiveHost, Opened
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
-from tests.host.test_cold_delivery import cold_session_due_at, done_events, load_waker
+from tests.host.test_cold_delivery import (
+    advance_until,
+    cold_session_due_at,
+    done_events,
+    load_waker,
+)
 
 
 class LiveCount:
@@ -32,17 +35,6 @@ class LiveCount:
     def _observe(self, observation: Opened | Detached) -> None:
         self.now += 1 if isinstance(observation, Opened) else -1
         self.peak = max(self.peak, self.now)
-
-
-async def advance_until(clock: ManualClock, done: Callable[[], bool], step: float = 0.05) -> None:
-    """Advance the host clock ``step`` s at a time, letting the loop run in between, until
-    ``done()`` (bounded: 10 s of real time)."""
-    deadline = time.monotonic() + 10
-    while not done():
-        assert time.monotonic() < deadline, "condition not met within 10 s"
-        clock.advance(step)
-        for _ in range(20):
-            await asyncio.sleep(0)
 
 
 async def stored_herd(folder: Path, clock: ManualClock, count: int) -> tuple[int, list[str]]:

@@ -19,7 +19,7 @@ from dsh_host._session import TURNS_WAKE
 from dsh_host.conformance import make_header
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import ManualClock, wait_until
-from tests.host.test_herd import advance_until
+from tests.host.test_cold_delivery import advance_until
 
 MESSAGE = "m-1"
 FOLLOWUP: dict[str, JSONValue] = {
