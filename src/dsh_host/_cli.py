@@ -361,7 +361,10 @@ def _utc(epoch_ms: int) -> str:
 
 def new_token() -> str:
     """``dsh token``: a fresh random token, 43 URL-safe characters (256 bits)."""
-    return secrets.token_urlsafe(32)
+    # Never with a leading "-": `dsh serve --token $(dsh token)` would read it as an option.
+    while (token := secrets.token_urlsafe(32)).startswith("-"):
+        pass
+    return token
 
 
 def _token(args: argparse.Namespace) -> str | None:

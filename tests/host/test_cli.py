@@ -579,3 +579,18 @@ def test_serve_refuses_bad_model_settings_in_one_line(tmp_path, flag, value, pro
     assert result.returncode == 2
     assert problem in result.stderr
     assert not (tmp_path / "d").exists()
+
+
+def test_a_made_token_never_starts_with_a_dash(monkeypatch):
+    # `dsh serve --token $(dsh token)` would read a token beginning with "-" as an option (one
+    # made token in 64 did, and the serve refused it).
+    from dsh_host import _cli
+
+    drawn = iter(
+        [
+            "-starts-with-a-dash-xxxxxxxxxxxxxxxxxxxxxxxx",
+            "Fine-token-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ]
+    )
+    monkeypatch.setattr(_cli.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert _cli.new_token() == "Fine-token-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
