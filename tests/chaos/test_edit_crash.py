@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from dsh_schedule import parse_instant
-from tests.procs import LISTENING, DshProcess
+from tests.procs import LISTENING, DshProcess, serve_command
 
 from .control import ALL_POINTS, FIRED, Control
 from .harness import STOPPED_LINE, install_plugin, read_rows, write_overlay
@@ -74,22 +74,7 @@ class Scenario:
 
     async def start(self) -> str:
         self.control.reset()
-        self.proc = DshProcess(
-            [
-                "serve",
-                "--overlay",
-                str(self.overlay),
-                "--data",
-                str(self.data),
-                "--port",
-                "0",
-                "--model",
-                "scripted",
-                "--log-level",
-                "warning",
-            ],
-            env=self.env,
-        )
+        self.proc = DshProcess(serve_command(self.data, overlay=self.overlay), env=self.env)
         match = await asyncio.to_thread(self.proc.wait_for_line, LISTENING, BOUND_S)
         return match[1]
 
