@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final, Literal, Protocol, TypeVar, runtime_checkable
 
-from ._types import BoardEntry, Event, JSONValue, SessionHeader, Tool, ToolCall
+from ._types import BoardEntry, Event, JSONValue, Notice, SessionHeader, Tool, ToolCall
 
 T = TypeVar("T")
 
@@ -117,6 +117,30 @@ class SessionStore(Protocol):
         compares them with what its fold asks for after a resume and posts the difference.
 
         .. versionadded:: 0.4
+        """
+        ...
+
+    def notify(self, session: Session, plugin: str, key: str, notice: Notice | None) -> None:
+        """Ask the host to send ``notice`` outside the page: one outbox entry per notification
+        channel configured when it is filed, keyed by ``(session, plugin, key, channel)``.
+
+        Like :meth:`post`, a notice is recorded against the Session's current length and becomes
+        durable in the same storage batch as the events that caused it (the next acknowledged
+        :meth:`flush` covers it), so a notice is never lost between the events and the outbox,
+        and never sent for events that were not stored. A key already stored for a channel
+        changes nothing: a crash that repeats a decision creates nothing twice. Choose keys that
+        name the occurrence (``"<reminder id>@<due instant>"``, say). ``None`` withdraws the
+        key's entries not yet sent (a pending re-notification, say); one already sent stays.
+
+        The host sends each entry once, from any host sharing the storage, without loading the
+        Session; a host with no channel configured files nothing. ``plugin`` is the caller's own
+        loaded plugin name; ``key`` a non-empty string of at most
+        :data:`~dsh_hookspecs.BOARD_KEY_MAX_CHARS` characters. Raises
+        :class:`~dsh_hookspecs.SessionNotLiveError` on a Session that is not live and
+        ``ValueError`` for an unknown plugin, a bad key or a bad notice; a refused notice changes
+        nothing. Synchronous.
+
+        .. versionadded:: 0.5
         """
         ...
 

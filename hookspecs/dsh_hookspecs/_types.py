@@ -179,6 +179,40 @@ BOARD_KEY_MAX_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Notice:
+    """A message a plugin asks the host to send outside the page
+    (:meth:`~dsh_hookspecs.SessionStore.notify`): to each notification channel the person
+    configured (e-mail, ntfy, a webhook, a browser's Web Push subscription...).
+
+    ``title`` (1 to :data:`NOTICE_TITLE_MAX_CHARS` characters) and ``body`` (at most
+    :data:`NOTICE_BODY_MAX_CHARS`) are plain text: every channel shows them as text, escaping its
+    own markup. ``at_ms`` is the instant the notice is about (a reminder's due time), in
+    ``[WAKE_MIN_MS, WAKE_MAX_MS]``. ``not_before_ms``: the host sends no earlier (``None``: at
+    once). ``expires_ms``: once reached, a notice not yet delivered is given up (``None``: never;
+    a reminder's next occurrence, say). ``data`` is a small JSON object (at most
+    :data:`NOTICE_DATA_MAX_BYTES` bytes once encoded) of string values handed to receivers that
+    take structured data (a webhook's payload keys, a Web Push notification's actions).
+
+    .. versionadded:: 0.5
+    """
+
+    title: str
+    body: str = ""
+    at_ms: int
+    not_before_ms: int | None = None
+    expires_ms: int | None = None
+    data: Mapping[str, str] = field(default_factory=dict)
+
+
+#: The longest ``title`` of a :class:`Notice`, in characters.
+NOTICE_TITLE_MAX_CHARS = 200
+#: The longest ``body`` of a :class:`Notice`, in characters.
+NOTICE_BODY_MAX_CHARS = 2000
+#: The largest ``data`` of a :class:`Notice`, in bytes of compact UTF-8 JSON.
+NOTICE_DATA_MAX_BYTES = 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RendererAsset:
     """A browser ES module (or stylesheet) a plugin contributes to the Web client.
 

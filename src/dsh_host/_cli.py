@@ -45,7 +45,9 @@ from ._host import LiveHost
 from ._names import session_name
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
+from ._sender import Channels
 from .models import UnknownModelError
+from .notify import ChannelError, parse_channels, urls_from_env
 from .persistence import (
     Backend,
     DamagedSummary,
@@ -89,6 +91,10 @@ MAX_COUNTED_WAKES = 10_000
 COUNT_SECONDS = 5.0
 #: How every refusal of a token ends: where a good one comes from.
 HOW_TO_MAKE_ONE = "make one with: dsh token"
+#: The data folder's subfolder of Web Push's key pair and subscriptions.
+PUSH_FOLDER = "webpush"
+#: Who sends Web Push (VAPID ``sub``) when the public URL is not https.
+PUSH_SUBJECT = "mailto:dsh@localhost"
 
 
 def _backend(
@@ -527,6 +533,14 @@ async def _serve(args: argparse.Namespace) -> int:
     if (problem := key_problem(args)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
+    try:
+        # Checked (and named only masked) before anything starts: a URL holds its secrets.
+        args.channels = parse_channels(
+            [*overlay.notify_urls, *urls_from_env(os.environ), *(args.notify or ())]
+        )
+    except ChannelError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
     if isinstance(args.data, Path) and args.data.exists() and not args.data.is_dir():
         print(f"dsh: {not_a_data_folder(args.data)}", file=sys.stderr)
         return 2
@@ -568,6 +582,11 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
             model_settings=model_settings(args),
             overlay=overlay,
             evict_idle_seconds=evict_idle(args.evict_idle, overlay),
+            channels=channels_of(args),
+            public_url=args.public_url,
+            notify_timeout=args.notify_timeout,
+            notify_retry_base=args.notify_retry_base,
+            notify_owner=args.host_id,
         )
     except UnknownModelError as exc:
         print(f"dsh: {exc}", file=sys.stderr)
@@ -608,6 +627,21 @@ async def _serve_until(args: argparse.Namespace, overlay: Overlay, stop: asyncio
         await host.close()
     print(said, file=sys.stderr, flush=True)
     return 0
+
+
+def channels_of(args: argparse.Namespace) -> Channels | None:
+    """The host's notification channels: the configured URLs, and Web Push (its keys and
+    subscriptions in the data folder) when ``--public-url`` is set on a folder store; ``None``
+    when there is neither."""
+    push_folder = None
+    if args.public_url is not None and isinstance(args.data, Path):
+        push_folder = args.data / PUSH_FOLDER
+    if not args.channels and push_folder is None:
+        return None
+    subject = args.public_url if str(args.public_url).startswith("https:") else PUSH_SUBJECT
+    channels = Channels(args.channels, push_folder=push_folder, push_subject=subject)
+    channels.open_push()
+    return channels
 
 
 def reminders_in(views: Mapping[str, JSONValue]) -> int:

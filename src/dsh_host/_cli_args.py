@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import textwrap
+import urllib.parse
 from importlib import metadata
 from pathlib import Path
 
@@ -260,6 +261,38 @@ def _serve(serve: argparse.ArgumentParser) -> None:
         "(default: a new random name per start, which waits for the old leases to run out)",
     )
     serve.add_argument(
+        "--notify",
+        action="append",
+        metavar="URL",
+        help="also send each reminder to this channel, in apprise URL syntax (ntfy://, "
+        "mailto://, json://, tgram://, discord://...); repeatable. A URL is a secret: prefer the "
+        "DSH_NOTIFY_URLS environment variable (whitespace-separated) or the overlay's [notify] "
+        "urls (default: none)",
+    )
+    serve.add_argument(
+        "--public-url",
+        type=public_url,
+        metavar="URL",
+        help="the address people open the page at (https, or http on localhost): notifications "
+        "link to their Session, and the page offers Web Push (default: none)",
+    )
+    serve.add_argument(
+        "--notify-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="the longest one send may take; a host that dies mid-send leaves its entry to "
+        "others after three times this (default: 10)",
+    )
+    serve.add_argument(
+        "--notify-retry-base",
+        type=positive_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the first retry of a failed send waits about this long, doubling per attempt up "
+        "to an hour (default: 30)",
+    )
+    serve.add_argument(
         "--log-level",
         default=DEFAULT_LOG_LEVEL,
         choices=("debug", "info", "warning", "error"),
@@ -282,6 +315,22 @@ def _whole(text: str, minimum: int, what: str) -> int:
 def seconds(text: str) -> int:
     """``--evict-idle``: a whole number of seconds >= 0."""
     return _whole(text, 0, " of seconds")
+
+
+def public_url(text: str) -> str:
+    """``--public-url``: an https URL, or http on localhost / a loopback address (Web Push
+    needs a secure context)."""
+    parsed = urllib.parse.urlsplit(text)
+    local = parsed.hostname in {"localhost", "127.0.0.1", "::1"}
+    if parsed.scheme not in {"https", "http"} or not parsed.hostname:
+        raise argparse.ArgumentTypeError(f"must be an http(s) URL, not {text!r}")
+    if parsed.scheme == "http" and not local:
+        raise argparse.ArgumentTypeError(
+            f"must be https (browsers allow Web Push only there, or on localhost), not {text!r}"
+        )
+    if parsed.query or parsed.fragment:
+        raise argparse.ArgumentTypeError(f"must not carry a query or fragment, not {text!r}")
+    return text.rstrip("/")
 
 
 def host_id(text: str) -> str:

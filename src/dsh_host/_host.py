@@ -36,12 +36,13 @@ from ._overlay import Overlay
 from ._plugins import PluginManager
 from ._records import StoredSession, damaged_sessions
 from ._registry import LiveAgentRegistry
+from ._sender import RETRY_BASE_SECONDS, Channels, OutboxSender
 from ._session import LiveSession, LiveSessionStore, StoredCheck, check_fork_boundary
 from ._settle import Settler, WokenState
 from ._tools import ToolLayer
 from ._wakeups import WakeService
 from .models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
-from .persistence import Backend, Coordinator, StorageError, leases_of
+from .persistence import Backend, Coordinator, OutboxBackend, StorageError, leases_of
 
 log = structlog.get_logger(__name__)
 
@@ -59,13 +60,21 @@ class LiveHost:
         overlay: Overlay | None = None,
         batch_delay: float = 0.005,
         evict_idle_seconds: float = 0,
+        channels: Channels | None = None,
+        public_url: str | None = None,
+        notify_timeout: float = 10.0,
+        notify_retry_base: float = RETRY_BASE_SECONDS,
+        notify_owner: str | None = None,
     ) -> None:
         """``model``: an adapter, or the name of one a plugin offers (``dsh_model_adapters``;
         the default plugin ``dsh.models`` offers ``scripted``, ``none`` and ``openai``), built
         with ``model_settings`` as soon as a loaded plugin offers it: here for the default
         plugin's, else once the overlay's plugins are loaded (:meth:`start` raises
         :class:`UnknownModelError` for a name nobody offers).
-        ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never)."""
+        ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never).
+        ``channels``: where notices go outside the page (none: plugins' notices file nothing);
+        an :class:`~dsh_host._sender.OutboxSender` then sends the outbox (``public_url`` links
+        each message to its Session; ``notify_*`` tune its sends)."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
@@ -104,6 +113,22 @@ class LiveHost:
         self.persistence = Coordinator(
             self.sessions, backend, clock=self.clock, batch_delay=batch_delay
         )
+        #: The notification channels and the outbox's sender (``None`` without channels).
+        self.channels = channels
+        self.public_url = public_url
+        self.sender: OutboxSender | None = None
+        if channels is not None and isinstance(backend, OutboxBackend):
+            self.sender = OutboxSender(
+                backend,
+                channels,
+                self.clock,
+                public_url=public_url,
+                timeout=notify_timeout,
+                retry_base=notify_retry_base,
+                owner=notify_owner,
+            )
+            self.persistence.channels = channels.ids
+            self.persistence.outbox_filed = self.sender.kick
         #: The backend's Session leases when several hosts share it (issue 11 item 5), else
         #: ``None``: a Session is made live here only once its lease is held.
         self.leases = leases_of(backend)
@@ -168,6 +193,8 @@ class LiveHost:
             await self.close()
             raise
         self.wakeups.start()  # due wakes at start-up are delivered promptly
+        if self.sender is not None:
+            self.sender.start()
         self.evictor.start()
         if self.leases is not None:
             self._renewing.start(self._renew)
@@ -201,6 +228,8 @@ class LiveHost:
             return
         self._closed = True
         await self.wakeups.close()  # nothing is resumed while the host winds down
+        if self.sender is not None:  # sends under way end (each bounded); the rest wait
+            await self.sender.stop()
         await self.settler.close()
         await self.evictor.close()
         await self._renewing.stop()

@@ -20,6 +20,8 @@ frozen instance of one of them, whose ``session`` is the live Session object. Th
   changed (``at_ms`` ``None``: it was cleared);
 * :class:`BoardChanged` ``(session, plugin, key, entry)``: the standing board row ``(plugin,
   key)`` changed (``entry`` ``None``: it was removed);
+* :class:`Notified` ``(session, plugin, key, notice)``: a plugin filed a notice for the outbox
+  (``notice`` ``None``: withdrew the key's unsent entries);
 * :class:`Detached` ``(session)``: the Session went cold;
 * :class:`Streamed` ``(session, payload)``: ephemeral output of a live Session (streamed
   assistant text), never logged and never replayed.
@@ -48,7 +50,8 @@ The ordering rules, in this one place (``tests/host/test_observations.py`` has a
    ``dsh_session_flushed`` runs after the last one.
 5. **WakeChanged and BoardChanged after the change.** Published only when a request or post
    changed the standing entry (repeating the standing value publishes nothing), once
-   ``store.wakes(session)`` / ``store.posted(session)`` reads the new value.
+   ``store.wakes(session)`` / ``store.posted(session)`` reads the new value. :class:`Notified`
+   is published for every accepted notice (the outbox, not the host, drops a repeated key).
 6. **Detached after leaving.** Published once the Session left the live set: ``store.is_live``
    is false and appends are refused, while ``store.wakes(session)`` still reads its standing
    entries.
@@ -80,7 +83,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 import structlog
 
-from dsh_hookspecs import BoardEntry, Event, JSONValue
+from dsh_hookspecs import BoardEntry, Event, JSONValue, Notice
 
 if TYPE_CHECKING:
     from ._session import LiveSession
@@ -145,6 +148,17 @@ class BoardChanged(Observation):
 
 
 @dataclass(frozen=True, slots=True)
+class Notified(Observation):
+    """A plugin filed (or, ``notice`` ``None``, withdrew) the notice ``(plugin, key)``: the
+    persistence coordinator writes it to the outbox with the Session's next batch (rule 5)."""
+
+    failure_event: ClassVar[str] = "session.notice_observer_failed"
+    plugin: str
+    key: str
+    notice: Notice | None
+
+
+@dataclass(frozen=True, slots=True)
 class Detached(Observation):
     """``session`` went cold (rule 6: after it left the live set)."""
 
@@ -166,6 +180,7 @@ KINDS: tuple[type[Observation], ...] = (
     Flushed,
     WakeChanged,
     BoardChanged,
+    Notified,
     Detached,
     Streamed,
 )

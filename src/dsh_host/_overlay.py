@@ -10,6 +10,9 @@ Format (TOML)::
     [host]
     evict_idle_seconds = 600    # detach live Sessions idle that long (0: never); optional
 
+    [notify]                    # optional: where reminders reach you outside the page
+    urls = ["ntfy://ntfy.sh/my-topic"]  # apprise URLs (secrets: keep this file private)
+
 (``examples/`` holds a real one.) :meth:`Overlay.default` is the built-in overlay, the file
 ``default_overlay.toml`` shipped inside this package (the Schedule plugin with cold delivery
 and its browser renderers): ``dsh serve``, ``dsh reindex`` and ``dsh sessions`` load it when
@@ -54,6 +57,8 @@ class Overlay:
     source: str = "<none>"
     #: ``[host] evict_idle_seconds``; ``None`` when the overlay does not set it.
     evict_idle_seconds: int | None = None
+    #: ``[notify] urls``: notification channels in apprise URL syntax (secrets: never echoed).
+    notify_urls: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> Overlay:
@@ -76,7 +81,7 @@ class Overlay:
 
     @classmethod
     def from_document(cls, document: Mapping[str, Any], *, source: str = "<memory>") -> Overlay:
-        unknown = sorted(set(document) - {"plugins", "host"})
+        unknown = sorted(set(document) - {"plugins", "host", "notify"})
         if unknown:
             raise OverlayError(f"overlay {source}: unknown top-level keys {unknown}")
         plugins = document.get("plugins", {})
@@ -93,7 +98,10 @@ class Overlay:
             assert isinstance(canonical, dict)
             entries.append(PluginEntry(name=name, config=canonical))
         evict = _host_table(document.get("host", {}), source)
-        return cls(plugins=tuple(entries), source=source, evict_idle_seconds=evict)
+        urls = _notify_table(document.get("notify", {}), source)
+        return cls(
+            plugins=tuple(entries), source=source, evict_idle_seconds=evict, notify_urls=urls
+        )
 
 
 def _host_table(table: object, source: str) -> int | None:
@@ -111,3 +119,17 @@ def _host_table(table: object, source: str) -> int | None:
             f"overlay {source}: host.evict_idle_seconds must be an integer >= 0, got {value!r}"
         )
     return value
+
+
+def _notify_table(table: object, source: str) -> tuple[str, ...]:
+    """The ``[notify]`` table: only ``urls``, a list of strings (never echoed: they hold
+    secrets; the channels layer checks each and names it masked)."""
+    if not isinstance(table, dict):
+        raise OverlayError(f"overlay {source}: 'notify' must be a table")
+    unknown = sorted(set(table) - {"urls"})
+    if unknown:
+        raise OverlayError(f"overlay {source}: unknown keys in [notify] {unknown}")
+    urls = table.get("urls", [])
+    if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
+        raise OverlayError(f"overlay {source}: notify.urls must be a list of strings")
+    return tuple(urls)

@@ -19,7 +19,8 @@ coordinator writes the entry with the Session's next batch).
 
 It also takes the plugins' board posts (:meth:`LiveSessionStore.post`, the board of
 :class:`dsh_hookspecs.SessionStore`) the same way, publishing
-:class:`~dsh_host._observations.BoardChanged`.
+:class:`~dsh_host._observations.BoardChanged`, and their notices (:meth:`LiveSessionStore.notify`,
+publishing :class:`~dsh_host._observations.Notified`, which the coordinator writes to the outbox).
 
 A delete (``LiveHost.delete_session``) runs inside :meth:`LiveSessionStore.deleting`: while it
 lasts the Session cannot be resumed, and a load of it that was under way when it began opens
@@ -44,6 +45,7 @@ from dsh_hookspecs import (
     Clock,
     Event,
     JSONValue,
+    Notice,
     SessionHeader,
     SessionNotLiveError,
 )
@@ -56,6 +58,7 @@ from ._observations import (
     BoardChanged,
     Detached,
     Flushed,
+    Notified,
     Opened,
     OpenReason,
     Publisher,
@@ -63,7 +66,13 @@ from ._observations import (
     WakeChanged,
 )
 from ._records import HEADER_VERSION, StoredSession
-from .persistence import Durability, check_board_post, check_wake_instant
+from .persistence import (
+    Durability,
+    check_board_post,
+    check_notice,
+    check_notice_key,
+    check_wake_instant,
+)
 
 _T = TypeVar("_T")
 
@@ -366,6 +375,19 @@ class LiveSessionStore(Publisher):
     def posted(self, session: LiveSession) -> Mapping[tuple[str, str], BoardEntry]:
         """:meth:`dsh_hookspecs.SessionStore.posted`: the standing rows, read-only."""
         return MappingProxyType(session._board)  # noqa: SLF001 - store and session are one unit
+
+    # -- the outbox ----------------------------------------------------------------------------
+    def notify(self, session: LiveSession, plugin: str, key: str, notice: Notice | None) -> None:
+        """:meth:`dsh_hookspecs.SessionStore.notify`: validate, publish (the persistence
+        coordinator files it with the Session's next batch)."""
+        if not self.is_live(session):
+            raise SessionNotLiveError(f"session {getattr(session, 'id', session)!r} is not live")
+        known = () if self._plugin_names is None else self._plugin_names()
+        if type(plugin) is not str or plugin not in known:
+            raise ValueError(f"a notice must name a loaded plugin, got {plugin!r}")
+        check_notice_key(key)
+        checked = None if notice is None else check_notice(notice)
+        self._publish(Notified(session, plugin, key, checked))
 
     # -- lifecycle ----------------------------------------------------------------------------
     def create(

@@ -20,6 +20,11 @@ from .persistence import (
     NO_WAKES,
     Backend,
     DueWake,
+    OutboxBackend,
+    OutboxChange,
+    OutboxClaim,
+    OutboxRow,
+    OutboxStatus,
     SessionCursor,
     SessionRow,
     StorageError,
@@ -188,6 +193,36 @@ class FaultInjectingBackend:
     async def delete(self, session_id: str) -> bool:
         return await self.inner.delete(session_id)
 
+    def _outbox(self) -> OutboxBackend:
+        if not isinstance(self.inner, OutboxBackend):
+            raise StorageError(f"the {self.inner.name} backend keeps no outbox")
+        return self.inner
+
+    async def claim_outbox(
+        self, now_ms: int, limit: int, owner: str, claim_until_ms: int
+    ) -> Sequence[OutboxClaim]:
+        return await self._outbox().claim_outbox(now_ms, limit, owner, claim_until_ms)
+
+    async def settle_outbox(
+        self,
+        row: OutboxRow,
+        owner: str,
+        *,
+        status: OutboxStatus,
+        now_ms: int,
+        next_ms: int | None = None,
+        error: str | None = None,
+    ) -> bool:
+        return await self._outbox().settle_outbox(
+            row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error
+        )
+
+    async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
+        return await self._outbox().outbox_of(session_id)
+
+    async def earliest_outbox(self) -> int | None:
+        return await self._outbox().earliest_outbox()
+
     async def append(
         self,
         session_id: str,
@@ -198,6 +233,7 @@ class FaultInjectingBackend:
         *,
         board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
         name: str | None = None,
+        outbox: Sequence[OutboxChange] = (),
     ) -> None:
         self.plan.append_calls.append((session_id, start, len(events)))
         if self.plan.gate is not None:
@@ -205,7 +241,11 @@ class FaultInjectingBackend:
         if self.plan.fail_appends:
             self.plan.fail_appends -= 1
             raise StorageError("injected write failure")
-        if board or name is not None:
+        if outbox:
+            await self.inner.append(
+                session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
+            )
+        elif board or name is not None:
             await self.inner.append(
                 session_id, start, events, header, wakes, board=board, name=name
             )

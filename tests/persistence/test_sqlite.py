@@ -604,8 +604,10 @@ async def test_a_stored_record_failing_the_strict_codecs_is_reported_on_load(
         assert await backend.load("s2") is not None
 
 
-#: What turns a current store into a version 3 one (the index version 4 added).
-V4_DROPS = ("DROP INDEX sessions_by_creation",)
+#: What turns a current store into a version 4 one (the outbox version 5 added).
+V5_DROPS = ("DROP TABLE outbox",)
+#: What turns a current store into a version 3 one (and the index version 4 added).
+V4_DROPS = (*V5_DROPS, "DROP INDEX sessions_by_creation")
 #: What turns a current store into a version 2 one (and the tables version 3 added).
 V3_DROPS = (*V4_DROPS, "DROP TABLE board", "DROP TABLE names", "DROP TABLE deleted")
 

@@ -12,7 +12,9 @@ Session list through an index (:class:`PagedBackend`; :func:`session_page` reads
 * PostgreSQL, :class:`PostgresBackend` (:mod:`.postgres`): a database several hosts share, with
   Session leases (:class:`Leases`).
 
-What the SQLite and PostgreSQL writers share is in :mod:`._writes`. The
+Each also keeps the outbox, notices waiting to be sent outside the page
+(:class:`OutboxBackend`, :mod:`._outbox`). What the SQLite and PostgreSQL writers share is in
+:mod:`._writes`. The
 :class:`Coordinator` (:mod:`._coordinator`) sits above them: it writes each live Session's
 flushes to the backend in order and acknowledges durability.
 """
@@ -57,6 +59,16 @@ from ._backend import (
 )
 from ._coordinator import Coordinator, Durability, SessionSource, check_stored_prefix
 from ._memory import MemoryBackend
+from ._outbox import (
+    OutboxBackend,
+    OutboxChange,
+    OutboxClaim,
+    OutboxRow,
+    check_notice,
+    check_notice_key,
+    idempotency_key,
+)
+from ._outbox import Status as OutboxStatus
 from .postgres import PostgresBackend, is_postgres_url, redacted
 from .sqlite import (
     DataDirLock,
@@ -81,6 +93,11 @@ __all__ = [
     "LeasedBackend",
     "Leases",
     "MemoryBackend",
+    "OutboxBackend",
+    "OutboxChange",
+    "OutboxClaim",
+    "OutboxRow",
+    "OutboxStatus",
     "PagedBackend",
     "PostgresBackend",
     "PrefixDivergedError",
@@ -99,11 +116,14 @@ __all__ = [
     "StoredSession",
     "StoredSummary",
     "check_board_post",
+    "check_notice",
+    "check_notice_key",
     "check_session_cursor",
     "check_stored_prefix",
     "check_wake_instant",
     "damaged_sessions",
     "events_identical",
+    "idempotency_key",
     "is_postgres_url",
     "leases_of",
     "list_sessions_read_only",

@@ -52,19 +52,26 @@ so a list on a store of a million Sessions reads one page, never the whole table
 log. :func:`session_page` and :func:`session_count` read any :class:`Backend` that way, falling
 back to :meth:`Backend.list_sessions` for a backend without the capability.
 
-Delete: :meth:`Backend.delete` removes a Session's header, events, wake entries, board rows and
-name in one durable transaction. Forks are independent copies (a fork's header only names its
-parent), so they are not touched.
+The outbox (:mod:`._outbox`): a stored Session also holds outbox entries, notices waiting to be
+sent outside the page, one per channel. :meth:`Backend.append` files and withdraws them (its
+``outbox`` keyword, checked by :func:`check_outbox`) in the transaction of the batch that caused
+them; every backend here is also an :class:`~._outbox.OutboxBackend`, whose send worker claims,
+settles and lists them without loading any log.
+
+Delete: :meth:`Backend.delete` removes a Session's header, events, wake entries, board rows,
+outbox entries and name in one durable transaction. Forks are independent copies (a fork's
+header only names its parent), so they are not touched.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Protocol, TypeVar, runtime_checkable
+from typing import Final, Protocol, TypeVar, cast, runtime_checkable
 
 from dsh_hookspecs import (
     BOARD_DATA_MAX_BYTES,
@@ -86,6 +93,17 @@ from .._records import SessionListing as SessionListing  # noqa: PLC0414
 from .._records import StoredSession as StoredSession  # noqa: PLC0414
 from .._records import StoredSummary as StoredSummary  # noqa: PLC0414
 from .._records import damaged_sessions as damaged_sessions  # noqa: PLC0414
+from ._outbox import (
+    ERROR_MAX_CHARS,
+    STATUSES,
+    OutboxChange,
+    OutboxClaim,
+    OutboxRow,
+    check_notice,
+    check_notice_key,
+    decode_notice,
+    encode_notice,
+)
 
 
 class StorageError(Exception):
@@ -191,9 +209,10 @@ class Backend(Protocol):
         *,
         board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
         name: str | None = None,
+        outbox: Sequence[OutboxChange] = (),
     ) -> None:
         """Atomically store ``events`` (whose seqs are ``start, start+1, ...``), ``wakes``,
-        ``board`` and ``name``.
+        ``board``, ``name`` and ``outbox``.
 
         With ``header``, the Session is created in the same transaction (``start`` must be 0 and
         the id must be absent). Without it, the Session must exist and its stored length must
@@ -204,8 +223,14 @@ class Backend(Protocol):
         the Session's wake entries in the same transaction: all of it with the events, or none.
         So is ``board`` (``(plugin, key)`` -> :class:`~dsh_hookspecs.BoardEntry`, or ``None`` to
         remove that row; each checked by :func:`check_board_post`), and ``name``: when not
-        ``None`` the Session's stored name becomes it (a name is never cleared). An append with
-        no events and only wakes, board changes or a name is valid (it still checks ``start``).
+        ``None`` the Session's stored name becomes it (a name is never cleared). So is
+        ``outbox``: each :class:`~._outbox.OutboxChange` (checked by :func:`check_outbox`), in
+        order, inserts one ``pending`` entry per channel whose ``(session, plugin, key,
+        channel)`` is not stored yet (a stored one, in any state, is left as it is; ``attempts``
+        0, ``next_ms`` and ``updated_ms`` its ``due_ms``), or, with ``notice`` ``None``, turns
+        the ``pending`` entries of its ``(plugin, key)`` ``withdrawn``. An append with no events
+        and only wakes, board changes, a name or outbox changes is valid (it still checks
+        ``start``).
         """
         ...
 
@@ -233,8 +258,8 @@ class Backend(Protocol):
         ...
 
     async def delete(self, session_id: str) -> bool:
-        """Remove the Session's header, events, wake entries, board rows and name in one
-        durable transaction; ``False`` when it is not stored.
+        """Remove the Session's header, events, wake entries, board rows, outbox entries and
+        name in one durable transaction; ``False`` when it is not stored.
 
         Ordered after every append already requested. Forks are independent copies (a fork's
         header only names its parent) and keep working. A shared backend (PostgreSQL) raises
@@ -351,6 +376,22 @@ class EncodedAppend:
     board: tuple[EncodedPost, ...] = ()
     #: The Session's new name, or ``None`` (unchanged).
     name: str | None = None
+    #: The checked outbox changes of the batch, in their order.
+    outbox: tuple[EncodedNotice, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedNotice:
+    """One outbox change of an append that passed :func:`encode_append`."""
+
+    plugin: str
+    key: str
+    #: The notice as :func:`~._outbox.encode_notice` stores it, or ``None``: a withdrawal.
+    notice_json: str | None
+    #: The distinct channels to file it on (empty for a withdrawal).
+    channels: tuple[str, ...]
+    #: When it is first due (0 for a withdrawal).
+    due_ms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +531,144 @@ def _checked_name(name: object) -> str:
     return name
 
 
+def _checked_change(change: object) -> EncodedNotice:
+    if not isinstance(change, OutboxChange):
+        raise ValueError(  # noqa: TRY004 - a malformed request is a ValueError here
+            f"an outbox change must be an OutboxChange, got {type(change).__name__}"
+        )
+    plugin = change.plugin
+    if type(plugin) is not str or not plugin or "\x00" in plugin:
+        raise ValueError(f"an outbox change needs a non-empty plugin name, got {plugin!r}")
+    key = check_notice_key(change.key)
+    if change.notice is None:
+        return EncodedNotice(plugin, key, None, (), 0)
+    notice = check_notice(change.notice)
+    channels = change.channels
+    if type(channels) is not tuple or not all(
+        type(channel) is str and channel and "\x00" not in channel for channel in channels
+    ):
+        raise ValueError(f"an outbox change's channels must be non-empty names, got {channels!r}")
+    if len(set(channels)) != len(channels):
+        raise ValueError(f"an outbox change's channels must be distinct, got {channels!r}")
+    if type(change.due_ms) is not int or not WAKE_MIN_MS <= change.due_ms <= WAKE_MAX_MS:
+        raise ValueError(f"an outbox change's due_ms must be a wall ms, got {change.due_ms!r}")
+    text = encode_notice(notice)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"a notice is not encodable as UTF-8: {exc.reason}") from None
+    return EncodedNotice(plugin, key, text, channels, change.due_ms)
+
+
+def check_outbox(outbox: object) -> tuple[EncodedNotice, ...]:
+    """The outbox changes of an append, checked and encoded in their order; ``ValueError``
+    for a change that is not an :class:`~._outbox.OutboxChange` with a plugin name, a key
+    (:func:`~._outbox.check_notice_key`) and, unless it withdraws, a valid notice
+    (:func:`~._outbox.check_notice`), distinct non-empty channel names and a ``due_ms`` in
+    ``[WAKE_MIN_MS, WAKE_MAX_MS]``."""
+    if isinstance(outbox, str | bytes) or not isinstance(outbox, Sequence):
+        raise ValueError(f"outbox must be a sequence of OutboxChange, got {outbox!r}")  # noqa: TRY004
+    return tuple(_checked_change(change) for change in outbox)
+
+
+def check_claim(now_ms: object, limit: object, owner: object, claim_until_ms: object) -> None:
+    """``ValueError`` unless the arguments of :meth:`~._outbox.OutboxBackend.claim_outbox`
+    have their types: 64-bit integer instants with ``claim_until_ms`` not before ``now_ms``, a
+    non-negative ``limit`` and a non-empty ``owner`` name."""
+    for what, value in (("now_ms", now_ms), ("claim_until_ms", claim_until_ms)):
+        if type(value) is not int:
+            raise ValueError(f"an outbox claim's {what} must be an integer, got {value!r}")
+        _check_int64(value, f"an outbox claim's {what}")
+    assert type(now_ms) is int  # checked above
+    assert type(claim_until_ms) is int
+    if claim_until_ms < now_ms:
+        raise ValueError(f"an outbox claim cannot end ({claim_until_ms}) before now ({now_ms})")
+    check_page_limit(limit)
+    if type(owner) is not str or not owner or "\x00" in owner:
+        raise ValueError(f"an outbox claim needs a non-empty owner name, got {owner!r}")
+
+
+def check_settle(
+    row: object,
+    owner: object,
+    *,
+    status: object,
+    now_ms: object,
+    next_ms: object,
+    error: object,
+) -> str | None:
+    """``ValueError`` unless the arguments of :meth:`~._outbox.OutboxBackend.settle_outbox`
+    have their types (``status`` one of :data:`~._outbox.STATUSES` but ``sending``, and
+    ``pending`` with a ``next_ms``); the ``error`` to store: on one line of plain text, cut to
+    :data:`~._outbox.ERROR_MAX_CHARS`."""
+    if not isinstance(row, OutboxRow):
+        raise ValueError(f"settle needs the claimed OutboxRow, got {type(row).__name__}")  # noqa: TRY004
+    if type(owner) is not str or not owner:
+        raise ValueError(f"settle needs the claim's owner name, got {owner!r}")
+    if status not in STATUSES or status == "sending":
+        raise ValueError(f"an entry is settled as pending or a final state, not {status!r}")
+    if type(now_ms) is not int:
+        raise ValueError(f"settle's now_ms must be an integer, got {now_ms!r}")
+    _check_int64(now_ms, "settle's now_ms")
+    if next_ms is None:
+        if status == "pending":
+            raise ValueError("an entry settled as pending (a retry) needs its next_ms")
+    elif type(next_ms) is not int:
+        raise ValueError(f"settle's next_ms must be an integer, got {next_ms!r}")
+    else:
+        _check_int64(next_ms, "settle's next_ms")
+    if error is None:
+        return None
+    if type(error) is not str:
+        raise ValueError(f"settle's error must be text, got {error!r}")
+    plain = " ".join(error.replace("\x00", " ").split())
+    plain = plain.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate is stored
+    return plain[:ERROR_MAX_CHARS]
+
+
+def claimed(row: OutboxRow, now_ms: int) -> OutboxClaim:
+    """The claim at ``now_ms`` of the stored ``row`` as it was read before (``sending``: an
+    expired claim, so ambiguous)."""
+    return OutboxClaim(
+        dataclasses.replace(row, status="sending", attempts=row.attempts + 1, updated_ms=now_ms),
+        ambiguous=row.status == "sending",
+    )
+
+
+#: The columns of a stored outbox entry that :func:`decode_outbox_row` decodes, in its order.
+OUTBOX_COLUMNS = (
+    "session_id, plugin, key, channel, notice, status, attempts, next_ms, error, updated_ms"
+)
+
+
+def decode_outbox_row(columns: Sequence[object]) -> OutboxRow:
+    """A stored outbox entry's :data:`OUTBOX_COLUMNS` as an :class:`~._outbox.OutboxRow`;
+    ``ValueError`` when they are not what an append and the worker store (a damaged entry)."""
+    session_id, plugin, key, channel, notice, status, attempts, next_ms, error, updated_ms = columns
+    texts = (session_id, plugin, key, channel, notice)
+    if not all(type(text) is str for text in texts):
+        raise _records.RecordError("an outbox entry's names or notice are not text")
+    if status not in STATUSES:
+        raise _records.RecordError(f"the outbox status {status!r} is unknown")
+    if not all(type(value) is int for value in (attempts, next_ms, updated_ms)):
+        raise _records.RecordError("an outbox entry's counts or instants are not integers")
+    if error is not None and type(error) is not str:
+        raise _records.RecordError("an outbox entry's error is not text")
+    return OutboxRow(
+        session_id=str(session_id),
+        plugin=str(plugin),
+        key=str(key),
+        channel=str(channel),
+        notice=decode_notice(str(notice)),
+        status=status,
+        attempts=cast(int, attempts),
+        next_ms=cast(int, next_ms),
+        error=error,
+        updated_ms=cast(int, updated_ms),
+    )
+
+
 def check_board_cursor(after: object) -> BoardCursor | None:
     """``after`` when it is ``None`` or an ``(at_ms, session_id, key)`` tuple of an integer
     and two strings, else ``ValueError``."""
@@ -595,6 +774,7 @@ def encode_append(
     *,
     board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
     name: str | None = None,
+    outbox: Sequence[OutboxChange] = (),
 ) -> EncodedAppend:
     """Check an append request's own shape and encode it as it is stored.
 
@@ -626,6 +806,7 @@ def encode_append(
     checked_wakes = _checked_wakes(wakes) if wakes else ()
     checked_board = _checked_board(board) if board else ()
     checked_name = None if name is None else _checked_name(name)
+    checked_outbox = check_outbox(outbox) if outbox else ()
     if header is None:
         return EncodedAppend(
             header=None,
@@ -634,6 +815,7 @@ def encode_append(
             wakes=checked_wakes,
             board=checked_board,
             name=checked_name,
+            outbox=checked_outbox,
         )
     if header.id != session_id:
         raise ValueError(f"header id {header.id!r} does not match session id {session_id!r}")
@@ -647,6 +829,7 @@ def encode_append(
         wakes=checked_wakes,
         board=checked_board,
         name=checked_name,
+        outbox=checked_outbox,
     )
 
 

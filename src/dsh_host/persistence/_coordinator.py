@@ -20,6 +20,10 @@ the transaction of the events that were in the log when it was requested (or lat
 before them. A drain with no event but a pending entry still writes; a failed write puts the
 entries back (newer requests win). A drain with no changed entry passes no wakes at all.
 
+Notices (:class:`~dsh_host._observations.Notified`) too: each becomes one
+:class:`~._outbox.OutboxChange` for the channels :attr:`Coordinator.channels` names at the write
+(none: it writes nothing), handed to the same append as ``outbox``.
+
 Board posts (:class:`~dsh_host._observations.BoardChanged`) are batched the same way, newest
 post per ``(plugin, key)`` winning, and handed to the same :meth:`Backend.append` as ``board``
 (only when some row changed); a failed write puts them back like wake entries, so the board and
@@ -54,12 +58,13 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 
-from dsh_hookspecs import BoardEntry, Clock, Session, TaskSet, TimerHandle
+from dsh_hookspecs import BoardEntry, Clock, Notice, Session, TaskSet, TimerHandle
 
 from .._names import NameTracker
-from .._observations import Appended, BoardChanged, Detached, Opened, WakeChanged
+from .._observations import Appended, BoardChanged, Detached, Notified, Opened, WakeChanged
 from .._records import events_identical, headers_identical
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
+from ._outbox import OutboxChange
 
 log = structlog.get_logger(__name__)
 
@@ -77,7 +82,7 @@ class Durability(Protocol):
 
 
 #: The observations the coordinator subscribes to.
-Observed = Appended | Opened | WakeChanged | BoardChanged | Detached
+Observed = Appended | Opened | WakeChanged | BoardChanged | Notified | Detached
 
 
 class SessionSource(Protocol):
@@ -90,7 +95,12 @@ class SessionSource(Protocol):
         self,
         callback: Callable[[Observed], object],
         kinds: tuple[
-            type[Appended], type[Opened], type[WakeChanged], type[BoardChanged], type[Detached]
+            type[Appended],
+            type[Opened],
+            type[WakeChanged],
+            type[BoardChanged],
+            type[Notified],
+            type[Detached],
         ],
     ) -> Callable[[], None]: ...
 
@@ -114,6 +124,7 @@ class _State:
         "materialized",
         "name_base",
         "names",
+        "outbox",
         "stored_name",
         "timer",
         "wakes",
@@ -136,6 +147,8 @@ class _State:
         self.wakes: dict[str, int | None] = {}
         #: Board rows posted but not yet handed to a write ((plugin, key) -> entry or None).
         self.board: dict[tuple[str, str], BoardEntry | None] = {}
+        #: Notices filed but not yet handed to a write ((plugin, key) -> notice or None).
+        self.outbox: dict[tuple[str, str], Notice | None] = {}
         #: The Session's name as far as the drains have read its log.
         self.names = NameTracker()
         #: The name storage holds (``None``: none).
@@ -171,9 +184,16 @@ class Coordinator:
             weakref.WeakKeyDictionary()
         )
         self._background = TaskSet("persistence.background_drain")
+        #: The notification channels an outbox entry is filed for (the host sets them): none
+        #: by default, and then a notice writes nothing.
+        self.channels: Callable[[], tuple[str, ...]] = tuple
+        #: Told after a write that filed outbox entries (the send worker looks at once).
+        self.outbox_filed: Callable[[], None] = _nothing
         self._closed = False
         self._unsubscribe: list[Callable[[], None]] = [
-            store.subscribe(self._observe, (Appended, Opened, WakeChanged, BoardChanged, Detached)),
+            store.subscribe(
+                self._observe, (Appended, Opened, WakeChanged, BoardChanged, Notified, Detached)
+            ),
             store.add_flush_listener(self._on_flush),
         ]
         store.set_loader(self.backend.load)
@@ -245,6 +265,8 @@ class Coordinator:
                 self._on_wake(session, plugin, at_ms)
             case BoardChanged(session=session, plugin=plugin, key=key, entry=entry):
                 self._on_board(session, plugin, key, entry)
+            case Notified(session=session, plugin=plugin, key=key, notice=notice):
+                self._on_notice(session, plugin, key, notice)
             case Detached(session=session):
                 self._on_detach(session)
 
@@ -271,6 +293,27 @@ class Coordinator:
             return
         state.board[plugin, key] = entry
         self._on_append(session)
+
+    def _on_notice(self, session: Session, plugin: str, key: str, notice: Notice | None) -> None:
+        state = self._states.get(session)
+        if state is None:
+            return
+        state.outbox[plugin, key] = notice
+        self._on_append(session)
+
+    def _outbox_changes(self, notices: dict[tuple[str, str], Notice | None]) -> list[OutboxChange]:
+        """The storage changes of ``notices``: each filed for the channels configured now (none
+        configured: the notice is dropped), a withdrawal as is."""
+        channels = self.channels()
+        now_ms = self.clock.now_ms()
+        changes = []
+        for (plugin, key), notice in notices.items():
+            if notice is None:
+                changes.append(OutboxChange(plugin, key, None))
+            elif channels:
+                due_ms = max(now_ms, notice.not_before_ms or now_ms)
+                changes.append(OutboxChange(plugin, key, notice, channels, due_ms))
+        return changes
 
     def _on_append(self, session: Session) -> None:
         state = self._states.get(session)
@@ -323,7 +366,7 @@ class Coordinator:
         if state.timer is not None:
             state.timer.cancel()
             state.timer = None
-        state.wakes, state.board = {}, {}
+        state.wakes, state.board, state.outbox = {}, {}, {}
         async with state.lock:  # a write already under way ends before the caller goes on
             pass
 
@@ -359,29 +402,33 @@ class Coordinator:
                     await self._reconcile(session, state)
                 assert state.cursor is not None
                 end = len(session.events)
-                wakes, board = state.wakes, state.board
+                wakes, board, notices = state.wakes, state.board, state.outbox
                 name = _name_change(session, state, end)
                 if (
                     state.cursor >= end
                     and state.materialized
                     and not wakes
                     and not board
+                    and not notices
                     and name is None
                 ):
                     return
                 start = state.cursor
                 batch = session.events[start:end]
                 header = session.header if not state.materialized else None
-                state.wakes, state.board = {}, {}
+                state.wakes, state.board, state.outbox = {}, {}, {}
+                outbox = self._outbox_changes(notices) if notices else []
                 try:
-                    if board or name is not None:
-                        # Each passed only when it changes: a backend written before the board
-                        # and names still takes every batch that changes neither.
+                    if board or name is not None or outbox:
+                        # Each passed only when it changes: a backend written before the board,
+                        # names and the outbox still takes every batch that changes none.
                         extra: dict[str, Any] = {}
                         if board:
                             extra["board"] = board
                         if name is not None:
                             extra["name"] = name
+                        if outbox:
+                            extra["outbox"] = outbox
                         await self.backend.append(session.id, start, batch, header, wakes, **extra)
                     elif wakes:
                         await self.backend.append(session.id, start, batch, header, wakes)
@@ -393,11 +440,14 @@ class Coordinator:
                     state.cursor = None
                     state.wakes = {**wakes, **state.wakes}
                     state.board = {**board, **state.board}
+                    state.outbox = {**notices, **state.outbox}
                     raise
                 state.materialized = True
                 state.cursor = end
                 if name is not None:
                     state.stored_name = name
+                if any(change.notice is not None for change in outbox):
+                    self.outbox_filed()
 
     async def _reconcile(self, session: Session, state: _State) -> None:
         stored = await self.backend.load(session.id)
@@ -431,6 +481,10 @@ class Coordinator:
     async def inspect(self, session_id: str) -> StoredSession | None:
         """The stored header and events of ``session_id`` (for identity checks and cold history)."""
         return await self.backend.load(session_id)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _name_change(session: Session, state: _State, end: int) -> str | None:

@@ -4,12 +4,14 @@ It serves tests and throwaway hosts. Stored events are the caller's (immutable) 
 their data is still checked to be strict JSON so that a test backed by memory refuses what the
 SQLite backend would refuse (:func:`~dsh_host.persistence._backend.encode_append`), and
 conflicts are decided by the shared :func:`~dsh_host.persistence._backend.check_position`.
-Board rows, names, deletes and Session list pages follow the same contract (a board page or a
-list page is computed by scanning every Session, which is fine at the sizes a test holds).
+Board rows, names, deletes, Session list pages and the outbox follow the same contract (a board
+page, a list page or a claim is computed by scanning every row, which is fine at the sizes a test
+holds).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from ._backend import (
     BoardCursor,
     BoardRow,
     DueWake,
+    EncodedNotice,
     SessionCursor,
     SessionRow,
     StorageError,
@@ -31,11 +34,14 @@ from ._backend import (
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_claim,
     check_page_limit,
     check_position,
     check_session_cursor,
+    check_settle,
     encode_append,
 )
+from ._outbox import OutboxChange, OutboxClaim, OutboxRow, Status, decode_notice
 
 log = structlog.get_logger(__name__)
 
@@ -49,6 +55,15 @@ class _Entry:
     name: str | None = None
 
 
+@dataclass(slots=True)
+class _Sending:
+    """An outbox entry and, while it is ``sending``, who holds its claim until when."""
+
+    row: OutboxRow
+    claimed_by: str | None = None
+    claim_until_ms: int | None = None
+
+
 class MemoryBackend:
     """Dict-backed storage. Data lives as long as the object; close and reopen keep it."""
 
@@ -58,6 +73,8 @@ class MemoryBackend:
 
     def __init__(self) -> None:
         self._sessions: dict[str, _Entry] = {}
+        #: Every outbox entry by ``(session_id, plugin, key, channel)``, in insertion order.
+        self._outbox: dict[tuple[str, str, str, str], _Sending] = {}
         self._open = False
         #: Number of append transactions committed (one per successful append).
         self.commits = 0
@@ -123,10 +140,13 @@ class MemoryBackend:
         *,
         board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
         name: str | None = None,
+        outbox: Sequence[OutboxChange] = (),
     ) -> None:
         self._require_open()
         # Encoded only to refuse what a durable backend could not store; the text is dropped.
-        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
+        encoded = encode_append(
+            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
+        )
         stored_header = encoded.header
         entry = self._sessions.get(session_id)
         stored_length = None if entry is None else len(entry.events)
@@ -148,8 +168,40 @@ class MemoryBackend:
                 entry.board[post.plugin, post.key] = post.entry
         if encoded.name is not None:
             entry.name = encoded.name
+        for change in encoded.outbox:
+            self._file_notice(session_id, change)
         self.commits += 1
         self.appends += 1
+
+    def _file_notice(self, sid: str, change: EncodedNotice) -> None:
+        """One outbox change, applied in its order (the reference the others fold)."""
+        plugin, key, text = change.plugin, change.key, change.notice_json
+        if text is None:
+            for stored in self._outbox.values():
+                row = stored.row
+                target = (row.session_id, row.plugin, row.key)
+                if target == (sid, plugin, key) and row.status == "pending":
+                    stored.row = dataclasses.replace(row, status="withdrawn")
+            return
+        notice = decode_notice(text)
+        for channel in change.channels:
+            self._outbox.setdefault(
+                (sid, plugin, key, channel),
+                _Sending(
+                    OutboxRow(
+                        session_id=sid,
+                        plugin=plugin,
+                        key=key,
+                        channel=channel,
+                        notice=notice,
+                        status="pending",
+                        attempts=0,
+                        next_ms=change.due_ms,
+                        error=None,
+                        updated_ms=change.due_ms,
+                    )
+                ),
+            )
 
     async def board_page(
         self,
@@ -190,6 +242,8 @@ class MemoryBackend:
         self._require_open()
         if self._sessions.pop(session_id, None) is None:
             return False
+        for target in [t for t in self._outbox if t[0] == session_id]:
+            del self._outbox[target]
         self.commits += 1
         return True
 
@@ -206,3 +260,70 @@ class MemoryBackend:
     async def earliest_wake(self) -> int | None:
         self._require_open()
         return min((at for e in self._sessions.values() for at in e.wakes.values()), default=None)
+
+    # -- the outbox ------------------------------------------------------------------------
+
+    async def claim_outbox(
+        self, now_ms: int, limit: int, owner: str, claim_until_ms: int
+    ) -> Sequence[OutboxClaim]:
+        self._require_open()
+        check_claim(now_ms, limit, owner, claim_until_ms)
+        due = [
+            (stored.row.next_ms, order, stored)
+            for order, stored in enumerate(self._outbox.values())
+            if (stored.row.status == "pending" and stored.row.next_ms <= now_ms)
+            or (
+                stored.row.status == "sending"
+                and stored.claim_until_ms is not None
+                and stored.claim_until_ms < now_ms
+            )
+        ]
+        claims: list[OutboxClaim] = []
+        for _, _, stored in heapq.nsmallest(limit, due, key=lambda d: d[:2]):
+            ambiguous = stored.row.status == "sending"
+            stored.row = dataclasses.replace(
+                stored.row, status="sending", attempts=stored.row.attempts + 1, updated_ms=now_ms
+            )
+            stored.claimed_by, stored.claim_until_ms = owner, claim_until_ms
+            claims.append(OutboxClaim(stored.row, ambiguous))
+        return claims
+
+    async def settle_outbox(
+        self,
+        row: OutboxRow,
+        owner: str,
+        *,
+        status: Status,
+        now_ms: int,
+        next_ms: int | None = None,
+        error: str | None = None,
+    ) -> bool:
+        self._require_open()
+        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
+        stored = self._outbox.get((row.session_id, row.plugin, row.key, row.channel))
+        if stored is None or stored.row.status != "sending" or stored.claimed_by != owner:
+            return False
+        stored.row = dataclasses.replace(
+            stored.row,
+            status=status,
+            next_ms=stored.row.next_ms if next_ms is None else next_ms,
+            error=error,
+            updated_ms=now_ms,
+        )
+        stored.claimed_by = stored.claim_until_ms = None
+        return True
+
+    async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
+        self._require_open()
+        return [
+            stored.row for stored in self._outbox.values() if stored.row.session_id == session_id
+        ]
+
+    async def earliest_outbox(self) -> int | None:
+        self._require_open()
+        instants = [
+            stored.row.next_ms if stored.row.status == "pending" else stored.claim_until_ms
+            for stored in self._outbox.values()
+            if stored.row.status in ("pending", "sending")
+        ]
+        return min((at for at in instants if at is not None), default=None)

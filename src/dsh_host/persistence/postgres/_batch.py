@@ -5,7 +5,8 @@
 :func:`write_planned` decides every request against those lengths in order, exactly as if they
 were applied one by one (:func:`~dsh_host.persistence._backend.check_position`), then writes
 what was accepted with one statement per table (``unnest`` of arrays; the board and the wake
-index one to set and one to remove rows, newest change winning). It raises
+index one to set and one to remove rows, newest change winning; the outbox one to withdraw and
+one to insert, as :func:`~.._writes.plan_outbox` folds the batch's changes). It raises
 :class:`Replan` when a create lost a race with another process (the caller rolls back and takes
 the per-request path).
 
@@ -21,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from .._backend import StorageConflictError, StorageError, check_position
+from .._backend import EncodedNotice, StorageConflictError, StorageError, check_position
+from .._writes import OutboxPlan, plan_outbox
 
 if TYPE_CHECKING:
     from .._writes import BoardSet, Request
@@ -86,6 +88,30 @@ _NAMES_SQL = (
     "INSERT INTO names (session_id, name) SELECT * FROM unnest(%s::text[], %s::text[]) "
     "ON CONFLICT (session_id) DO UPDATE SET name = EXCLUDED.name"
 )
+#: Withdraw the pending entries of some notices.
+_OUTBOX_WITHDRAW_SQL = (
+    "UPDATE outbox AS o SET status = 'withdrawn' "
+    "FROM unnest(%s::text[], %s::text[], %s::text[]) AS v (session_id, plugin, key) "
+    "WHERE o.session_id = v.session_id AND o.plugin = v.plugin AND o.key = v.key "
+    "AND o.status = 'pending'"
+)
+#: Insert entries unless stored, their ids in the order given.
+_OUTBOX_INSERT_SQL = (
+    "INSERT INTO outbox (session_id, plugin, key, channel, notice, status, attempts, next_ms, "
+    "error, updated_ms) "
+    "SELECT v.session_id, v.plugin, v.key, v.channel, v.notice, v.status, 0, v.due, NULL, v.due "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+    "%s::bigint[]) WITH ORDINALITY AS v (session_id, plugin, key, channel, notice, status, due, n) "
+    "ORDER BY v.n ON CONFLICT (session_id, plugin, key, channel) DO NOTHING"
+)
+
+
+async def write_outbox(conn: Connection, plan: OutboxPlan) -> None:
+    """Store ``plan`` (:func:`~.._writes.plan_outbox`) with two statements at most."""
+    if plan.withdraw:
+        await conn.execute(_OUTBOX_WITHDRAW_SQL, _columns(plan.withdraw, 3))
+    if plan.insert:
+        await conn.execute(_OUTBOX_INSERT_SQL, _columns(plan.insert, 7))
 
 
 class Replan(Exception):  # noqa: N818 - a signal to the caller, not a failure
@@ -112,6 +138,8 @@ class _Plan:
     #: ``(session_id, plugin, key)`` -> the row to store, or ``None`` to remove it.
     board: dict[tuple[str, str, str], BoardSet | None] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)
+    #: The outbox changes of the accepted requests, in their order.
+    outbox: list[tuple[str, EncodedNotice]] = field(default_factory=list)
 
 
 def _columns(rows: Sequence[tuple[object, ...]], width: int) -> list[list[object]]:
@@ -145,6 +173,7 @@ async def write_planned(
             plan.board[row[:3]] = row
         if request.name is not None:
             plan.names[sid] = request.name
+        plan.outbox.extend((sid, change) for change in request.outbox)
         outcomes.append(None)
     if plan.created:
         creates = [
@@ -178,3 +207,5 @@ async def _write_board(conn: Connection, plan: _Plan) -> None:
         await conn.execute(_BOARD_SET_SQL, _columns(stored, 6))
     if plan.names:
         await conn.execute(_NAMES_SQL, _columns(list(plan.names.items()), 2))
+    if plan.outbox:
+        await write_outbox(conn, plan_outbox(plan.outbox))

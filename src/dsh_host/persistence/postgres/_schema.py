@@ -15,8 +15,11 @@ per plugin per Session, written in the same transaction as its batch). ``board``
 Session's board rows (read across Sessions by plugin and kind, soonest first, through
 ``board_by_kind``) and ``names`` each Session's stored name, both written in the transaction of
 their batch. Session ids, plugin names and board keys sort by code point (``COLLATE "C"``), as
-they do in SQLite. A version 1 database (before leases) gets the lease columns and the fence at
-open, and a version 1 or 2 database (before the board) gets the board and the names, empty.
+they do in SQLite. ``outbox`` holds the notices waiting to be sent outside the page, one entry
+per channel (``id``: insertion order), filed in the transaction of their batch and claimed by
+``(status, next_ms)`` with ``FOR UPDATE SKIP LOCKED``. A version 1 database (before leases) gets
+the lease columns and the fence at open, a version 1 or 2 database (before the board) gets the
+board and the names, empty, and a version 1 to 3 database gets the outbox, empty.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import psycopg
 from .._backend import StorageCorruptError, StorageError
 
 #: The version of the schema below, stored in ``dsh_schema``.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Key of the advisory lock held while the schema is checked or created.
 _SCHEMA_LOCK = 0x647368_5F7363  # "dsh_sc"
@@ -123,8 +126,31 @@ _BOARD = (
     ),
 )
 
+#: Version 4: the outbox (created empty on an older database; idempotent statements).
+_OUTBOX = (
+    (
+        "CREATE TABLE IF NOT EXISTS outbox ("
+        "id bigserial PRIMARY KEY, "
+        'session_id text COLLATE "C" NOT NULL REFERENCES sessions (id), '
+        'plugin text COLLATE "C" NOT NULL, '
+        'key text COLLATE "C" NOT NULL, '
+        'channel text COLLATE "C" NOT NULL, '
+        "notice text NOT NULL, "
+        "status text NOT NULL, "
+        "attempts integer NOT NULL, "
+        "next_ms bigint NOT NULL, "
+        "error text, "
+        "updated_ms bigint NOT NULL, "
+        "claimed_by text, "
+        "claim_until_ms bigint, "
+        "UNIQUE (session_id, plugin, key, channel))"
+    ),
+    "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_ms)",
+    "CREATE INDEX IF NOT EXISTS outbox_by_session ON outbox (session_id, id)",
+)
+
 #: What bringing a database of each older version to :data:`SCHEMA_VERSION` runs.
-_MIGRATIONS = {1: _LEASES + _BOARD, 2: _BOARD}
+_MIGRATIONS = {1: _LEASES + _BOARD + _OUTBOX, 2: _BOARD + _OUTBOX, 3: _OUTBOX}
 
 #: Every Session with its stored name, oldest first; the columns ``list_sessions`` decodes.
 LIST_SQL = (
@@ -195,6 +221,42 @@ LOAD_MANY_BOARD_SQL = (
 )
 
 
+#: The columns of an entry, as :func:`~.._backend.decode_outbox_row` decodes them.
+_ENTRY = (
+    "o.session_id, o.plugin, o.key, o.channel, o.notice, o.status, o.attempts, o.next_ms, "
+    "o.error, o.updated_ms"
+)
+#: The entries due at ``%(now)s``, earliest ``next_ms`` first, locked for this claim; those
+#: another host is claiming at this instant are skipped.
+OUTBOX_DUE_SQL = (
+    f"SELECT o.id, {_ENTRY} FROM outbox o "  # noqa: S608 - fixed column names
+    "WHERE ((o.status = 'pending' AND o.next_ms <= %(now)s) "
+    "OR (o.status = 'sending' AND o.claim_until_ms < %(now)s)) "
+    "ORDER BY o.next_ms, o.id LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+)
+OUTBOX_CLAIM_SQL = (
+    "UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = %(owner)s, "
+    "claim_until_ms = %(until)s, updated_ms = %(now)s WHERE id = ANY(%(ids)s)"
+)
+#: What a claim does to the entries it cannot decode.
+OUTBOX_DAMAGED_SQL = (
+    "UPDATE outbox SET status = 'failed', error = 'damaged notice', updated_ms = %(now)s, "
+    "claimed_by = NULL, claim_until_ms = NULL WHERE id = ANY(%(ids)s)"
+)
+#: The outcome of a claim, fenced by its owner.
+OUTBOX_SETTLE_SQL = (
+    "UPDATE outbox SET status = %(status)s, next_ms = coalesce(%(next)s, next_ms), "
+    "error = %(error)s, updated_ms = %(now)s, claimed_by = NULL, claim_until_ms = NULL "
+    "WHERE session_id = %(sid)s AND plugin = %(plugin)s AND key = %(key)s "
+    "AND channel = %(channel)s AND status = 'sending' AND claimed_by = %(owner)s"
+)
+OUTBOX_OF_SQL = f"SELECT {_ENTRY} FROM outbox o WHERE o.session_id = %s ORDER BY o.id"  # noqa: S608
+OUTBOX_EARLIEST_SQL = (
+    "SELECT least((SELECT min(next_ms) FROM outbox WHERE status = 'pending'), "
+    "(SELECT min(claim_until_ms) FROM outbox WHERE status = 'sending'))"
+)
+
+
 def redacted(url: str) -> str:
     """``url`` without its password (safe to log or show)."""
     try:
@@ -231,7 +293,7 @@ async def ensure_schema(
         cur = await conn.execute("SELECT version FROM dsh_schema")
         row = await cur.fetchone()
         if row is None:
-            for ddl in (*_TABLES, *_LEASES, *_BOARD):
+            for ddl in (*_TABLES, *_LEASES, *_BOARD, *_OUTBOX):
                 await conn.execute(ddl)
             await conn.execute("INSERT INTO dsh_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
             return None

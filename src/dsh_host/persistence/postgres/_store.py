@@ -22,6 +22,11 @@ requested before it and removes every row of the Session in one transaction; it 
 :class:`SessionLiveElsewhereError` while another host holds an unexpired lease of the Session,
 and this host's own lease goes with the Session (its lease lives in the Session's row).
 
+The outbox: entries are filed and withdrawn in the transaction of their batch. A claim locks
+the due entries it takes (``FOR UPDATE SKIP LOCKED``, so hosts claiming at once share them and
+never take the same one) and marks them in the same transaction; a settle is one statement,
+fenced by the claim's owner. Neither loads a Session nor needs its lease.
+
 Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._leases`) holds this
 process's leases; every append carries the epoch it holds and the database refuses a stale one
 (:class:`StorageFencedError`). Due wakes of a Session another live host leases are not listed
@@ -61,13 +66,18 @@ from .._backend import (
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_claim,
     check_page_limit,
     check_session_cursor,
+    check_settle,
+    claimed,
     decode_board_entry,
     decode_board_rows,
+    decode_outbox_row,
     encode_append,
 )
 from .._loads import LoadBatcher, Loaded
+from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
 from .._writes import append_request, delete_request
 from ._leases import PgLeases, new_owner
 from ._schema import (
@@ -83,6 +93,12 @@ from ._schema import (
     LOAD_MANY_BOARD_SQL,
     LOAD_MANY_SQL,
     LOAD_MANY_WAKES_SQL,
+    OUTBOX_CLAIM_SQL,
+    OUTBOX_DAMAGED_SQL,
+    OUTBOX_DUE_SQL,
+    OUTBOX_EARLIEST_SQL,
+    OUTBOX_OF_SQL,
+    OUTBOX_SETTLE_SQL,
     PAGE_AFTER,
     PAGE_SQL,
     PAGE_THROUGH,
@@ -184,7 +200,8 @@ class PostgresBackend:
             setting = await self._checked(lambda: _synchronous_commit(first), "read settings")
         finally:
             await first.close()
-        self.needs_board_rebuild = migrated is not None and migrated[1] > 0
+        # Only a database from before the board (version 3) lacks board rows and names.
+        self.needs_board_rebuild = migrated is not None and migrated[0] < 3 and migrated[1] > 0
         if migrated is not None:
             log.info(
                 "storage.migrated",
@@ -507,9 +524,12 @@ class PostgresBackend:
         *,
         board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
         name: str | None = None,
+        outbox: Sequence[OutboxChange] = (),
     ) -> None:
         self._require_open()
-        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
+        encoded = encode_append(
+            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
+        )
         texts = (
             session_id,
             *(e.type for e in events),
@@ -543,6 +563,110 @@ class PostgresBackend:
             return False  # not stored
         log.info("storage.session_deleted", where=self._where, session_id=session_id)
         return True
+
+    # -- the outbox ----------------------------------------------------------------------------
+
+    async def claim_outbox(
+        self, now_ms: int, limit: int, owner: str, claim_until_ms: int
+    ) -> Sequence[OutboxClaim]:
+        self._require_open()
+        check_claim(now_ms, limit, owner, claim_until_ms)
+        if limit == 0:
+            return []
+
+        async def claim(conn: Connection) -> list[OutboxClaim]:
+            claims: list[OutboxClaim] = []
+            async with conn.transaction():
+                while len(claims) < limit:
+                    params = {"now": now_ms, "limit": limit - len(claims)}
+                    found = await (await conn.execute(OUTBOX_DUE_SQL, params)).fetchall()
+                    taken: list[object] = []
+                    damaged: list[object] = []
+                    for number, *columns in found:
+                        row = self._outbox_row(columns)
+                        if row is None:
+                            damaged.append(number)
+                            continue
+                        taken.append(number)
+                        claims.append(claimed(row, now_ms))
+                    if taken:
+                        marks = {"owner": owner, "until": claim_until_ms, "now": now_ms}
+                        await conn.execute(OUTBOX_CLAIM_SQL, {**marks, "ids": taken})
+                    if not damaged:
+                        break
+                    # Damaged entries took places: marked failed, they are not found again.
+                    await conn.execute(OUTBOX_DAMAGED_SQL, {"now": now_ms, "ids": damaged})
+            return claims
+
+        return await self._borrow(claim, "claim outbox entries")
+
+    async def settle_outbox(
+        self,
+        row: OutboxRow,
+        owner: str,
+        *,
+        status: Status,
+        now_ms: int,
+        next_ms: int | None = None,
+        error: str | None = None,
+    ) -> bool:
+        self._require_open()
+        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
+        if _has_nul(row.session_id, row.plugin, row.key, row.channel, owner):
+            return False  # PostgreSQL text cannot hold NUL, so no such entry is stored
+        params = {
+            "status": status,
+            "next": next_ms,
+            "error": error,
+            "now": now_ms,
+            "sid": row.session_id,
+            "plugin": row.plugin,
+            "key": row.key,
+            "channel": row.channel,
+            "owner": owner,
+        }
+
+        async def settle(conn: Connection) -> bool:
+            return (await conn.execute(OUTBOX_SETTLE_SQL, params)).rowcount == 1
+
+        return await self._borrow(settle, "settle an outbox entry")
+
+    async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
+        self._require_open()
+        if _has_nul(session_id):
+            return []  # PostgreSQL text cannot hold NUL, so no such Session is stored
+
+        async def rows(conn: Connection) -> list[tuple[object, ...]]:
+            return await (await conn.execute(OUTBOX_OF_SQL, (session_id,))).fetchall()
+
+        found = await self._borrow(rows, "read the outbox")
+        return [row for row in map(self._outbox_row, found) if row is not None]
+
+    async def earliest_outbox(self) -> int | None:
+        self._require_open()
+
+        async def row(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute(OUTBOX_EARLIEST_SQL)).fetchone()
+
+        found = await self._borrow(row, "read the earliest outbox entry")
+        return None if found is None else cast("int | None", found[0])
+
+    def _outbox_row(self, columns: Sequence[object]) -> OutboxRow | None:
+        """A stored entry, or ``None`` (logged) when it cannot be decoded: one damaged entry
+        never hides or blocks the others."""
+        try:
+            return decode_outbox_row(columns)
+        except ValueError as exc:
+            log.warning(
+                "storage.outbox_entry_damaged",
+                where=self._where,
+                session_id=columns[0],
+                plugin=columns[1],
+                key=columns[2],
+                channel=columns[3],
+                error=" ".join(str(exc).split()),
+            )
+            return None
 
 
 def _has_nul(*texts: str | None) -> bool:

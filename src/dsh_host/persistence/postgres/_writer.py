@@ -44,8 +44,8 @@ from .._backend import (
     StorageFencedError,
     check_position,
 )
-from .._writes import Outcomes, Request
-from ._batch import Fence, Replan, lock_lengths, write_planned
+from .._writes import Outcomes, Request, plan_outbox
+from ._batch import Fence, Replan, lock_lengths, write_outbox, write_planned
 from ._schema import is_fenced, is_request_error
 
 if TYPE_CHECKING:
@@ -243,7 +243,7 @@ async def _delete(conn: Connection, sid: str, fence: Fence) -> None:
             f"{cast(int, remaining) / 1000:.1f} s unless that host renews its lease; "
             "it was not deleted"
         )
-    for table in ("board", "names", "wakes", "events"):
+    for table in ("board", "names", "wakes", "outbox", "events"):
         await conn.execute(f"DELETE FROM {table} WHERE session_id = %s", (sid,))  # noqa: S608
     await conn.execute("DELETE FROM sessions WHERE id = %s", (sid,))
 
@@ -316,3 +316,5 @@ async def _apply(conn: Connection, request: Request, fence: Fence) -> None:
             "ON CONFLICT (session_id) DO UPDATE SET name = EXCLUDED.name",
             (sid, request.name),
         )
+    if request.outbox:
+        await write_outbox(conn, plan_outbox((sid, change) for change in request.outbox))

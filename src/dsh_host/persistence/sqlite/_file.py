@@ -37,9 +37,9 @@ log = structlog.get_logger(__name__)
 _T = TypeVar("_T")
 
 #: ``PRAGMA user_version`` of the schema below (2 added the wake index, 3 the board, the names
-#: and the tally of deletes, 4 the index that pages the Session list; an older store is
-#: migrated at open by creating what it lacks, see :meth:`StoreFile.connect`).
-SCHEMA_VERSION = 4
+#: and the tally of deletes, 4 the index that pages the Session list, 5 the outbox; an older
+#: store is migrated at open by creating what it lacks, see :meth:`StoreFile.connect`).
+SCHEMA_VERSION = 5
 
 #: The database file's name inside the data folder, unless a backend is given another.
 DEFAULT_FILENAME = "dsh.sqlite3"
@@ -103,12 +103,36 @@ _BOARD_SCHEMA = (
 #: What version 4 added: the Session list's order as an index, so a page of it (newest first)
 #: is an index search, never a scan and sort of every Session.
 _LIST_SCHEMA = ("CREATE INDEX sessions_by_creation ON sessions (created_at, id)",)
-_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA
+#: What version 5 added: the outbox, one entry per notice and channel (``id``: the insertion
+#: order a Session's entries are listed in), claimed by ``(status, next_ms)``.
+_OUTBOX_SCHEMA = (
+    (
+        "CREATE TABLE outbox ("
+        "id INTEGER PRIMARY KEY, "
+        "session_id TEXT NOT NULL REFERENCES sessions(id), "
+        "plugin TEXT NOT NULL, "
+        "key TEXT NOT NULL, "
+        "channel TEXT NOT NULL, "
+        "notice TEXT NOT NULL, "
+        "status TEXT NOT NULL, "
+        "attempts INTEGER NOT NULL, "
+        "next_ms INTEGER NOT NULL, "
+        "error TEXT, "
+        "updated_ms INTEGER NOT NULL, "
+        "claimed_by TEXT, "
+        "claim_until_ms INTEGER, "
+        "UNIQUE (session_id, plugin, key, channel))"
+    ),
+    "CREATE INDEX outbox_due ON outbox (status, next_ms)",
+    "CREATE INDEX outbox_by_session ON outbox (session_id, id)",
+)
+_SCHEMA = _V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA + _OUTBOX_SCHEMA
 #: What migrating a store of each older version creates, in one transaction.
 _MIGRATIONS = {
-    1: _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA,
-    2: _BOARD_SCHEMA + _LIST_SCHEMA,
-    3: _LIST_SCHEMA,
+    1: _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA + _OUTBOX_SCHEMA,
+    2: _BOARD_SCHEMA + _LIST_SCHEMA + _OUTBOX_SCHEMA,
+    3: _LIST_SCHEMA + _OUTBOX_SCHEMA,
+    4: _OUTBOX_SCHEMA,
 }
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -208,6 +232,7 @@ _EXPECTED_SCHEMAS = {
     1: _expected_schema(_V1_SCHEMA),
     2: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA),
     3: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA),
+    4: _expected_schema(_V1_SCHEMA + _WAKES_SCHEMA + _BOARD_SCHEMA + _LIST_SCHEMA),
     SCHEMA_VERSION: _expected_schema(_SCHEMA),
 }
 
@@ -568,7 +593,8 @@ class StoreFile:
         """Bring an older store (checked at open) to the current version in one transaction:
         add what it lacks. The wake index and the board are created empty (derived state: the
         host re-derives them), the names are filled as Sessions are written, nothing was
-        deleted; the list's index is built from the stored Sessions (once, at this open)."""
+        deleted, the outbox starts empty (nothing was filed before it); the list's index is
+        built from the stored Sessions (once, at this open)."""
         version = stored_version(conn)
         if version == SCHEMA_VERSION:
             return

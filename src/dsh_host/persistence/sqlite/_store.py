@@ -32,6 +32,11 @@ row of the Session in one transaction; the tally of deletes it keeps in the stor
 store's position, so a delete never reads as lost data at the next open. A store of an older
 schema version is migrated at open (:attr:`SQLiteBackend.needs_board_rebuild`).
 
+The outbox: entries are filed and withdrawn by the writer in the savepoint of their append. A
+claim or a settle is a write transaction of its own on the writer's thread and connection
+(between two batches); a claim reads due entries through the index ``outbox_due`` (status,
+next_ms). A Session's entries are read on the read thread through ``outbox_by_session``.
+
 The Session list is paged newest first through the index ``sessions_by_creation``
 (``created_at``, ``id``): :meth:`SQLiteBackend.list_page` reads one page and the stored names
 of its rows, never a log (:func:`read_only_page` does the same beside a running holder).
@@ -56,6 +61,7 @@ from ... import _json, _records
 from .._backend import (
     NO_POSTS,
     NO_WAKES,
+    OUTBOX_COLUMNS,
     BoardCursor,
     BoardRow,
     DueWake,
@@ -68,13 +74,18 @@ from .._backend import (
     StoredSummary,
     check_board_cursor,
     check_board_query,
+    check_claim,
     check_page_limit,
     check_session_cursor,
+    check_settle,
+    claimed,
     decode_board_entry,
     decode_board_rows,
+    decode_outbox_row,
     encode_append,
 )
 from .._loads import LoadBatcher, Loaded
+from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
 from .._writes import Outcomes, Request, append_request, delete_request
 from ._file import (
     COUNT_SQL,
@@ -128,6 +139,34 @@ _BOARD_SESSION = " AND b.session_id = ?"
 #: The most Sessions one batched load reads (well under SQLite's limit on bound parameters).
 LOAD_BATCH = 256
 _BOARD_COUNT_SQL = "SELECT count(*) FROM board b WHERE b.plugin = ? AND b.kind = ?{after}{session}"
+
+#: The entries due at ``?1``, earliest ``next_ms`` first: pending ones, and sending ones whose
+#: claim expired (each arm an ordered range of ``outbox_due``).
+_OUTBOX_DUE_SQL = (
+    f"SELECT id, {OUTBOX_COLUMNS} FROM outbox WHERE status = 'pending' AND next_ms <= ?1 "  # noqa: S608
+    f"UNION ALL SELECT id, {OUTBOX_COLUMNS} FROM outbox "
+    "WHERE status = 'sending' AND claim_until_ms < ?1 ORDER BY next_ms, id LIMIT ?2"
+)
+_OUTBOX_CLAIM_SQL = (
+    "UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = ?, "
+    "claim_until_ms = ?, updated_ms = ? WHERE id = ?"
+)
+#: What a claim does to an entry it cannot decode.
+_OUTBOX_DAMAGED_SQL = (
+    "UPDATE outbox SET status = 'failed', error = 'damaged notice', updated_ms = ?, "
+    "claimed_by = NULL, claim_until_ms = NULL WHERE id = ?"
+)
+#: The outcome of a claim, fenced by its owner.
+_OUTBOX_SETTLE_SQL = (
+    "UPDATE outbox SET status = ?, next_ms = coalesce(?, next_ms), error = ?, updated_ms = ?, "
+    "claimed_by = NULL, claim_until_ms = NULL WHERE session_id = ? AND plugin = ? AND key = ? "
+    "AND channel = ? AND status = 'sending' AND claimed_by = ?"
+)
+_OUTBOX_OF_SQL = f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE session_id = ? ORDER BY id"  # noqa: S608
+_OUTBOX_EARLIEST_SQL = (
+    "SELECT min(at) FROM (SELECT min(next_ms) AS at FROM outbox WHERE status = 'pending' "
+    "UNION ALL SELECT min(claim_until_ms) FROM outbox WHERE status = 'sending')"
+)
 
 
 class SQLiteBackend:
@@ -639,10 +678,13 @@ class SQLiteBackend:
         *,
         board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
         name: str | None = None,
+        outbox: Sequence[OutboxChange] = (),
     ) -> None:
         if self._state != "open" or not self._writer.accepting:
             raise StorageError(f"database file {self._path} is not open")
-        encoded = encode_append(session_id, start, events, header, wakes, board=board, name=name)
+        encoded = encode_append(
+            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
+        )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._writer.submit(append_request(session_id, start, events, encoded, future))
         # If the caller is cancelled the request may still commit (like any write whose
@@ -674,6 +716,113 @@ class SQLiteBackend:
         self, conn: sqlite3.Connection, request: Request
     ) -> StorageError | None:
         return apply_in_savepoint(conn, self._file, request)
+
+    # -- the outbox ----------------------------------------------------------------------------
+
+    async def claim_outbox(
+        self, now_ms: int, limit: int, owner: str, claim_until_ms: int
+    ) -> Sequence[OutboxClaim]:
+        check_claim(now_ms, limit, owner, claim_until_ms)
+        if limit == 0:
+            return []
+        return await self._call(lambda: self._claim_sync(now_ms, limit, owner, claim_until_ms))
+
+    async def settle_outbox(
+        self,
+        row: OutboxRow,
+        owner: str,
+        *,
+        status: Status,
+        now_ms: int,
+        next_ms: int | None = None,
+        error: str | None = None,
+    ) -> bool:
+        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
+        params = (
+            status,
+            next_ms,
+            error,
+            now_ms,
+            row.session_id,
+            row.plugin,
+            row.key,
+            row.channel,
+            owner,
+        )
+        return await self._call(lambda: self._settle_sync(params))
+
+    async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
+        return await self._read(lambda: self._outbox_of_sync(session_id))
+
+    async def earliest_outbox(self) -> int | None:
+        return await self._read(self._earliest_outbox_sync)
+
+    def _claim_sync(
+        self, now_ms: int, limit: int, owner: str, claim_until_ms: int
+    ) -> list[OutboxClaim]:
+        """One write transaction on the writer's connection (between two batches)."""
+        conn = self._connection()
+        claims: list[OutboxClaim] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                while len(claims) < limit:
+                    found = conn.execute(_OUTBOX_DUE_SQL, (now_ms, limit - len(claims)))
+                    rows = found.fetchall()
+                    taken = len(claims)
+                    for number, *columns in rows:
+                        row = self._outbox_row(columns)
+                        if row is None:
+                            conn.execute(_OUTBOX_DAMAGED_SQL, (now_ms, number))
+                            continue
+                        conn.execute(_OUTBOX_CLAIM_SQL, (owner, claim_until_ms, now_ms, number))
+                        claims.append(claimed(row, now_ms))
+                    if len(claims) - taken == len(rows):  # else damaged ones took places
+                        break
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "claim outbox entries") from exc
+        return claims
+
+    def _settle_sync(self, params: tuple[object, ...]) -> bool:
+        try:  # one statement: its own transaction
+            return self._connection().execute(_OUTBOX_SETTLE_SQL, params).rowcount == 1
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "settle an outbox entry") from exc
+
+    def _outbox_of_sync(self, session_id: str) -> list[OutboxRow]:
+        try:
+            found = self._connection().execute(_OUTBOX_OF_SQL, (session_id,)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "read the outbox") from exc
+        return [row for row in map(self._outbox_row, found) if row is not None]
+
+    def _earliest_outbox_sync(self) -> int | None:
+        try:
+            (at_ms,) = self._connection().execute(_OUTBOX_EARLIEST_SQL).fetchone()
+        except sqlite3.Error as exc:
+            raise self._file.mapped(exc, "read the earliest outbox entry") from exc
+        return None if at_ms is None else int(at_ms)
+
+    def _outbox_row(self, columns: Sequence[object]) -> OutboxRow | None:
+        """A stored entry, or ``None`` (logged) when it cannot be decoded: one damaged entry
+        never hides or blocks the others."""
+        try:
+            return decode_outbox_row(columns)
+        except ValueError as exc:
+            log.warning(
+                "storage.outbox_entry_damaged",
+                path=str(self._path),
+                session_id=columns[0],
+                plugin=columns[1],
+                key=columns[2],
+                channel=columns[3],
+                error=" ".join(str(exc).split()),
+            )
+            return None
 
 
 def _present(*values: object) -> list[object]:

@@ -7,10 +7,11 @@ worker thread inside a single transaction (:func:`write_batch`), each in its own
 alone, the others share one COMMIT and therefore one fsync. Requests arriving meanwhile form the
 next batch.
 
-A request's board changes and name are written in its savepoint with its events, so they are
-stored with them or not at all. A delete is a request too (queued behind every append requested
-before it): it removes the Session's rows from every table and adds what it removed to the tally
-of deletes (``deleted``), so the store's position (stored plus deleted) never goes back.
+A request's board changes, name and outbox changes are written in its savepoint with its
+events, so they are stored with them or not at all. A delete is a request too (queued behind
+every append requested before it): it removes the Session's rows from every table and adds what
+it removed to the tally of deletes (``deleted``), so the store's position (stored plus deleted)
+never goes back.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import structlog
 from dsh_hookspecs import TaskSlot
 
 from .._backend import StorageConflictError, StorageError, check_position
-from .._writes import Outcomes, Request
+from .._writes import OutboxPlan, Outcomes, Request, plan_outbox
 from ._file import StoreFile, rollback
 
 log = structlog.get_logger(__name__)
@@ -204,7 +205,7 @@ def _delete(conn: sqlite3.Connection, sid: str) -> None:
     """Remove every row of ``sid`` and count what was removed in the tally of deletes."""
     if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is None:
         raise StorageConflictError(f"session {sid} does not exist")
-    for table in ("board", "names", "wakes"):
+    for table in ("board", "names", "wakes", "outbox"):
         conn.execute(f"DELETE FROM {table} WHERE session_id = ?", (sid,))  # noqa: S608 - fixed names
     events = conn.execute("DELETE FROM events WHERE session_id = ?", (sid,)).rowcount
     conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
@@ -265,6 +266,29 @@ def _apply(conn: sqlite3.Connection, request: Request) -> None:
             "ON CONFLICT (session_id) DO UPDATE SET name = excluded.name",
             (sid, request.name),
         )
+    if request.outbox:
+        write_outbox(conn, plan_outbox((sid, change) for change in request.outbox))
+
+
+#: Withdraw the pending entries of one notice.
+_OUTBOX_WITHDRAW_SQL = (
+    "UPDATE outbox SET status = 'withdrawn' "
+    "WHERE session_id = ? AND plugin = ? AND key = ? AND status = 'pending'"
+)
+#: Insert one entry unless it is stored (in any state).
+_OUTBOX_INSERT_SQL = (
+    "INSERT INTO outbox (session_id, plugin, key, channel, notice, status, attempts, next_ms, "
+    "error, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, NULL, ?7) "
+    "ON CONFLICT (session_id, plugin, key, channel) DO NOTHING"
+)
+
+
+def write_outbox(conn: sqlite3.Connection, plan: OutboxPlan) -> None:
+    """Store ``plan`` (:func:`~.._writes.plan_outbox`) inside the open transaction."""
+    if plan.withdraw:
+        conn.executemany(_OUTBOX_WITHDRAW_SQL, plan.withdraw)
+    if plan.insert:
+        conn.executemany(_OUTBOX_INSERT_SQL, plan.insert)
 
 
 def _batch_failure(exc: Exception) -> StorageError:

@@ -1,0 +1,387 @@
+"""The outbox's send worker: claims due entries, sends each on its channel, settles it.
+
+Plugins file notices (:meth:`~dsh_hookspecs.SessionStore.notify`); the persistence coordinator
+writes them to the outbox with the events that caused them, one entry per configured channel
+(:class:`Channels` names them). :class:`OutboxSender` runs beside the host's loop:
+
+* It claims due entries (:meth:`~dsh_host.persistence.OutboxBackend.claim_outbox`) up to its
+  free send slots, for a claim that lasts :attr:`OutboxSender.lease_seconds` (three send
+  timeouts): a host that dies mid-send leaves the entry to whoever claims it after that. Each
+  send runs in a worker thread (the loop is never blocked by one), at most ``concurrency`` at once.
+* It settles each with what happened: ``delivered``; ``failed`` with a plain reason (refused,
+  given up, superseded); ``unknown`` when the request may have arrived and the channel cannot drop
+  a repeat; or ``pending`` again after a jittered back-off (about 30 s doubling to an hour, or
+  what ``Retry-After`` asked) for a transient failure.
+* An entry claimed again after its host died mid-send (:attr:`~dsh_host.persistence.OutboxClaim.
+  ambiguous`) is sent again only on a channel whose receiver drops a repeat by key; otherwise it
+  is ``unknown``. So e-mail and chat are sent at most once per occurrence.
+* It gives up after :data:`MAX_ATTEMPTS` attempts, and once the notice's ``expires_ms`` (the
+  reminder's next occurrence) is reached.
+
+It wakes when the coordinator filed entries (:meth:`OutboxSender.kick`), at the earliest due
+entry, and every :attr:`OutboxSender.poll_seconds` (entries another host filed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol
+
+import structlog
+
+from dsh_hookspecs import Clock, TaskSet
+
+from .notify import (
+    Channel,
+    Message,
+    Outcome,
+    PushKeys,
+    Subscription,
+    Subscriptions,
+    send,
+    send_push,
+)
+from .persistence import OutboxBackend, OutboxClaim, OutboxRow, idempotency_key
+from .persistence import OutboxStatus as Status
+
+_Settled = tuple[Status, int | None, str | None]
+
+__all__ = ["MAX_ATTEMPTS", "Channels", "OutboxSender", "Route", "retry_delay"]
+
+log = structlog.get_logger("dsh_host.outbox")
+
+#: Attempts of one entry before it is given up.
+MAX_ATTEMPTS: Final = 8
+#: The first retry waits about this long (seconds); each later one twice as long.
+RETRY_BASE_SECONDS: Final = 30.0
+#: The shortest pause between two passes that found nothing to claim (seconds).
+MIN_WAIT_SECONDS: Final = 0.01
+#: No retry waits longer (seconds).
+RETRY_CAP_SECONDS: Final = 3600.0
+
+
+def retry_delay(
+    attempts: int,
+    retry_after: float | None = None,
+    *,
+    base: float = RETRY_BASE_SECONDS,
+    rng: Callable[[], float] = random.random,
+) -> float:
+    """Seconds before the next attempt after ``attempts`` failed ones: ``base`` doubling per
+    attempt up to :data:`RETRY_CAP_SECONDS`, jittered to between half and all of it (so a herd of
+    retries spreads), or what the receiver asked with ``Retry-After`` (capped the same way)."""
+    if retry_after is not None and retry_after > 0:
+        return min(retry_after, RETRY_CAP_SECONDS)
+    full = min(base * 2 ** max(attempts - 1, 0), RETRY_CAP_SECONDS)
+    return float(full / 2 + full / 2 * rng())
+
+
+class Sending(Protocol):
+    """One way of sending on a channel: blocking, run in a worker thread."""
+
+    def __call__(self, message: Message, *, timeout: float) -> Outcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A channel the sender can send on: what people see of it, and how to send."""
+
+    id: str
+    label: str
+    service: str
+    dedupes: bool
+    send: Sending
+
+
+class Channels:
+    """The channels of this host: the configured apprise URLs and the Web Push subscriptions of
+    its browsers (when Web Push is on). Their ids are what outbox entries are filed for."""
+
+    def __init__(
+        self,
+        channels: Iterable[Channel] = (),
+        *,
+        push_folder: Path | None = None,
+        push_subject: str = "mailto:dsh@localhost",
+    ) -> None:
+        self.configured: tuple[Channel, ...] = tuple(channels)
+        self._by_id: dict[str, Channel] = {channel.id: channel for channel in self.configured}
+        self.push_keys: PushKeys | None = None
+        self.subscriptions: Subscriptions | None = None
+        self._push_folder = push_folder
+        self._push_subject = push_subject
+
+    def open_push(self) -> None:
+        """Load (or make, at first start) the VAPID keys and the subscriptions (Web Push on)."""
+        if self._push_folder is not None and self.push_keys is None:
+            self.push_keys = PushKeys.load_or_create(self._push_folder)
+            self.subscriptions = Subscriptions(self._push_folder)
+
+    def ids(self) -> tuple[str, ...]:
+        """Every channel an entry is filed for now."""
+        pushes = () if self.subscriptions is None else self.subscriptions.all()
+        return (*self._by_id, *(sub.id for sub in pushes))
+
+    def route(self, channel_id: str) -> Route | None:
+        """How to send on ``channel_id``; ``None`` when it is no longer configured."""
+        channel = self._by_id.get(channel_id)
+        if channel is not None:
+            return Route(
+                channel.id,
+                channel.label,
+                channel.service,
+                channel.dedupes,
+                lambda message, *, timeout: send(channel, message, timeout=timeout),
+            )
+        if self.subscriptions is None or self.push_keys is None:
+            return None
+        sub = self.subscriptions.get(channel_id)
+        if sub is None:
+            return None
+        return Route(sub.id, sub.label, "Web Push", True, self._push_sender(sub))
+
+    def _push_sender(self, sub: Subscription) -> Sending:
+        keys, subject = self.push_keys, self._push_subject
+        assert keys is not None
+
+        def sending(message: Message, *, timeout: float) -> Outcome:
+            return send_push(sub, message, keys, subject=subject, timeout=timeout)
+
+        return sending
+
+    def forget(self, channel_id: str) -> None:
+        """A Web Push subscription its push service says is gone: no more entries for it."""
+        if self.subscriptions is not None:
+            self.subscriptions.remove(channel_id)
+
+    def describe(self) -> list[dict[str, str]]:
+        """What the page shows of every channel: id, masked label and service (no secret)."""
+        shown = [
+            {"id": channel.id, "label": channel.label, "service": channel.service}
+            for channel in self.configured
+        ]
+        if self.subscriptions is not None:
+            shown += [
+                {"id": sub.id, "label": sub.label, "service": "Web Push"}
+                for sub in self.subscriptions.all()
+            ]
+        return shown
+
+
+def message_of(row: OutboxRow, public_url: str | None) -> Message:
+    """What the receiver of ``row`` gets: the notice's words, its key, a link to its Session."""
+    notice = row.notice
+    link = None
+    if public_url is not None:
+        link = f"{public_url.rstrip('/')}/?session={row.session_id}"
+    ttl = 86_400
+    if notice.expires_ms is not None:
+        ttl = max(60, min(ttl, (notice.expires_ms - notice.at_ms) // 1000))
+    return Message(
+        title=notice.title,
+        body=notice.body,
+        key=idempotency_key(row.session_id, row.plugin, row.key, row.channel),
+        at_ms=notice.at_ms,
+        link=link,
+        data=notice.data,
+        ttl_seconds=ttl,
+    )
+
+
+class OutboxSender:
+    """Sends the outbox's due entries (see the module docstring)."""
+
+    def __init__(
+        self,
+        backend: OutboxBackend,
+        channels: Channels,
+        clock: Clock,
+        *,
+        public_url: str | None = None,
+        concurrency: int = 8,
+        timeout: float = 10.0,
+        poll_seconds: float = 2.0,
+        retry_base: float = RETRY_BASE_SECONDS,
+        owner: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.channels = channels
+        self.clock = clock
+        self.public_url = public_url
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.lease_seconds = timeout * 3
+        self.poll_seconds = poll_seconds
+        self.retry_base = retry_base
+        self.owner = owner or f"sender-{uuid.uuid4().hex[:12]}"
+        self._kicked = asyncio.Event()
+        self._busy = 0
+        self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="dsh-outbox")
+        self._sends = TaskSet("outbox.send")
+        self._loop_task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        """Stop claiming; wait for the sends under way (each bounded by the timeout)."""
+        self._stopping = True
+        self._kicked.set()
+        if self._loop_task is not None:
+            await self._loop_task
+        await self._sends.join()
+        self._threads.shutdown(wait=True)
+
+    def kick(self) -> None:
+        """Entries were filed: look for due ones now."""
+        self._kicked.set()
+
+    # -- the loop -------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while not self._stopping:
+            try:
+                claimed = await self._claim()
+            except Exception as exc:  # storage trouble: log, wait a poll, try again
+                log.warning("outbox.claim_failed", error=str(exc), error_type=type(exc).__name__)
+                claimed = 0
+            if claimed and self._busy < self.concurrency:
+                continue  # more may be due at once
+            await self._wait()
+
+    async def _claim(self) -> int:
+        free = self.concurrency - self._busy
+        if free <= 0:
+            return 0
+        now = self.clock.now_ms()
+        claims = await self.backend.claim_outbox(
+            now, free, self.owner, now + int(self.lease_seconds * 1000)
+        )
+        for claim in claims:
+            self._busy += 1
+            self._sends.spawn(self._settle(claim))
+        return len(claims)
+
+    async def _wait(self) -> None:
+        delay = self.poll_seconds
+        if self._busy < self.concurrency:
+            try:
+                earliest = await self.backend.earliest_outbox()
+            except Exception:  # the next pass logs it
+                earliest = None
+            if earliest is not None:
+                # A claim runs out strictly after its instant: look a millisecond later.
+                delay = min(delay, (earliest + 1 - self.clock.now_ms()) / 1000)
+        self._kicked.clear()
+        # Never spin: what is due but could not be claimed this pass is looked at again soon.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._kicked.wait(), max(delay, MIN_WAIT_SECONDS))
+
+    # -- one entry ------------------------------------------------------------------------------
+    async def _settle(self, claim: OutboxClaim) -> None:
+        row = claim.row
+        try:
+            status, next_ms, error = await self._attempt(claim)
+            now = self.clock.now_ms()
+            settled = await self.backend.settle_outbox(
+                row, self.owner, status=status, now_ms=now, next_ms=next_ms, error=error
+            )
+            log.info(
+                "outbox.settled" if settled else "outbox.claim_lost",
+                session_id=row.session_id,
+                key=row.key,
+                channel=row.channel,
+                status=status,
+                attempts=row.attempts,
+                error=error,
+            )
+        except Exception as exc:
+            log.warning(
+                "outbox.settle_failed",
+                session_id=row.session_id,
+                key=row.key,
+                channel=row.channel,
+                error=str(exc),
+                error_type=type(exc).__name__,
+            )
+        finally:
+            self._busy -= 1
+            self._kicked.set()
+
+    async def _attempt(self, claim: OutboxClaim) -> _Settled:
+        """``(status, next_ms, error)`` of one claimed entry."""
+        row = claim.row
+        route = self.channels.route(row.channel)
+        if route is None:
+            return "failed", None, "the channel is no longer configured"
+        if self._expired(row):
+            return "failed", None, "not sent: the next occurrence was already due"
+        if claim.ambiguous and not route.dedupes:
+            return "unknown", None, "the host stopped during the send; not sent again"
+        message = message_of(row, self.public_url)
+        loop = asyncio.get_running_loop()
+        try:
+            outcome = await loop.run_in_executor(
+                self._threads, lambda: route.send(message, timeout=self.timeout)
+            )
+        except Exception as exc:  # a channel library failing in a way it should not
+            outcome = Outcome(status="retry", reason=f"the sender failed ({type(exc).__name__})")
+        if outcome.gone:
+            self.channels.forget(row.channel)
+        return self._judge(row, route, outcome)
+
+    def _expired(self, row: OutboxRow) -> bool:
+        expires = row.notice.expires_ms
+        return expires is not None and self.clock.now_ms() >= expires
+
+    def _judge(self, row: OutboxRow, route: Route, outcome: Outcome) -> _Settled:
+        status = outcome.status
+        reason = outcome.reason
+        if status == "delivered":
+            return "delivered", None, None
+        if status == "failed":
+            return "failed", None, reason
+        if status == "unknown" and not route.dedupes:
+            return "unknown", None, reason
+        # retry (or an ambiguous send the receiver can drop a repeat of)
+        if row.attempts >= MAX_ATTEMPTS:
+            return "failed", None, f"gave up after {row.attempts} attempts: {reason}"
+        delay = retry_delay(row.attempts, outcome.retry_after, base=self.retry_base)
+        next_ms = self.clock.now_ms() + int(delay * 1000)
+        expires = row.notice.expires_ms
+        if expires is not None and next_ms >= expires:
+            return "failed", None, f"not sent before the next occurrence: {reason}"
+        return "pending", next_ms, reason
+
+    # -- a test notification ----------------------------------------------------------------------
+    async def send_test(self, title: str, body: str) -> Mapping[str, Outcome]:
+        """Send one test message on every channel now (not through the outbox)."""
+        now = self.clock.now_ms()
+        results: dict[str, Outcome] = {}
+        loop = asyncio.get_running_loop()
+
+        async def one(route: Route) -> None:
+            message = Message(
+                title=title, body=body, key=f"test/{route.id}/{now}", at_ms=now, link=None
+            )
+            try:
+                results[route.id] = await loop.run_in_executor(
+                    self._threads, lambda: route.send(message, timeout=self.timeout)
+                )
+            except Exception as exc:
+                results[route.id] = Outcome(
+                    status="failed", reason=f"the sender failed ({type(exc).__name__})"
+                )
+
+        routes = [r for r in map(self.channels.route, self.channels.ids()) if r is not None]
+        await asyncio.gather(*(one(route) for route in routes))
+        return results
