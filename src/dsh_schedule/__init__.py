@@ -1,15 +1,16 @@
 """dsh_schedule: durable, Session-local reminders for dsh hosts.
 
 The plugin (entry point ``schedule``) gives every root Agent published after it loaded the
-``schedule_create`` / ``schedule_list`` / ``schedule_update`` / ``schedule_delete`` tools and
-one live owner that turns due reminders into one follow-up turn plus a durable
-``schedule/change`` dispatch. All state is the Session's own log.
+``schedule_create`` / ``schedule_list`` / ``schedule_update`` / ``schedule_delete`` /
+``schedule_ack`` / ``schedule_snooze`` tools and one live owner that turns due reminders into
+one follow-up turn plus a durable ``schedule/change`` dispatch (and, through the host, a notice
+sent outside the page). All state is the Session's own log.
 
 The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
-limits and instants (after, at, every, daily, weekly and cron records), the fixed-rate
-arithmetic, the canonical cron spelling, the fold, the presentation of a dispatch, the single and
-batch reminder framings and the tools' fixed messages.
-Everything else is internal.
+limits and instants (after, at, every, daily, weekly and cron records, acks and snoozes), the
+fixed-rate arithmetic, the canonical cron spelling, the fold (and its delivered occurrences),
+the presentation of a dispatch, the single and batch reminder framings and the tools' fixed
+messages. Everything else is internal.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ from ._codec import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
+    MAX_RENOTIFY_MINUTES,
     MAX_TITLE_CHARS,
     MIN_EVERY_SECONDS,
     MIN_EVERY_SECONDS_FLOOR,
     MIN_INSTANT_MS,
+    MIN_RENOTIFY_MINUTES,
+    Ack,
     AfterRecord,
     AtRecord,
     CalendarRecord,
@@ -35,6 +39,7 @@ from ._codec import (
     Record,
     ScheduleChange,
     ScheduleLogError,
+    SnoozedFrom,
     Update,
     WeeklyRecord,
     decode_change,
@@ -44,10 +49,10 @@ from ._codec import (
 )
 from ._cron import CronError, canonical_cron
 from ._every import Occurrence, resolve_every_occurrence
-from ._fold import SCHEDULE_CHANGE, FoldResult, IncrementalFold, fold
+from ._fold import SCHEDULE_CHANGE, Delivery, FoldResult, IncrementalFold, fold
 from ._plugin import ConfigError, SchedulePlugin
 from ._receipts import ReminderView, present_dispatch
-from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MESSAGES
+from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MAX_SNOOZE_MINUTES, MESSAGES
 
 __all__ = [
     "MAX_ACTIVE",
@@ -55,12 +60,16 @@ __all__ = [
     "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
     "MAX_PROMPT_CHARS",
+    "MAX_RENOTIFY_MINUTES",
+    "MAX_SNOOZE_MINUTES",
     "MAX_TITLE_CHARS",
     "MESSAGES",
     "MIN_EVERY_SECONDS",
     "MIN_EVERY_SECONDS_FLOOR",
     "MIN_INSTANT_MS",
+    "MIN_RENOTIFY_MINUTES",
     "SCHEDULE_CHANGE",
+    "Ack",
     "AfterRecord",
     "AtRecord",
     "CalendarRecord",
@@ -70,6 +79,7 @@ __all__ = [
     "CronRecord",
     "DailyRecord",
     "Delete",
+    "Delivery",
     "Dispatch",
     "EveryRecord",
     "FoldResult",
@@ -80,6 +90,7 @@ __all__ = [
     "ScheduleChange",
     "ScheduleLogError",
     "SchedulePlugin",
+    "SnoozedFrom",
     "Update",
     "WeeklyRecord",
     "batch_framing",

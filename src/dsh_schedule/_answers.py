@@ -14,6 +14,7 @@ from dsh_hookspecs import JSONValue
 
 from ._codec import (
     AfterRecord,
+    AtRecord,
     CronRecord,
     DailyRecord,
     EveryRecord,
@@ -33,6 +34,7 @@ __all__ = [
     "REMINDER_INSTRUCTION",
     "BatchItem",
     "batch_framing",
+    "extra_fields",
     "parse_batch_framing",
     "parse_reminder_framing",
     "read_json_string",
@@ -64,12 +66,14 @@ def record_answer(record: Record, now_ms: int) -> dict[str, JSONValue]:
     """The tools' answer for an active record at ``now_ms`` (overdue iff now >= target), keys
     in the contract's order: ``id, kind, prompt``, ``title`` when it has one, the rule
     (``afterSeconds``; ``everySeconds``; ``time, timeZone``; ``time, timeZone, weekdays``;
-    ``expression, timeZone``; an at record has none), ``scheduledAt, state, deliveryMode``. A
-    recurring record's ``scheduledAt`` is its next undispatched target."""
+    ``expression, timeZone``; an at record has none), ``renotifyMinutes`` and ``snoozedFrom``
+    when it has them, ``scheduledAt, state, deliveryMode``. A recurring record's
+    ``scheduledAt`` is its next undispatched target."""
     answer: dict[str, JSONValue] = {"id": record.id, "kind": record.kind, "prompt": record.prompt}
     if record.title is not None:
         answer["title"] = record.title
     answer.update(rule_fields(record))
+    answer.update(extra_fields(record))
     answer["scheduledAt"] = record.scheduled_at
     answer["state"] = "overdue" if now_ms >= parse_instant(record.scheduled_at) else "scheduled"
     answer["deliveryMode"] = DELIVERY_MODE
@@ -93,6 +97,18 @@ def rule_fields(record: Record) -> dict[str, JSONValue]:
     if isinstance(record, CronRecord):
         return {"expression": record.expression, "timeZone": record.time_zone}
     return {}
+
+
+def extra_fields(record: Record) -> dict[str, JSONValue]:
+    """The optional wire fields ``renotifyMinutes`` and ``snoozedFrom`` (``{"id",
+    "occurrenceAt"}``) of ``record``, those it has."""
+    fields: dict[str, JSONValue] = {}
+    if record.renotify_minutes is not None:
+        fields["renotifyMinutes"] = record.renotify_minutes
+    if isinstance(record, AtRecord) and record.snoozed_from is not None:
+        snoozed = record.snoozed_from
+        fields["snoozedFrom"] = {"id": snoozed.id, "occurrenceAt": snoozed.occurrence_at}
+    return fields
 
 
 def _json_string(value: str) -> str:

@@ -11,6 +11,7 @@ earlier log decodes exactly as before)::
      "acceptedAt": "2026-08-05T12:17:34.000Z"}                           # an every record
     {"version": 1, "operation": "dispatch", "id": "schedule-1",
      "acceptedAt": "…", "occurrenceAt": "…", "nextAt": "…" | null}      # daily, weekly, cron
+    {"version": 1, "operation": "ack", "id": "schedule-1", "occurrenceAt": "…"}
 
     RECORD: {"id", "kind": "after", "prompt", "afterSeconds", "scheduledAt"}
           | {"id", "kind": "at", "prompt", "scheduledAt"}
@@ -20,9 +21,14 @@ earlier log decodes exactly as before)::
           | {"id", "kind": "cron", "prompt", "expression", "timeZone", "scheduledAt"}
 
 Every record may also hold ``"title"`` (a trimmed string of 1-120 characters; absent when there
-is none). ``time`` is ``HH:mm:ss.SSS``, ``weekdays`` ascending ISO weekdays (1 = Monday),
-``expression`` the canonical spelling of :func:`~._cron.canonical_cron`, ``timeZone`` ``UTC`` or
-an Area/Location name (only its shape is checked here: decoding never consults zone data). A
+is none) and ``"renotifyMinutes"`` (an integer of 5-1440: re-notify a delivery not yet done;
+absent when off); an ``at`` record may hold ``"snoozedFrom": {"id", "occurrenceAt"}``, the
+delivered occurrence it snoozes (absent on any other). An ``ack`` marks one delivered occurrence
+(``occurrenceAt``, the instant its dispatch delivered) of the id done.
+
+``time`` is ``HH:mm:ss.SSS``, ``weekdays`` ascending ISO weekdays (1 = Monday), ``expression``
+the canonical spelling of :func:`~._cron.canonical_cron`, ``timeZone`` ``UTC`` or an
+Area/Location name (only its shape is checked here: decoding never consults zone data). A
 calendar record's ``scheduledAt`` is its committed next target and a calendar dispatch freezes
 what it delivered and where the record goes next, so replay never consults a zone either.
 
@@ -66,10 +72,13 @@ __all__ = [
     "MAX_AFTER_SECONDS",
     "MAX_EVERY_SECONDS",
     "MAX_INSTANT_MS",
+    "MAX_RENOTIFY_MINUTES",
     "MAX_TITLE_CHARS",
     "MIN_EVERY_SECONDS",
     "MIN_EVERY_SECONDS_FLOOR",
     "MIN_INSTANT_MS",
+    "MIN_RENOTIFY_MINUTES",
+    "Ack",
     "AfterRecord",
     "AtRecord",
     "CalendarRecord",
@@ -84,6 +93,7 @@ __all__ = [
     "RecurringRecord",
     "ScheduleChange",
     "ScheduleLogError",
+    "SnoozedFrom",
     "Update",
     "WeeklyRecord",
     "brief",
@@ -110,6 +120,10 @@ MIN_EVERY_SECONDS_FLOOR: Final = 60
 MAX_EVERY_SECONDS: Final = MAX_AFTER_SECONDS
 #: The longest ``title``, in characters.
 MAX_TITLE_CHARS: Final = 120
+#: The shortest ``renotifyMinutes``.
+MIN_RENOTIFY_MINUTES: Final = 5
+#: The longest ``renotifyMinutes`` (a day).
+MAX_RENOTIFY_MINUTES: Final = 1440
 #: The record kinds of version 1.
 KINDS: Final = ("after", "at", "every", "daily", "weekly", "cron")
 #: The kinds whose occurrences are wall times in a time zone.
@@ -123,6 +137,15 @@ class ScheduleLogError(Exception):
 
 
 @attrs.frozen(kw_only=True)
+class SnoozedFrom:
+    """The delivered occurrence a snooze reminder stands for: the reminder ``id`` and the
+    ``occurrence_at`` its dispatch delivered (wire ``{"id", "occurrenceAt"}``)."""
+
+    id: str
+    occurrence_at: str
+
+
+@attrs.frozen(kw_only=True)
 class AfterRecord:
     """An active one-shot reminder: fire ``after_seconds`` after creation, at ``scheduled_at``."""
 
@@ -132,18 +155,22 @@ class AfterRecord:
     after_seconds: int
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
 
 
 @attrs.frozen(kw_only=True)
 class AtRecord:
     """An active one-shot reminder at an absolute instant: only the UTC ``scheduled_at`` is kept
-    (no offset, local fields or zone, so replay never consults a zone)."""
+    (no offset, local fields or zone, so replay never consults a zone). ``snoozed_from`` names
+    the delivered occurrence a snooze reminder stands for."""
 
     id: str
     kind: Literal["at"]
     prompt: str
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
+    snoozed_from: SnoozedFrom | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -157,6 +184,7 @@ class EveryRecord:
     every_seconds: int
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -171,6 +199,7 @@ class DailyRecord:
     time_zone: str
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -186,6 +215,7 @@ class WeeklyRecord:
     weekdays: tuple[int, ...]
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -200,6 +230,7 @@ class CronRecord:
     time_zone: str
     scheduled_at: str
     title: str | None = None
+    renotify_minutes: int | None = None
 
 
 #: A record that is delivered once and then ends.
@@ -273,7 +304,16 @@ class Dispatch:
         return self.occurrence_at is not None
 
 
-ScheduleChange: TypeAlias = Create | Update | Delete | Dispatch
+@attrs.frozen(kw_only=True)
+class Ack:
+    """``operation: "ack"``: the occurrence ``occurrence_at`` that a dispatch of ``id``
+    delivered is done (the id need not be active any more)."""
+
+    id: str
+    occurrence_at: str
+
+
+ScheduleChange: TypeAlias = Create | Update | Delete | Dispatch | Ack
 
 _T = TypeVar("_T")
 
@@ -433,6 +473,16 @@ def _expression(value: object, _: object) -> str:
     return text
 
 
+def _renotify_minutes(value: object, _: object) -> int:
+    number = _exact_int(value, _)
+    if not MIN_RENOTIFY_MINUTES <= number <= MAX_RENOTIFY_MINUTES:
+        raise _InvalidFieldError(
+            f"renotifyMinutes {number} is not an integer from {MIN_RENOTIFY_MINUTES} to "
+            f"{MAX_RENOTIFY_MINUTES}"
+        )
+    return number
+
+
 def _instant(name: str) -> Callable[[object, object], str]:
     """The hook of an instant field called ``name`` on the wire."""
 
@@ -451,7 +501,19 @@ def _next_instant(value: object, _: object) -> str | None:
     return None if value is None else _instant("nextAt")(value, _)
 
 
-#: The wire keys of each record class besides the optional ``title``, and the sentence a record
+def _snoozed_from_hook(converter: cattrs.Converter) -> Callable[[object, object], SnoozedFrom]:
+    """The hook of ``snoozedFrom``: an object of exactly ``id`` and ``occurrenceAt``."""
+
+    def structure(value: object, _: object) -> SnoozedFrom:
+        if not isinstance(value, dict):
+            raise _InvalidFieldError(f"expected an object, got {_json_type(value)}")
+        snoozed: SnoozedFrom = converter.structure(value, SnoozedFrom)
+        return snoozed
+
+    return structure
+
+
+#: The wire keys of each record class besides the optional ones, and the sentence a record
 #: with another key set is refused with (an after record reports its keys one by one).
 _KEY_SETS: Final = {
     AtRecord: (
@@ -481,7 +543,12 @@ _KEY_SETS: Final = {
         ),
     ),
 }
-_TITLE: Final = frozenset({"title"})
+#: The optional wire keys of every record.
+_OPTIONAL: Final = frozenset({"title", "renotifyMinutes"})
+#: The optional wire keys of each record class that has more.
+_MORE_OPTIONAL: Final[dict[type[Record], frozenset[str]]] = {
+    AtRecord: _OPTIONAL | {"snoozedFrom"},
+}
 _SELECTOR_KEYS: Final[tuple[tuple[str, type[Record]], ...]] = (
     ("afterSeconds", AfterRecord),
     ("everySeconds", EveryRecord),
@@ -510,7 +577,8 @@ def _record_hook(converter: cattrs.Converter) -> Callable[[object, object], Reco
             raise _InvalidFieldError(f"schedule record must be an object, got {_json_type(value)}")
         cls = _record_class(value)
         expected = _KEY_SETS.get(cls)
-        if expected is not None and set(value) - _TITLE != expected[0]:
+        optional = _MORE_OPTIONAL.get(cls, _OPTIONAL)
+        if expected is not None and set(value) - optional != expected[0]:
             keys = sorted(value, key=repr)
             raise _InvalidFieldError(f"{expected[1]}, got keys {brief(keys)}")
         record: Record = converter.structure(value, cls)
@@ -564,7 +632,23 @@ def _make_converter() -> cattrs.Converter:
         "weekdays": override(struct_hook=_weekdays, unstruct_hook=list),
         "expression": override(struct_hook=_expression),
         "scheduled_at": override(rename="scheduledAt", struct_hook=_instant("scheduledAt")),
+        "renotify_minutes": override(
+            rename="renotifyMinutes", struct_hook=_renotify_minutes, omit_if_default=True
+        ),
+        "snoozed_from": override(
+            rename="snoozedFrom", struct_hook=_snoozed_from_hook(converter), omit_if_default=True
+        ),
     }
+    snoozed_fields: dict[str, Any] = {
+        "id": by_id,
+        "occurrence_at": override(rename="occurrenceAt", struct_hook=_instant("occurrenceAt")),
+    }
+    converter.register_structure_hook(
+        SnoozedFrom, make_dict_structure_fn(SnoozedFrom, converter, **snoozed_fields)
+    )
+    converter.register_unstructure_hook(
+        SnoozedFrom, make_dict_unstructure_fn(SnoozedFrom, converter, **snoozed_fields)
+    )
     for kind, cls in _RECORD_CLASSES.items():
         fields: dict[str, Any] = {
             name: fields_by_name[name] for name in attrs.fields_dict(cls) if name != "kind"
@@ -582,6 +666,13 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook(Update, update_hook)
     delete_hook = make_dict_structure_fn(Delete, converter, id=by_id)
     converter.register_structure_hook(Delete, delete_hook)
+    ack_hook = make_dict_structure_fn(
+        Ack,
+        converter,
+        id=by_id,
+        occurrence_at=override(rename="occurrenceAt", struct_hook=_instant("occurrenceAt")),
+    )
+    converter.register_structure_hook(Ack, ack_hook)
     calendar_hook = make_dict_structure_fn(
         _CalendarDispatch,
         converter,
@@ -601,6 +692,7 @@ _OPERATIONS: Final[dict[str, type[ScheduleChange]]] = {
     "update": Update,
     "delete": Delete,
     "dispatch": Dispatch,
+    "ack": Ack,
 }
 _NAMES: Final = {cls: name for name, cls in _OPERATIONS.items()}
 # Attribute name -> wire key, for error paths (cattrs notes carry attribute names).
@@ -613,6 +705,8 @@ _WIRE_KEYS: Final = {
     "accepted_at": "acceptedAt",
     "occurrence_at": "occurrenceAt",
     "next_at": "nextAt",
+    "renotify_minutes": "renotifyMinutes",
+    "snoozed_from": "snoozedFrom",
 }
 
 
@@ -666,7 +760,8 @@ def decode_change(data: object, *, seq: int | None = None) -> ScheduleChange:
 
 
 def encode_record(record: Record) -> dict[str, JSONValue]:
-    """The wire object of ``record`` (``title`` only when it has one)."""
+    """The wire object of ``record`` (``title``, ``renotifyMinutes`` and ``snoozedFrom`` only
+    when it has them)."""
     encoded: dict[str, JSONValue] = _CONVERTER.unstructure(record)
     return encoded
 
@@ -681,6 +776,8 @@ def encode_change(change: ScheduleChange) -> dict[str, JSONValue]:
     if isinstance(change, Update):
         return {**head, "id": change.id, "schedule": encode_record(change.record)}
     body: dict[str, JSONValue] = {"id": change.id}
+    if isinstance(change, Ack):
+        return {**head, **body, "occurrenceAt": change.occurrence_at}
     if isinstance(change, Dispatch) and change.accepted_at is not None:
         body["acceptedAt"] = change.accepted_at
         if change.occurrence_at is not None:

@@ -20,7 +20,13 @@ Transition rules (any violation makes the log corrupt):
 * a dispatch of a calendar (daily, weekly, cron) record must carry ``acceptedAt`` (not before
   its ``scheduledAt``), the ``occurrenceAt`` it delivered (from its ``scheduledAt`` through
   ``acceptedAt``) and ``nextAt`` (after ``acceptedAt``, or ``null``); it moves the record to
-  ``nextAt``, or ends it on ``null``. No zone is consulted: the dispatch froze both.
+  ``nextAt``, or ends it on ``null``. No zone is consulted: the dispatch froze both;
+* each dispatch delivers one occurrence ``(id, occurrenceAt)`` (:class:`Delivery`, kept for the
+  fold's life whether the id stays active or not); an ack must name a delivered occurrence that
+  is not done yet, and makes it done;
+* a create whose record carries ``snoozedFrom`` (a snooze) must name a delivered occurrence that
+  is neither done nor snoozed yet, and makes it snoozed (until the new record's ``scheduledAt``);
+* an update keeps the record's ``snoozedFrom`` or drops it, never adds or changes one.
 
 Events before ``seed_length`` (a fork's inherited prefix) are not decoded at all.
 """
@@ -34,6 +40,7 @@ import attrs
 from dsh_hookspecs import Event, Session
 
 from ._codec import (
+    Ack,
     AfterRecord,
     AtRecord,
     Create,
@@ -52,6 +59,7 @@ from ._every import resolve_every_occurrence
 
 __all__ = [
     "SCHEDULE_CHANGE",
+    "Delivery",
     "FoldCache",
     "FoldResult",
     "FoldWatcher",
@@ -71,9 +79,27 @@ __all__ = [
 SCHEDULE_CHANGE: Final = "schedule/change"
 
 #: One folded ``schedule/change``: its event, its decoded change and the record the change acts
-#: on (the record a create adds, or the active record an update replaces or a delete or dispatch
-#: ends or moves).
+#: on (the record a create adds, the active record an update replaces or a delete or dispatch
+#: ends or moves, or the record as the acked occurrence delivered it).
 Step: TypeAlias = tuple[Event, ScheduleChange, Record]
+
+
+@attrs.define(slots=True)
+class Delivery:
+    """One delivered occurrence ``(id, occurrenceAt)`` of the owned stream: ``record`` as its
+    (latest) dispatch delivered it; ``done`` once acked; ``snooze`` the id of the reminder
+    that snoozed it and ``until`` that reminder's target when it was created (``None``: not
+    snoozed)."""
+
+    record: Record
+    done: bool = False
+    snooze: str | None = None
+    until: str | None = None
+
+
+#: Delivered occurrences by ``(id, occurrenceAt)``.
+Deliveries: TypeAlias = Mapping[tuple[str, str], Delivery]
+_NO_DELIVERIES: Final[Deliveries] = {}
 
 
 @attrs.frozen(kw_only=True)
@@ -90,24 +116,55 @@ class FoldResult:
 
 
 def violation(
-    change: ScheduleChange, active: Mapping[str, Record], seen: Collection[str]
+    change: ScheduleChange,
+    active: Mapping[str, Record],
+    seen: Collection[str],
+    deliveries: Deliveries = _NO_DELIVERIES,
 ) -> str | None:
     """Why ``change`` cannot follow a stream in this state, or ``None`` if it can."""
     if isinstance(change, Create):
         if change.record.id in seen:
             return f"id {brief(change.record.id)} was reused"
-        return None
+        snoozed = change.record.snoozed_from if isinstance(change.record, AtRecord) else None
+        if snoozed is None:
+            return None
+        return _occurrence_problem(
+            "snooze", deliveries.get((snoozed.id, snoozed.occurrence_at)), snoozed.id
+        )
+    if isinstance(change, Ack):
+        delivery = deliveries.get((change.id, change.occurrence_at))
+        return _occurrence_problem("ack", delivery, change.id)
     record = active.get(change.id)
     if record is None:
         operation = type(change).__name__.lower()
         return f"{operation} targets inactive id {brief(change.id)}"
-    if isinstance(change, Update) and change.record.id != change.id:
-        return f"update of id {brief(change.id)} holds a record of id {brief(change.record.id)}"
+    if isinstance(change, Update):
+        if change.record.id != change.id:
+            return f"update of id {brief(change.id)} holds a record of id {brief(change.record.id)}"
+        now = change.record.snoozed_from if isinstance(change.record, AtRecord) else None
+        if now is not None and now != _snoozed_from(record):
+            return f"update of id {brief(change.id)} cannot add or change snoozedFrom"
     if isinstance(change, Dispatch):
         try:
             dispatched(record, change)
         except ScheduleLogError as exc:
             return str(exc)
+    return None
+
+
+def _snoozed_from(record: Record) -> object:
+    return record.snoozed_from if isinstance(record, AtRecord) else None
+
+
+def _occurrence_problem(operation: str, delivery: Delivery | None, schedule_id: str) -> str | None:
+    """Why ``operation`` (ack or snooze) cannot act on ``delivery``, or ``None``."""
+    named = f"(id {brief(schedule_id)})"
+    if delivery is None:
+        return f"{operation} targets an occurrence that was not delivered {named}"
+    if delivery.done:
+        return f"{operation} targets an occurrence already done {named}"
+    if operation == "snooze" and delivery.snooze is not None:
+        return f"snooze targets an occurrence already snoozed {named}"
     return None
 
 
@@ -164,18 +221,41 @@ def _calendar_dispatched(
     return change.occurrence_at, attrs.evolve(record, scheduled_at=following)
 
 
-def apply_change(change: ScheduleChange, active: dict[str, Record]) -> str | None:
-    """Apply a change that :func:`violation` accepted to ``active``; the id it ended, if it ended
-    one (a delete, a one-shot's dispatch or a recurring record's last dispatch)."""
+def apply_change(
+    change: ScheduleChange,
+    active: dict[str, Record],
+    deliveries: dict[tuple[str, str], Delivery] | None,
+) -> str | None:
+    """Apply a change that :func:`violation` accepted to ``active`` and to the delivered
+    occurrences ``deliveries`` (``None`` only while there are none, and never for a dispatch);
+    the id it ended, if it ended one (a delete, a one-shot's dispatch or a recurring record's
+    last dispatch)."""
+    if isinstance(change, Ack):
+        assert deliveries is not None  # violation() found the occurrence there
+        deliveries[change.id, change.occurrence_at].done = True
+        return None
     if isinstance(change, Create):
-        active[change.record.id] = change.record
+        record = change.record
+        active[record.id] = record
+        snoozed = record.snoozed_from if isinstance(record, AtRecord) else None
+        if snoozed is not None:
+            assert deliveries is not None  # violation() found the occurrence there
+            delivery = deliveries[snoozed.id, snoozed.occurrence_at]
+            delivery.snooze, delivery.until = record.id, record.scheduled_at
         return None
     if isinstance(change, Update):
         # Reassigning an existing key keeps its create-order position.
         active[change.id] = change.record
         return None
     if isinstance(change, Dispatch):
-        successor = dispatched(active[change.id], change)[1]
+        record = active[change.id]
+        occurrence_at, successor = dispatched(record, change)
+        assert deliveries is not None  # the walk keeps them from the first dispatch on
+        again = deliveries.get((change.id, occurrence_at))
+        if again is None:
+            deliveries[change.id, occurrence_at] = Delivery(record)
+        else:  # the same occurrence again (an edit moved the record back): its state stays
+            again.record = record
         if successor is not None:
             active[change.id] = successor
             return None
@@ -221,10 +301,12 @@ class IncrementalFold:
     the first :meth:`apply`.
     """
 
-    __slots__ = ("_active", "_checked", "_error", "_position", "_retired")
+    __slots__ = ("_active", "_checked", "_deliveries", "_error", "_position", "_retired")
 
     def __init__(self, seed_length: int) -> None:
         self._active: dict[str, Record] = {}
+        # The delivered occurrences; allocated on the first dispatch (most folds hold none).
+        self._deliveries: dict[tuple[str, str], Delivery] | None = None
         # Ids that were created and are no longer active; allocated on the first retirement so
         # that a fresh fold (one per idle Session) holds a single dict.
         self._retired: set[str] | None = None
@@ -275,11 +357,16 @@ class IncrementalFold:
     def steps(self, events: Sequence[Event]) -> list[Step]:
         """Fold ``events[position:]`` like :meth:`apply`; each ``schedule/change`` folded, with
         the record it acted on, in log order."""
-        active = self._active
-        return [
-            (event, change, change.record if isinstance(change, Create) else active[change.id])
-            for event, change in self.walk(events)
-        ]
+        return [(event, change, self._acted_on(change)) for event, change in self.walk(events)]
+
+    def _acted_on(self, change: ScheduleChange) -> Record:
+        """The record ``change`` (accepted, not applied yet) acts on."""
+        if isinstance(change, Create):
+            return change.record
+        if isinstance(change, Ack):
+            assert self._deliveries is not None  # the ack was accepted: its occurrence is kept
+            return self._deliveries[change.id, change.occurrence_at].record
+        return self._active[change.id]
 
     def walk(self, events: Sequence[Event]) -> Iterator[tuple[Event, ScheduleChange]]:
         """Fold ``events[position:]`` (the whole append-only log is handed over each time) by the
@@ -312,12 +399,15 @@ class IncrementalFold:
                     change = decode_change(event.data, seq=event.seq)
                 except ScheduleLogError as exc:
                     self._fail(exc)
-            problem = violation(change, active, seen)
+            problem = violation(change, active, seen, self._deliveries or _NO_DELIVERIES)
             if problem is not None:
                 self._fail(log_error(event.seq, problem))
             self._position = index
             yield event, change
-            retired = apply_change(change, active)
+            deliveries = self._deliveries
+            if deliveries is None and isinstance(change, Dispatch):
+                deliveries = self._deliveries = {}
+            retired = apply_change(change, active, deliveries)
             if retired is not None:
                 if self._retired is None:
                     self._retired = set()
@@ -347,7 +437,8 @@ class IncrementalFold:
         if candidate.type != SCHEDULE_CHANGE:
             return
         change = decode_change(candidate.data, seq=candidate.seq)
-        problem = violation(change, self._active, self._seen_view())
+        deliveries = self._deliveries or _NO_DELIVERIES
+        problem = violation(change, self._active, self._seen_view(), deliveries)
         if problem is not None:
             raise log_error(candidate.seq, problem)
         self._checked = (candidate, change)
@@ -362,6 +453,13 @@ class IncrementalFold:
         """The active record with this id, or ``None``."""
         self._ensure_sound()
         return self._active.get(schedule_id)
+
+    def delivery(self, schedule_id: str, occurrence_at: str) -> Delivery | None:
+        """The delivered occurrence ``(schedule_id, occurrence_at)`` of the owned stream, or
+        ``None`` when no dispatch delivered it (the caller must not change it)."""
+        self._ensure_sound()
+        deliveries = self._deliveries
+        return None if deliveries is None else deliveries.get((schedule_id, occurrence_at))
 
     @property
     def seen_ids(self) -> frozenset[str]:

@@ -4,8 +4,8 @@ Derived from the committed log the host passes to ``dsh_session_views`` (never b
 the active reminders by next occurrence, and the latest deliveries with their lateness. Each
 item carries the reminder's ``prompt`` and, when it has one, its ``title`` (what the panel shows
 first); a delivery is shown as the reminder read when it was delivered (an edit since does not
-rewrite it). It walks
-the owned suffix with the fold's own walk (:meth:`~._fold.IncrementalFold.walk`), so it agrees
+rewrite it), with ``"done": true`` once acked and ``"snoozedUntil"`` once snoozed. It walks the
+owned suffix with the fold's own walk (:meth:`~._fold.IncrementalFold.walk`), so it agrees
 with :func:`~._fold.fold` on what is active; a corrupt stream raises
 :class:`~._codec.ScheduleLogError` (the host logs it and shows no panel).
 
@@ -19,7 +19,7 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from ._answers import rule_fields
+from ._answers import extra_fields, rule_fields
 from ._codec import Dispatch, Record, format_instant
 from ._fold import IncrementalFold, check_seed_length, dispatched
 from ._instants import parse_instant
@@ -48,6 +48,7 @@ def _active_item(record: Record) -> dict[str, JSONValue]:
     if record.title is not None:
         item["title"] = record.title
     item.update(rule_fields(record))
+    item.update(extra_fields(record))
     return item
 
 
@@ -86,6 +87,12 @@ def reminders_view(events: Sequence[Event], seed_length: int) -> dict[str, JSONV
         }
         if record.title is not None:
             item["title"] = record.title
+        delivery = folded.delivery(record.id, occurrence_at)
+        assert delivery is not None  # the walk kept every delivery
+        if delivery.done:
+            item["done"] = True
+        if delivery.until is not None:
+            item["snoozedUntil"] = delivery.until
         if late_ms > LATE_AFTER_MS:
             item["lateReason"] = "busy" if _busy_at(turns, due_ms) else "offline"
         recent.append(item)

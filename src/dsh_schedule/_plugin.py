@@ -129,7 +129,8 @@ class SchedulePlugin:
     ``every_seconds``), ``cold_delivery`` (``false``; ``true`` files each Session's earliest
     active target with the host's wake index, so the host resumes a cold Session when it is due).
     Whatever the config, every live Session's pending and delivered reminders are kept on the
-    host's board (:mod:`._board`).
+    host's board, and each delivery is filed as a notice for the host's notification channels
+    (:mod:`._board`).
     """
 
     def __init__(self) -> None:

@@ -5,14 +5,14 @@ inherited dispatch (``seq < seed_length``) in ``events[:seq]``, a dispatch the S
 its own segment ``events[seed_length:seq]`` (so a fork that reused a parent's id never borrows the
 parent's create). Walking back from the dispatch, the first ``schedule/change`` of that window
 that does not decode, or that ended the id (a delete or an id-only dispatch), makes the receipt
-an error instead; the walk passes the id's recurring dispatches (those with ``acceptedAt``) and
-its updates, which are then replayed forward from the create: a dispatch the record does not
-admit (or its last one) ends the id there, an update replaces the record (one that holds another
-id is passed over), and the presented dispatch must be admitted itself. Its ``occurrenceAt`` is
-what it delivered: a one-shot's ``scheduledAt``, an every dispatch's latest occurrence at or
-before its ``acceptedAt`` (so each dispatch of a batch has its own), or a calendar dispatch's
-own ``occurrenceAt``. The receipt shows the record as it read when it was delivered (its prompt,
-and its ``title`` when it has one).
+an error instead; the walk passes the id's recurring dispatches (those with ``acceptedAt``), its
+acks and its updates, which are then replayed forward from the create: a dispatch the record does
+not admit (or its last one) ends the id there, an update replaces the record (one that holds
+another id is passed over), and the presented dispatch must be admitted itself. Its
+``occurrenceAt`` is what it delivered: a one-shot's ``scheduledAt``, an every dispatch's latest
+occurrence at or before its ``acceptedAt`` (so each dispatch of a batch has its own), or a
+calendar dispatch's own ``occurrenceAt``. The receipt shows the record as it read when it was
+delivered (its prompt, and its ``title`` when it has one).
 
 :class:`ReceiptIndex` gives every answer of that walk from one forward pass: per window it keeps,
 for each id, the last change that touched it, and the last change that did not decode, and it
@@ -32,7 +32,16 @@ from typing import Final, NotRequired, TypeAlias, TypedDict
 from dsh_hookspecs import Event, Session
 
 from ._answers import DELIVERY_MODE
-from ._codec import Create, Dispatch, Record, ScheduleLogError, Update, brief, decode_change
+from ._codec import (
+    Ack,
+    Create,
+    Dispatch,
+    Record,
+    ScheduleLogError,
+    Update,
+    brief,
+    decode_change,
+)
 from ._fold import SCHEDULE_CHANGE, check_seed_length, dispatched, log_error
 
 __all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
@@ -122,6 +131,8 @@ class ReceiptIndex:
             self._answers[index] = str(exc)
             window.bad = (index, str(exc))
             return
+        if isinstance(change, Ack):
+            return  # marks a delivery done: the record a later walk meets is unchanged
         if isinstance(change, Create):
             window.last[change.record.id] = (index, change.record, event.seq)
             return

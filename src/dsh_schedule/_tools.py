@@ -1,5 +1,5 @@
 """The model-facing tools: ``schedule_create``, ``schedule_list``, ``schedule_update``,
-``schedule_delete``.
+``schedule_delete``, ``schedule_ack`` and ``schedule_snooze``.
 
 The tools parse arguments and word answers; the calling Agent's owner runs the transaction
 (:mod:`._transactions`: preflight, decision from the fold, append, barrier). Shape errors are
@@ -10,13 +10,13 @@ acknowledged answers ``persistence_uncertain`` instead of guessing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from dsh_hookspecs import Agent, JSONValue, Tool, ToolCall, ToolConflictError
 
-from ._at import ScheduleInputError
-from ._codec import MAX_TITLE_CHARS, MIN_EVERY_SECONDS
-from ._instants import MAX_SAFE_INTEGER
+from ._at import ScheduleInputError, at_target
+from ._codec import MAX_RENOTIFY_MINUTES, MAX_TITLE_CHARS, MIN_EVERY_SECONDS, MIN_RENOTIFY_MINUTES
+from ._instants import MAX_SAFE_INTEGER, format_instant
 from ._rules import CalendarKind, calendar_rule
 from ._runtime import ScheduleOwner
 from ._transactions import (
@@ -25,6 +25,7 @@ from ._transactions import (
     NotUpdated,
     Refused,
     Selector,
+    SnoozeTarget,
     Uncertain,
     Unchanged,
 )
@@ -33,11 +34,15 @@ from ._transactions import (
 MAX_PROMPT_CHARS: Final = 4000
 #: A Session holding this many active reminders refuses another with ``too_many_active``.
 MAX_ACTIVE: Final = 1000
+#: The longest snooze in minutes (a week).
+MAX_SNOOZE_MINUTES: Final = 10_080
 
 #: The fixed messages of the configurable bounds, quoting the configured limit.
 PROMPT_TOO_LONG: Final = "prompt must be at most {} characters after trimming."
 TOO_MANY_ACTIVE: Final = "This session already holds {} active reminders; delete one first."
 FREQUENCY_TOO_HIGH: Final = "every_seconds must be at least {}."
+#: The message of ``already_snoozed``, naming the snooze reminder.
+ALREADY_SNOOZED: Final = "That occurrence is already snoozed by reminder {}."
 
 MESSAGES: Final = {
     "invalid_prompt": "prompt must be non-empty after trimming.",
@@ -58,9 +63,29 @@ MESSAGES: Final = {
         "schedule_update accepts at most one of at, every_seconds, daily, weekly, or cron."
     ),
     "update_needs_change": (
-        "schedule_update needs a new title, prompt, or one of at, every_seconds, daily, weekly, "
-        "or cron."
+        "schedule_update needs a new title, prompt, renotify_minutes, or one of at, "
+        "every_seconds, daily, weekly, or cron."
     ),
+    "invalid_renotify": (
+        f"renotify_minutes must be a whole number from {MIN_RENOTIFY_MINUTES} to "
+        f"{MAX_RENOTIFY_MINUTES}."
+    ),
+    "invalid_ack_id": "schedule_ack id must be non-empty without surrounding whitespace.",
+    "invalid_snooze_id": "schedule_snooze id must be non-empty without surrounding whitespace.",
+    "invalid_occurrence": (
+        "occurrence_at must be the instant of a delivered occurrence, an RFC 3339 date-time "
+        "with Z or a numeric offset."
+    ),
+    "invalid_snooze_selector": "schedule_snooze accepts exactly one of minutes or until.",
+    "invalid_snooze_minutes": (
+        f"minutes must be a whole number from 1 to {MAX_SNOOZE_MINUTES} (one week)."
+    ),
+    "invalid_until": (
+        "until must be a real date and time, YYYY-MM-DDTHH:mm:ss with an explicit Z or numeric "
+        "offset."
+    ),
+    "not_found": "This session delivered no occurrence of that reminder at that time.",
+    "already_done": "That occurrence is already done.",
     "time_out_of_range": (
         "The scheduled time must be representable as a four-digit-year RFC 3339 UTC instant."
     ),
@@ -111,30 +136,53 @@ _CREATE_DESCRIPTION: Final = (
     "cron {expression: five fields 'minute hour day-of-month month day-of-week' with *, n, a-b, "
     "*/n, a-b/n and commas, no names, time_zone} for anything else ('on the 1st of every month "
     "at 9' is '0 9 1 * *'); each first fires at its next matching local time. " + DST_RULES + " "
-    "title: an optional short name for the reminder (at most 120 characters). Delivery is "
+    "title: an optional short name for the reminder (at most 120 characters). "
+    "renotify_minutes: optional, only when the user asks to be reminded until they confirm: "
+    "after each delivery, up to three more 'Still due' notifications are sent outside the "
+    "conversation that many minutes apart (5 to 1440) until that occurrence is marked done "
+    "or snoozed. Delivery is "
     "session-local: into this session only, while the session is open; if the session is "
     "closed when a reminder falls due, it is delivered once the session is opened again."
 )
 LIST_DESCRIPTION = (
     "List every active reminder of this session in creation order, with its id, kind (after, "
     "at, every, daily, weekly or cron), prompt, title when it has one, its rule (afterSeconds, "
-    "everySeconds, time and timeZone, weekdays, or expression and timeZone), UTC target "
-    "(scheduledAt; for a recurring reminder, its next occurrence), state (scheduled or overdue) "
-    "and session-local delivery."
+    "everySeconds, time and timeZone, weekdays, or expression and timeZone), renotifyMinutes "
+    "when it re-notifies, snoozedFrom ({id, occurrenceAt}) when it snoozes a delivered "
+    "occurrence, UTC target (scheduledAt; for a recurring reminder, its next occurrence), state "
+    "(scheduled or overdue) and session-local delivery."
 )
 UPDATE_DESCRIPTION = (
     "Change one active reminder of this session by its exact id: a new prompt, a new title, "
-    "and/or a new time given as at most one of at, every_seconds, daily, weekly or cron (the "
-    "same forms schedule_create takes; after_seconds is not offered: give at). A new time is "
-    "computed from now as a create would compute it, and the reminder then fires at its new "
-    "time and never at its old one; a text-only change keeps its time. Asking for what it "
-    "already is changes nothing and answers the reminder with updated: false. " + DST_RULES + " "
+    "a new renotify_minutes (5 to 1440), and/or a new time given as at most one of at, "
+    "every_seconds, daily, weekly or cron (the same forms schedule_create takes; after_seconds "
+    "is not offered: give at). A new time is computed from now as a create would compute it, "
+    "and the reminder then fires at its new time and never at its old one; a text-only change "
+    "keeps its time. Asking for what it already is changes nothing and answers the reminder "
+    "with updated: false. " + DST_RULES + " "
     "Answers the changed reminder as schedule_list shows it, or {id, updated: false, code} with "
     "schedule_not_found (no such id) or schedule_ended (already delivered for good or deleted)."
 )
 DELETE_DESCRIPTION = (
     "Delete one active reminder of this session by its exact id (a recurring reminder stops "
     "for good). An unknown or already finished id returns deleted: false."
+)
+ACK_DESCRIPTION = (
+    "Mark one delivered occurrence of a reminder as done: its exact id and the occurrence_at "
+    "its delivery named (the reminder message's occurrence_at). A repeating reminder keeps its "
+    "schedule; pending 'Still due' notifications of that occurrence are withdrawn. Answers "
+    "{done: true, id, occurrenceAt}, also when it was already done; not_found when this "
+    "session delivered no such occurrence."
+)
+SNOOZE_DESCRIPTION = (
+    "Remind again later about one delivered occurrence, without moving a repeating reminder: "
+    "creates a new one-time reminder with the same prompt and title, linked to the occurrence "
+    "as snoozedFrom, either minutes from now (1 to 10080) or at until (a strict RFC 3339 "
+    "date-time with an explicit Z or numeric offset, in the future); give exactly one. Pending "
+    "'Still due' notifications of that occurrence are withdrawn. Answers the new reminder as "
+    "schedule_create does, with snoozedFrom; an occurrence is snoozed once (already_snoozed "
+    "names the snooze reminder as snoozeId), not once done (already_done); not_found when this "
+    "session delivered no such occurrence."
 )
 
 #: The selectors; a create takes exactly one.
@@ -196,6 +244,13 @@ TITLE_PARAMETER: Final = {
     "type": "string",
     "description": "Optional short name of the reminder, at most 120 characters.",
 }
+RENOTIFY_PARAMETER: Final = {
+    "type": "number",
+    "description": (
+        "Optional whole minutes from 5 to 1440: re-notify a delivery up to three times, that "
+        "far apart, until it is marked done or snoozed."
+    ),
+}
 
 
 def create_parameters(min_every: int) -> dict[str, Any]:
@@ -244,6 +299,7 @@ def create_parameters(min_every: int) -> dict[str, Any]:
                 ],
             },
             **CALENDAR_PARAMETERS,
+            "renotify_minutes": RENOTIFY_PARAMETER,
         },
         "required": ["prompt"],
     }
@@ -268,6 +324,7 @@ def update_parameters(min_every: int) -> dict[str, Any]:
             },
             "title": TITLE_PARAMETER,
             **{name: created[name] for name in UPDATE_SELECTORS},
+            "renotify_minutes": RENOTIFY_PARAMETER,
         },
         "required": ["id"],
     }
@@ -282,6 +339,44 @@ DELETE_PARAMETERS: Final = {
     },
     "required": ["id"],
 }
+_OCCURRENCE_PARAMETER: Final = {
+    "type": "string",
+    "description": (
+        "The delivered occurrence's instant, as its delivery named it: RFC 3339 with Z or a "
+        "numeric offset, e.g. '2026-08-06T09:00:00.000Z'."
+    ),
+}
+ACK_PARAMETERS: Final = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "description": "Exact session-local schedule id."},
+        "occurrence_at": _OCCURRENCE_PARAMETER,
+    },
+    "required": ["id", "occurrence_at"],
+}
+SNOOZE_PARAMETERS: Final = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "description": "Exact session-local schedule id."},
+        "occurrence_at": _OCCURRENCE_PARAMETER,
+        "minutes": {
+            "type": "number",
+            "description": (
+                f"Remind again this many whole minutes from now, 1 to {MAX_SNOOZE_MINUTES}."
+            ),
+        },
+        "until": {
+            "type": "string",
+            "description": (
+                "Remind again at this future instant: a strict RFC 3339 date-time with an "
+                "explicit Z or numeric offset."
+            ),
+        },
+    },
+    "required": ["id", "occurrence_at"],
+}
 
 
 def create_description(min_every: int) -> str:
@@ -290,6 +385,45 @@ def create_description(min_every: int) -> str:
 
 
 CREATE_DESCRIPTION: Final = create_description(MIN_EVERY_SECONDS)
+
+
+def checked_renotify(value: object) -> int | dict[str, JSONValue] | None:
+    """A ``renotify_minutes`` argument, ``None`` when absent, or the refusal to answer."""
+    if value is None:
+        return None
+    if type(value) is not int or not MIN_RENOTIFY_MINUTES <= value <= MAX_RENOTIFY_MINUTES:
+        return error("invalid_rule", message_key="invalid_renotify")
+    return value
+
+
+def checked_id(value: object) -> str | None:
+    """An ``id`` argument, or ``None`` when it is not one (empty, or surrounded by
+    whitespace)."""
+    if not isinstance(value, str) or not value or value != value.strip():
+        return None
+    return value
+
+
+def _offset_form(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is an explicit-offset instant string (whatever its range)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        at_target(value)
+    except ScheduleInputError:
+        return False
+    return True
+
+
+def checked_occurrence(value: object) -> str | None:
+    """An ``occurrence_at`` argument as the canonical instant it names, or ``None`` when it
+    names none."""
+    if not _offset_form(value):
+        return None
+    try:
+        return format_instant(at_target(value))
+    except ValueError:  # an offset moved it out of years 0001-9999
+        return None
 
 
 def checked_title(value: object) -> str | dict[str, JSONValue] | None:
@@ -367,6 +501,14 @@ class ScheduleTools:
                     DELETE_PARAMETERS,
                     self.delete,
                 ),
+                ("schedule_ack", "Mark reminder done", ACK_DESCRIPTION, ACK_PARAMETERS, self.ack),
+                (
+                    "schedule_snooze",
+                    "Snooze reminder",
+                    SNOOZE_DESCRIPTION,
+                    SNOOZE_PARAMETERS,
+                    self.snooze,
+                ),
             )
         )
 
@@ -396,6 +538,12 @@ class ScheduleTools:
             return uncertain(operation, outcome.schedule_id)
         if outcome.code == "too_many_active":
             return {"code": outcome.code, "message": TOO_MANY_ACTIVE.format(self.max_active)}
+        if outcome.snooze_id is not None:
+            return {
+                "code": outcome.code,
+                "message": ALREADY_SNOOZED.format(outcome.snooze_id),
+                "snoozeId": outcome.snooze_id,
+            }
         if outcome.message is not None:
             return {"code": outcome.code, "message": outcome.message}
         return error(outcome.code)
@@ -433,7 +581,7 @@ class ScheduleTools:
             return error("internal_error")
         arguments = call.arguments
         chosen = [name for name in SELECTORS if name in arguments]
-        if set(arguments) - {"prompt", "title", *SELECTORS} or len(chosen) != 1:
+        if set(arguments) - {"prompt", "title", "renotify_minutes", *SELECTORS} or len(chosen) != 1:
             return error("invalid_selector")
         prompt = arguments.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
@@ -444,10 +592,15 @@ class ScheduleTools:
         title = checked_title(arguments.get("title"))
         if isinstance(title, dict):
             return title
+        renotify = checked_renotify(arguments.get("renotify_minutes"))
+        if isinstance(renotify, dict):
+            return renotify
         selector = self.selector(chosen[0], arguments[chosen[0]])
         if isinstance(selector, dict):
             return selector
-        made = await owner.create(prompt, selector, max_active=self.max_active, title=title)
+        made = await owner.create(
+            prompt, selector, max_active=self.max_active, title=title, renotify_minutes=renotify
+        )
         return self._refusal("create", made) if isinstance(made, Refused | Uncertain) else made
 
     async def list(self, call: ToolCall) -> JSONValue:
@@ -467,11 +620,12 @@ class ScheduleTools:
         ):
             return error("invalid_rule", message_key="invalid_update_id")
         chosen = [name for name in UPDATE_SELECTORS if name in arguments]
-        known = {"id", "prompt", "title", "expected", *UPDATE_SELECTORS}
+        known = {"id", "prompt", "title", "renotify_minutes", "expected", *UPDATE_SELECTORS}
         if set(arguments) - known or len(chosen) > 1:
             return error("invalid_selector", message_key="invalid_update_selector")
         prompt, title = arguments.get("prompt"), arguments.get("title")
-        if not chosen and prompt is None and title is None:
+        renotify = arguments.get("renotify_minutes")
+        if not chosen and prompt is None and title is None and renotify is None:
             return error("invalid_selector", message_key="update_needs_change")
         if prompt is not None:
             if not isinstance(prompt, str) or not prompt.strip():
@@ -485,6 +639,9 @@ class ScheduleTools:
         title = checked_title(title)
         if isinstance(title, dict):
             return title
+        renotify = checked_renotify(renotify)
+        if isinstance(renotify, dict):
+            return renotify
         selector = self.selector(chosen[0], arguments[chosen[0]]) if chosen else None
         if isinstance(selector, dict):
             return selector
@@ -495,6 +652,7 @@ class ScheduleTools:
             prompt=prompt,
             title=title,
             selector=selector,
+            renotify_minutes=renotify,
             expected=arguments.get("expected", NO_EXPECTATION),
         )
         updated = await owner.update(schedule_id, edit)
@@ -523,3 +681,46 @@ class ScheduleTools:
         if not deleted:
             return {"id": schedule_id, "deleted": False, "code": "schedule_not_found"}
         return {"id": schedule_id, "deleted": True}
+
+    async def ack(self, call: ToolCall) -> JSONValue:
+        arguments = call.arguments
+        schedule_id = checked_id(arguments.get("id"))
+        if schedule_id is None:
+            return error("invalid_rule", message_key="invalid_ack_id")
+        occurrence_at = checked_occurrence(arguments.get("occurrence_at"))
+        if occurrence_at is None:
+            return error("invalid_rule", message_key="invalid_occurrence")
+        owner = self._owner(call)
+        if owner is None:
+            return error("internal_error")
+        acked = await owner.ack(schedule_id, occurrence_at)
+        if isinstance(acked, Refused | Uncertain):
+            return self._refusal("ack", acked)
+        return {"done": True, "id": schedule_id, "occurrenceAt": occurrence_at}
+
+    async def snooze(self, call: ToolCall) -> JSONValue:
+        arguments = call.arguments
+        schedule_id = checked_id(arguments.get("id"))
+        if schedule_id is None:
+            return error("invalid_rule", message_key="invalid_snooze_id")
+        occurrence_at = checked_occurrence(arguments.get("occurrence_at"))
+        if occurrence_at is None:
+            return error("invalid_rule", message_key="invalid_occurrence")
+        chosen = [name for name in ("minutes", "until") if name in arguments]
+        if len(chosen) != 1:
+            return error("invalid_selector", message_key="invalid_snooze_selector")
+        value = arguments[chosen[0]]
+        target: SnoozeTarget
+        if chosen[0] == "minutes":
+            if type(value) is not int or not 1 <= value <= MAX_SNOOZE_MINUTES:
+                return error("invalid_rule", message_key="invalid_snooze_minutes")
+            target = ("minutes", value)
+        else:
+            if not _offset_form(value):
+                return error("invalid_rule", message_key="invalid_until")
+            target = ("until", value)
+        owner = self._owner(call)
+        if owner is None:
+            return error("internal_error")
+        made = await owner.snooze(schedule_id, occurrence_at, target, max_active=self.max_active)
+        return self._refusal("snooze", made) if isinstance(made, Refused | Uncertain) else made

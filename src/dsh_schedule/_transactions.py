@@ -1,14 +1,15 @@
-"""The tools' four transactions on one Agent's schedule, and the flush checkpoint they share
-with the due path.
+"""The tools' transactions on one Agent's schedule (create, list, update, delete, ack,
+snooze), and the flush checkpoint they share with the due path.
 
 Every read or decision first awaits a preflight flush that must be acknowledged with ``True``;
-create, an actual update and an actual delete wait for a second barrier after their append. A
-failed or unacknowledged checkpoint answers :class:`Uncertain` instead of guessing. Each
-transaction holds the Agent's schedule FIFO from its preflight through its barrier, so an edit
-and a delivery of the same reminder never interleave: the owner's due path decides from the
-fold the edit left. Flushes per call: create 2, list 1, update 2, delete 2; an update that
-changes nothing (or finds no active record, or a conflict) and a delete of an id that is not
-active 1.
+create, an actual update, an actual delete, an actual ack and a snooze wait for a second barrier
+after their append. A failed or unacknowledged checkpoint answers :class:`Uncertain` instead of
+guessing. Each transaction holds the Agent's schedule FIFO from its preflight through its
+barrier, so an edit and a delivery of the same reminder never interleave: the owner's due path
+decides from the fold the edit left. Flushes per call: create 2, list 1, update 2, delete 2,
+ack 2, snooze 2; an update that changes nothing (or finds no active record, or a conflict), a
+delete of an id that is not active, an ack of an occurrence already done and a refused ack or
+snooze 1.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dsh_hookspecs import Agent, BackOff, Host, JSONValue
 from ._answers import record_answer
 from ._at import ScheduleInputError, at_instant, at_target, future_instant
 from ._codec import (
+    Ack,
     AfterRecord,
     AtRecord,
     Create,
@@ -33,6 +35,7 @@ from ._codec import (
     EveryRecord,
     Record,
     ScheduleLogError,
+    SnoozedFrom,
     Update,
     WeeklyRecord,
     encode_change,
@@ -52,6 +55,7 @@ __all__ = [
     "NotUpdated",
     "Refused",
     "Selector",
+    "SnoozeTarget",
     "Transactions",
     "Uncertain",
     "Unchanged",
@@ -68,10 +72,13 @@ _T = TypeVar("_T")
 @attrs.frozen
 class Refused:
     """A transaction decided not to act; ``code`` is the tool error code that says why, and
-    ``message`` its message when it is not the code's fixed one (an ``at`` refusal)."""
+    ``message`` its message when it is not the code's fixed one (an ``at`` refusal);
+    ``snooze_id`` names the reminder that already snoozed an occurrence
+    (``already_snoozed``)."""
 
     code: str
     message: str | None = None
+    snooze_id: str | None = attrs.field(default=None, kw_only=True)
 
 
 #: A create's one selector: ``("after_seconds", int)``, ``("at", str | {date, time,
@@ -81,13 +88,28 @@ Selector: TypeAlias = "tuple[str, JSONValue | CalendarRule]"
 
 
 def build_record(
-    schedule_id: str, prompt: str, selector: Selector, now_ms: int, title: str | None = None
+    schedule_id: str,
+    prompt: str,
+    selector: Selector,
+    now_ms: int,
+    title: str | None = None,
+    *,
+    renotify_minutes: int | None = None,
 ) -> Record:
     """The record a create appends at the creation sample ``now_ms``.
 
     Raises :class:`~._at.ScheduleInputError` for a target that is not representable
     (``time_out_of_range``) or, for ``at``, the selector's own refusals and ``not_future``.
     """
+    record = _built(schedule_id, prompt, selector, now_ms, title)
+    if renotify_minutes is None:
+        return record
+    return attrs.evolve(record, renotify_minutes=renotify_minutes)
+
+
+def _built(
+    schedule_id: str, prompt: str, selector: Selector, now_ms: int, title: str | None
+) -> Record:
     name, value = selector
     if isinstance(value, CalendarRule):
         scheduled_at = format_instant(first_target(value, now_ms))
@@ -140,26 +162,32 @@ NO_EXPECTATION: Final = object()
 
 @attrs.frozen(kw_only=True)
 class Edit:
-    """What an update asks for: each of ``prompt``, ``title`` and ``selector`` is ``None``
-    when it is to stay; ``expected`` is the record (wire form) the user was shown, or
-    :data:`NO_EXPECTATION`."""
+    """What an update asks for: each of ``prompt``, ``title``, ``selector`` and
+    ``renotify_minutes`` is ``None`` when it is to stay; ``expected`` is the record (wire form)
+    the user was shown, or :data:`NO_EXPECTATION`."""
 
     prompt: str | None = None
     title: str | None = None
     selector: Selector | None = None
+    renotify_minutes: int | None = None
     expected: object = NO_EXPECTATION
 
 
 def edited_record(current: Record, edit: Edit, now_ms: int) -> Record:
     """The record ``edit`` leaves in place of ``current`` at the save time ``now_ms``: a new
     timing is computed as a create computes it; the same timing, or a text-only edit, keeps
-    the record's own target."""
+    the record's own target. A snooze reminder given a new ``at`` stays the snooze of its
+    occurrence (another kind is not a snooze any more)."""
     prompt = current.prompt if edit.prompt is None else edit.prompt
     title = current.title if edit.title is None else edit.title
+    renotify = current.renotify_minutes if edit.renotify_minutes is None else edit.renotify_minutes
     selector = edit.selector
     if selector is None or same_timing(current, selector):
-        return attrs.evolve(current, prompt=prompt, title=title)
-    return build_record(current.id, prompt, selector, now_ms, title)
+        return attrs.evolve(current, prompt=prompt, title=title, renotify_minutes=renotify)
+    record = build_record(current.id, prompt, selector, now_ms, title, renotify_minutes=renotify)
+    if isinstance(record, AtRecord) and isinstance(current, AtRecord):
+        return attrs.evolve(record, snoozed_from=current.snoozed_from)
+    return record
 
 
 @attrs.frozen
@@ -181,14 +209,20 @@ class NotUpdated:
 
 def _shown(expected: object, current: Record) -> bool:
     """Whether ``expected`` is ``current`` as a record (the view-only keys ``state`` and
-    ``deliveryMode`` aside)."""
+    ``deliveryMode`` aside; ``renotifyMinutes`` and ``snoozedFrom`` are compared only when
+    ``expected`` holds them: a form that shows neither still names the record)."""
     if not isinstance(expected, dict):
         return False
     shown = {key: value for key, value in expected.items() if key not in _VIEW_ONLY}
-    return shown == encode_record(current)
+    record = encode_record(current)
+    for key in _SHOWN_WHEN_SENT:
+        if key not in shown:
+            record.pop(key, None)
+    return shown == record
 
 
 _VIEW_ONLY: Final = frozenset({"state", "deliveryMode"})
+_SHOWN_WHEN_SENT: Final = ("renotifyMinutes", "snoozedFrom")
 
 
 @attrs.frozen
@@ -204,12 +238,22 @@ CORRUPT: Final = Refused("corrupt_schedule_log")
 #: Something else failed (logged).
 INTERNAL: Final = Refused("internal_error")
 #: The log event of an unexpected failure, by transaction.
-_FAILED: Final = {name: f"tools.{name}_failed" for name in ("create", "list", "update", "delete")}
+_FAILED: Final = {
+    name: f"tools.{name}_failed" for name in ("create", "list", "update", "delete", "ack", "snooze")
+}
+#: An ack or snooze names no delivered occurrence of this Session.
+NOT_FOUND: Final = Refused("not_found")
+#: A snooze names an occurrence already done.
+ALREADY_DONE: Final = Refused("already_done")
+
+#: When a snooze reminds again: ``("minutes", int)`` from now, or ``("until", str)``, an
+#: explicit-offset instant (the tool checked both forms before the queue).
+SnoozeTarget: TypeAlias = tuple[str, int | str]
 
 
 class Transactions:
-    """The create / list / update / delete transactions of one Agent (the base of its
-    owner)."""
+    """The create / list / update / delete / ack / snooze transactions of one Agent (the base
+    of its owner)."""
 
     __slots__ = ("_retries", "agent", "folds", "host", "queue")
 
@@ -245,15 +289,23 @@ class Transactions:
         return False
 
     async def create(
-        self, prompt: str, selector: Selector, *, max_active: int, title: str | None = None
+        self,
+        prompt: str,
+        selector: Selector,
+        *,
+        max_active: int,
+        title: str | None = None,
+        renotify_minutes: int | None = None,
     ) -> dict[str, JSONValue] | Refused | Uncertain:
-        """Append a create of ``prompt`` (and ``title``) with ``selector`` (decided at one clock
-        sample taken after the preflight); return the tools' answer for the new record."""
+        """Append a create of ``prompt`` (and ``title``, ``renotify_minutes``) with ``selector``
+        (decided at one clock sample taken after the preflight); return the tools' answer for
+        the new record."""
         async with self.queue:
             if not await self._confirmed("create"):
                 return Uncertain()
             made = self._guarded(
-                "create", lambda: self._append_create(prompt, title, selector, max_active)
+                "create",
+                lambda: self._append_create(prompt, title, selector, max_active, renotify_minutes),
             )
             if isinstance(made, Refused):
                 return made
@@ -262,14 +314,22 @@ class Transactions:
             return self._guarded("create", lambda: record_answer(made, self.host.clock.now_ms()))
 
     def _append_create(
-        self, prompt: str, title: str | None, selector: Selector, max_active: int
+        self,
+        prompt: str,
+        title: str | None,
+        selector: Selector,
+        max_active: int,
+        renotify_minutes: int | None,
     ) -> Record | Refused:
         folded = self.folds.of(self.agent.session)
         if len(folded.active) >= max_active:
             return Refused("too_many_active")
         schedule_id = folded.next_id()
+        now = self.host.clock.now_ms()
         try:
-            record = build_record(schedule_id, prompt, selector, self.host.clock.now_ms(), title)
+            record = build_record(
+                schedule_id, prompt, selector, now, title, renotify_minutes=renotify_minutes
+            )
         except ScheduleInputError as exc:
             return Refused(exc.code, exc.message)
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
@@ -343,6 +403,89 @@ class Transactions:
         self.agent.session.append(SCHEDULE_CHANGE, encode_change(Delete(id=schedule_id)))
         self.folds.of(self.agent.session)
         return True
+
+    async def ack(self, schedule_id: str, occurrence_at: str) -> str | Refused | Uncertain:
+        """Append an ack of the delivered occurrence ``occurrence_at`` (canonical) of
+        ``schedule_id``: its id back (also when it was already done: nothing is written), or
+        :data:`NOT_FOUND` when this Session's own stream delivered no such occurrence."""
+        async with self.queue:
+            if not await self._confirmed("ack"):
+                return Uncertain(schedule_id)
+            acked = self._guarded("ack", lambda: self._append_ack(schedule_id, occurrence_at))
+            if acked is not True:
+                return schedule_id if acked is False else acked
+            if not await self._confirmed("ack"):
+                return Uncertain(schedule_id)
+            return schedule_id
+
+    def _append_ack(self, schedule_id: str, occurrence_at: str) -> bool | Refused:
+        """``True`` when an ack was appended, ``False`` when the occurrence was already done."""
+        delivery = self.folds.of(self.agent.session).delivery(schedule_id, occurrence_at)
+        if delivery is None:
+            return NOT_FOUND
+        if delivery.done:
+            return False
+        change = Ack(id=schedule_id, occurrence_at=occurrence_at)
+        self.agent.session.append(SCHEDULE_CHANGE, encode_change(change))
+        self.folds.of(self.agent.session)  # fold it now: its rows and withdrawals join the batch
+        return True
+
+    async def snooze(
+        self, schedule_id: str, occurrence_at: str, target: SnoozeTarget, *, max_active: int
+    ) -> dict[str, JSONValue] | Refused | Uncertain:
+        """Append a create of a one-shot ``at`` reminder of the delivered occurrence
+        ``occurrence_at`` (canonical) of ``schedule_id`` (its prompt, title and
+        ``renotifyMinutes`` as delivered, ``snoozedFrom`` naming it) at ``target`` (decided at
+        one clock sample taken after the preflight); return the tools' answer for it."""
+        async with self.queue:
+            if not await self._confirmed("snooze"):
+                return Uncertain(schedule_id)
+            made = self._guarded(
+                "snooze",
+                lambda: self._append_snooze(schedule_id, occurrence_at, target, max_active),
+            )
+            if not isinstance(made, Record):
+                return made
+            if not await self._confirmed("snooze"):
+                return Uncertain(made.id)
+            return self._guarded("snooze", lambda: record_answer(made, self.host.clock.now_ms()))
+
+    def _append_snooze(
+        self, schedule_id: str, occurrence_at: str, target: SnoozeTarget, max_active: int
+    ) -> Record | Refused:
+        folded = self.folds.of(self.agent.session)
+        delivery = folded.delivery(schedule_id, occurrence_at)
+        if delivery is None:
+            return NOT_FOUND
+        if delivery.done:
+            return ALREADY_DONE
+        if delivery.snooze is not None:
+            return Refused("already_snoozed", snooze_id=delivery.snooze)
+        if len(folded.active) >= max_active:
+            return Refused("too_many_active")
+        now = self.host.clock.now_ms()
+        name, value = target
+        try:
+            if name == "minutes":
+                assert type(value) is int  # the tool checked it before the queue
+                at_ms = future_instant(now + value * 60_000, now)
+            else:
+                at_ms = at_instant(value, now)
+        except ScheduleInputError as exc:
+            return Refused(exc.code, exc.message)
+        delivered = delivery.record
+        record = AtRecord(
+            id=folded.next_id(),
+            kind="at",
+            prompt=delivered.prompt,
+            scheduled_at=format_instant(at_ms),
+            title=delivered.title,
+            renotify_minutes=delivered.renotify_minutes,
+            snoozed_from=SnoozedFrom(id=schedule_id, occurrence_at=occurrence_at),
+        )
+        self.agent.session.append(SCHEDULE_CHANGE, encode_change(Create(record=record)))
+        self.folds.of(self.agent.session)  # fold it now: its wake, rows and withdrawals join
+        return record
 
     def _guarded(self, operation: str, step: Callable[[], _T]) -> _T | Refused:
         """``step()``; a corrupt log, or any other failure (logged), is a refusal."""

@@ -1,5 +1,5 @@
-"""Bad input (issue "Reliability harness", part 4): hypothesis against the codec, the three
-tools' arguments and the HTTP API. ``make chaos`` runs ten times the examples.
+"""Bad input (issue "Reliability harness", part 4): hypothesis against the codec, the tools'
+arguments and the HTTP API. ``make chaos`` runs ten times the examples.
 
 * Codec: any JSON value - arbitrary, valid, or a valid payload mutated at any depth (a value
   replaced by any JSON or by a type twin such as ``1.0``/``True``/``"1"``, a key added or
@@ -41,13 +41,14 @@ from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_INSTANT_MS,
     MESSAGES,
+    MIN_INSTANT_MS,
     ScheduleLogError,
     decode_change,
     encode_change,
     fold,
     format_instant,
 )
-from dsh_schedule._at import ScheduleInputError, at_instant
+from dsh_schedule._at import ScheduleInputError, at_instant, at_target
 from dsh_schedule._rules import calendar_rule, first_target
 from dsh_schedule._tools import checked_title
 from tests.chaos.figures import full_size
@@ -182,9 +183,46 @@ ARGUMENT_VALUES = st.one_of(
 )
 KEYS = st.one_of(
     st.sampled_from(
-        ["prompt", "after_seconds", "id", "at", "every_seconds", "cron", "time_zone", ""]
+        [
+            "prompt",
+            "after_seconds",
+            "id",
+            "at",
+            "every_seconds",
+            "cron",
+            "time_zone",
+            "occurrence_at",
+            "minutes",
+            "until",
+            "renotify_minutes",
+            "",
+        ]
     ),
     st.text(max_size=6),
+)
+#: Occurrence and snooze instants: canonical, other offsets, and ones that name no instant.
+INSTANT_ARGUMENTS = st.sampled_from(
+    [
+        "2026-08-05T12:01:00.000Z",
+        "2026-08-05T14:01:00+02:00",
+        "2026-08-05T11:00:00Z",
+        "2026-08-06T09:00:00.5-05:30",
+        "2026-08-05T12:01:00",
+        "2026-02-30T12:00:00Z",
+        "0001-01-01T00:00:00+01:00",
+        "tomorrow",
+        "",
+    ]
+)
+OCCURRENCE_ARGUMENTS = st.fixed_dictionaries(
+    {
+        "id": st.sampled_from(["schedule-1", "schedule-2", " schedule-1", "", "x" * 300]),
+        "occurrence_at": INSTANT_ARGUMENTS,
+    },
+    optional={
+        "minutes": st.sampled_from([0, 1, 5, 10_080, 10_081, 2.0, 1.5, -3, "5"]),
+        "until": INSTANT_ARGUMENTS | st.just(7),
+    },
 )
 TIMES = st.sampled_from(["09:00:00", "23:59:59.999", "24:00:00", "9:00", "12:00:60", "07:30:00.5"])
 ZONES = st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "CST", "+08:00", "utc"])
@@ -290,9 +328,16 @@ ARGUMENTS = st.one_of(
         optional={"id": ARGUMENT_VALUES, "at": ARGUMENT_VALUES},
     ),
     st.fixed_dictionaries({"id": ARGUMENT_VALUES}, optional={"prompt": ARGUMENT_VALUES}),
+    OCCURRENCE_ARGUMENTS,
+    st.fixed_dictionaries(
+        {"prompt": st.just("nag"), "after_seconds": st.integers(1, 100)},
+        optional={"renotify_minutes": st.sampled_from([4, 5, 60, 1440, 1441, 7.0, "5", None])},
+    ),
     JSON,
 )
-TOOLS = st.sampled_from(["schedule_create", "schedule_list", "schedule_delete"])
+TOOLS = st.sampled_from(
+    ["schedule_create", "schedule_list", "schedule_delete", "schedule_ack", "schedule_snooze"]
+)
 #: Codes a healthy host may answer per tool (registry, then the tool's own input codes).
 INPUT_CODES = {
     "schedule_create": {
@@ -309,6 +354,9 @@ INPUT_CODES = {
     },
     "schedule_list": {"invalid_arguments"},
     "schedule_delete": {"invalid_arguments", "invalid_rule"},
+    # Nothing is ever delivered here (the clock stands still): a well-formed call finds nothing.
+    "schedule_ack": {"invalid_arguments", "invalid_rule", "not_found"},
+    "schedule_snooze": {"invalid_arguments", "invalid_rule", "invalid_selector", "not_found"},
 }
 
 
@@ -316,10 +364,59 @@ def _number(value: object) -> bool:
     return type(value) in (int, float)
 
 
+def _instant_named(value: object) -> bool:
+    """Whether ``value`` is an explicit-offset instant string within years 0001-9999."""
+    try:
+        return isinstance(value, str) and MIN_INSTANT_MS <= at_target(value) <= MAX_INSTANT_MS
+    except ScheduleInputError:
+        return False
+
+
+def _occurrence_outcome(name: str, args: dict[str, Any]) -> tuple[str, str | None]:
+    """The decision for ``schedule_ack`` / ``schedule_snooze`` ``args`` (an object): a code and
+    the key of its message."""
+    allowed = {"id", "occurrence_at"} | (
+        {"minutes", "until"} if name == "schedule_snooze" else set()
+    )
+    strings = ("id", "occurrence_at", "until")
+    if (
+        set(args) - allowed
+        or not {"id", "occurrence_at"} <= set(args)
+        or any(not isinstance(args[key], str) for key in strings if key in args)
+        or ("minutes" in args and not _number(args["minutes"]))
+    ):
+        return "invalid_arguments", None
+    schedule_id = args["id"]
+    if not schedule_id or schedule_id != schedule_id.strip():
+        return "invalid_rule", "invalid_ack_id" if name == "schedule_ack" else "invalid_snooze_id"
+    if not _instant_named(args["occurrence_at"]):
+        return "invalid_rule", "invalid_occurrence"
+    if name == "schedule_snooze":
+        chosen = [key for key in ("minutes", "until") if key in args]
+        if len(chosen) != 1:
+            return "invalid_selector", "invalid_snooze_selector"
+        minutes = args.get("minutes")
+        if chosen == ["minutes"] and (type(minutes) is not int or not 1 <= minutes <= 10_080):
+            return "invalid_rule", "invalid_snooze_minutes"
+        if chosen == ["until"]:
+            try:
+                at_target(args["until"])
+            except ScheduleInputError:
+                return "invalid_rule", "invalid_until"
+    return "not_found", "not_found"
+
+
+def _renotify_refused(args: dict[str, Any]) -> bool:
+    value = args.get("renotify_minutes")
+    return value is not None and (type(value) is not int or not 5 <= value <= 1440)
+
+
 def expected_outcome(name: str, args: Any, active: list[str]) -> str:
     """The documented decision for ``args``: an error code, or ``"ok"``."""
     if not isinstance(args, dict):
         return "invalid_arguments"
+    if name in {"schedule_ack", "schedule_snooze"}:
+        return _occurrence_outcome(name, args)[0]
     if name == "schedule_list":
         return "ok"
     if name == "schedule_delete":
@@ -335,10 +432,12 @@ def expected_outcome(name: str, args: Any, active: list[str]) -> str:
         return "invalid_arguments"
     if "title" in args and not isinstance(args["title"], str):
         return "invalid_arguments"
+    if "renotify_minutes" in args and not _number(args["renotify_minutes"]):
+        return "invalid_arguments"
     if any(not _calendar_shape(key, args[key]) for key in CALENDAR if key in args):
         return "invalid_arguments"
     selectors = [key for key in SELECTORS if key in args]
-    if set(args) - {"prompt", "title", *SELECTORS} or len(selectors) != 1:
+    if set(args) - {"prompt", "title", "renotify_minutes", *SELECTORS} or len(selectors) != 1:
         return "invalid_selector"
     prompt = args["prompt"].strip()
     if not prompt:
@@ -348,6 +447,8 @@ def expected_outcome(name: str, args: Any, active: list[str]) -> str:
     title = checked_title(args.get("title"))
     if isinstance(title, dict):
         return str(title["code"])
+    if _renotify_refused(args):
+        return "invalid_rule"
     (selector,) = selectors
     value = args[selector]
     if selector in CALENDAR:
@@ -423,6 +524,12 @@ def _expected_message(name: str, args: dict[str, Any], expected: str) -> str:
         return f"This session already holds {MAX_ACTIVE} active reminders; delete one first."
     if name == "schedule_delete":
         return MESSAGES["invalid_delete_id"]
+    if name in {"schedule_ack", "schedule_snooze"}:
+        key = _occurrence_outcome(name, args)[1]
+        assert key is not None
+        return MESSAGES[key]
+    if expected == "invalid_rule" and _renotify_refused(args):
+        return MESSAGES["invalid_renotify"]  # checked before any selector
     if "at" in args and expected in {"invalid_rule", "invalid_time_zone", "not_future"}:
         try:
             at_instant(args["at"], NOW)
@@ -458,6 +565,8 @@ def _created_view(args: dict[str, Any], schedule_id: str) -> dict[str, Any]:
         target = NOW + args["after_seconds"] * 1000
         view.update(kind="after", prompt=args["prompt"].strip())
         view["afterSeconds"] = args["after_seconds"]
+    if args.get("renotify_minutes") is not None:
+        view["renotifyMinutes"] = args["renotify_minutes"]
     view.update(scheduledAt=format_instant(target), state="scheduled", deliveryMode="session-local")
     return view
 

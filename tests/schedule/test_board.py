@@ -49,8 +49,16 @@ def pending(at_ms: int, text: str, every: int | None = None) -> BoardEntry:
     return BoardEntry(kind="pending", at_ms=at_ms, data=data)
 
 
-def delivered(event: Event, text: str) -> BoardEntry:
-    return BoardEntry(kind="delivered", at_ms=event.time, data={"text": text})
+def delivered(event: Event, text: str, occurrence_ms: int, **state: object) -> BoardEntry:
+    """The delivered row of the dispatch ``event``, which delivered the occurrence at
+    ``occurrence_ms`` (``state``: ``done`` or ``snoozedUntil`` when set)."""
+    data = {
+        "text": text,
+        "id": event.data["id"],  # type: ignore[index, call-overload]
+        "occurrenceAt": format_instant(occurrence_ms),
+        **state,
+    }
+    return BoardEntry(kind="delivered", at_ms=event.time, data=data)
 
 
 def dispatch_events(session) -> list[Event]:
@@ -208,11 +216,11 @@ async def test_a_delivery_moves_the_reminder_from_pending_to_delivered(h: Harnes
     assert dispatch.time == START_MS + 60_000
     assert rows(h.host, session) == {
         other: pending(START_MS + 3_600_000, "later"),
-        key: delivered(dispatch, "drink water"),
+        key: delivered(dispatch, "drink water", START_MS + 60_000),
     }
     assert posts == [
         (session.id, one, None),
-        (session.id, key, delivered(dispatch, "drink water")),
+        (session.id, key, delivered(dispatch, "drink water", START_MS + 60_000)),
     ]
 
 
@@ -227,7 +235,7 @@ async def test_a_repeating_reminder_moves_its_row_to_the_next_due_instant(h: Har
     (one,) = dispatch_events(session)
     assert rows(h.host, session) == {
         every: pending(first + 300_000, "check the oven", 300),
-        f"{every}@{one.seq}": delivered(one, "check the oven"),
+        f"{every}@{one.seq}": delivered(one, "check the oven", first),
     }
     # Asleep past two occurrences: one delivery (the latest), and the row follows the anchor.
     h.clock.suspend(650)
@@ -237,8 +245,9 @@ async def test_a_repeating_reminder_moves_its_row_to_the_next_due_instant(h: Har
     assert two.data["acceptedAt"] == format_instant(START_MS + 1_010_000)
     assert rows(h.host, session) == {
         every: pending(first + 3 * 300_000, "check the oven", 300),
-        f"{every}@{one.seq}": delivered(one, "check the oven"),
-        f"{every}@{two.seq}": delivered(two, "check the oven"),
+        f"{every}@{one.seq}": delivered(one, "check the oven", first),
+        # The latest occurrence at or before the delivery, anchored at creation.
+        f"{every}@{two.seq}": delivered(two, "check the oven", START_MS + 900_000),
     }
 
 
@@ -255,7 +264,7 @@ async def test_only_the_newest_deliveries_are_kept(h: Harness):
     keys = [f"schedule-{index + 1}@{e.seq}" for index, e in enumerate(events)]
     assert [e.data["id"] for e in events] == [f"schedule-{i + 1}" for i in range(count)]
     assert rows(h.host, session) == {
-        key: delivered(e, f"one-shot {index}")
+        key: delivered(e, f"one-shot {index}", START_MS + 60_000)
         for index, (key, e) in enumerate(zip(keys, events, strict=True))
         if index >= count - DELIVERED_KEPT
     }

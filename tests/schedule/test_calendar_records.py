@@ -539,6 +539,14 @@ def test_board_rows_carry_the_title_and_the_rule_words_input() -> None:
         "rule": {"kind": "daily", "time": "09:00:00.000", "timeZone": "Europe/Paris"},
     }
     event = Event(seq=9, type=SCHEDULE_CHANGE, time=1_785_913_260_000, data={})
-    assert delivered_entry(weekly.record, event) == BoardEntry(
-        kind="delivered", at_ms=1_785_913_260_000, data={"text": "Stand up", "title": "Standup"}
+    occurrence_at = weekly.record.scheduled_at
+    assert delivered_entry(weekly.record, event, occurrence_at) == BoardEntry(
+        kind="delivered",
+        at_ms=1_785_913_260_000,
+        data={
+            "text": "Stand up",
+            "title": "Standup",
+            "id": weekly.record.id,
+            "occurrenceAt": occurrence_at,
+        },
     )

@@ -66,6 +66,7 @@ def test_the_create_schema_and_description_offer_the_selectors():
         "daily",
         "weekly",
         "cron",
+        "renotify_minutes",
     ]
     assert CREATE_PARAMETERS["required"] == ["prompt"]
     assert "additionalProperties" not in CREATE_PARAMETERS  # an open root, as upstream

@@ -16,10 +16,13 @@ from dsh_schedule import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
     MAX_INSTANT_MS,
+    MAX_RENOTIFY_MINUTES,
     MAX_TITLE_CHARS,
     MIN_EVERY_SECONDS_FLOOR,
     MIN_INSTANT_MS,
+    MIN_RENOTIFY_MINUTES,
     SCHEDULE_CHANGE,
+    Ack,
     AfterRecord,
     AtRecord,
     Create,
@@ -30,6 +33,7 @@ from dsh_schedule import (
     EveryRecord,
     IncrementalFold,
     ScheduleLogError,
+    SnoozedFrom,
     Update,
     WeeklyRecord,
     decode_change,
@@ -438,7 +442,16 @@ records = st.builds(
     scheduled_at=st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS).map(format_instant),
 )
 instants = st.integers(MIN_INSTANT_MS, MAX_INSTANT_MS).map(format_instant)
-at_records = st.builds(AtRecord, id=ids, kind=st.just("at"), prompt=ids, scheduled_at=instants)
+renotify = st.none() | st.integers(MIN_RENOTIFY_MINUTES, MAX_RENOTIFY_MINUTES)
+at_records = st.builds(
+    AtRecord,
+    id=ids,
+    kind=st.just("at"),
+    prompt=ids,
+    scheduled_at=instants,
+    renotify_minutes=renotify,
+    snoozed_from=st.none() | st.builds(SnoozedFrom, id=ids, occurrence_at=instants),
+)
 every_records = st.builds(
     EveryRecord,
     id=ids,
@@ -446,6 +459,7 @@ every_records = st.builds(
     prompt=ids,
     every_seconds=st.integers(MIN_EVERY_SECONDS_FLOOR, MAX_EVERY_SECONDS),
     scheduled_at=instants,
+    renotify_minutes=renotify,
 )
 titles = st.none() | st.text(min_size=1, max_size=MAX_TITLE_CHARS).filter(
     lambda text: text == text.strip()
@@ -493,6 +507,7 @@ changes = st.one_of(
     st.builds(
         Dispatch, id=ids, accepted_at=instants, occurrence_at=instants, next_at=st.none() | instants
     ),
+    st.builds(Ack, id=ids, occurrence_at=instants),
 )
 
 

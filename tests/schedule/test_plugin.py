@@ -12,7 +12,14 @@ from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import ManualClock
 from dsh_schedule import SchedulePlugin
 
-TOOLS = {"schedule_create", "schedule_list", "schedule_update", "schedule_delete"}
+TOOLS = {
+    "schedule_create",
+    "schedule_list",
+    "schedule_update",
+    "schedule_delete",
+    "schedule_ack",
+    "schedule_snooze",
+}
 
 
 def test_entry_point_is_loader_safe():

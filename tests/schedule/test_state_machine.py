@@ -104,7 +104,7 @@ from dsh_schedule import (
     present_dispatch,
 )
 from dsh_schedule._calendar import Wall, cron_wall, latest_due, next_after, weekly_wall
-from dsh_schedule._fold import allocate_id
+from dsh_schedule._fold import allocate_id, dispatched
 
 from .harness import FlushControl, replace_flush_listener, uncertain
 
@@ -581,7 +581,9 @@ def board_of(events: Sequence[Event], owned: int) -> dict[str, BoardEntry]:
         if isinstance(change, Dispatch):
             record = folded.get(change.id)
             assert record is not None
-            entry = BoardEntry(kind="delivered", at_ms=event.time, data=text_of(record))
+            data = text_of(record)
+            data.update(id=change.id, occurrenceAt=dispatched(record, change)[0])
+            entry = BoardEntry(kind="delivered", at_ms=event.time, data=data)
             deliveries.append((f"{change.id}@{event.seq}", entry))
     rows: dict[str, BoardEntry] = {}
     for record in folded.active:

@@ -1,4 +1,4 @@
-"""The three tools: shapes, values, closed error codes, flush counts, uncertainty, recovery."""
+"""The tools: shapes, values, closed error codes, flush counts, uncertainty, recovery."""
 
 from __future__ import annotations
 
@@ -29,17 +29,26 @@ def view(schedule_id, prompt, after, at, state="scheduled"):
     }
 
 
-async def test_four_agent_scoped_tools_are_installed_and_disposed_together(h):
+async def test_six_agent_scoped_tools_are_installed_and_disposed_together(h):
     agent = await h.agent()
     assert list(agent.tools.names()) == [
         "schedule_create",
         "schedule_list",
         "schedule_update",
         "schedule_delete",
+        "schedule_ack",
+        "schedule_snooze",
     ]
     assert h.host.tools.names() == ()  # never global
     titles = {agent.tools.get(n).title for n in agent.tools.names()}
-    assert titles == {"Create reminder", "List reminders", "Edit reminder", "Delete reminder"}
+    assert titles == {
+        "Create reminder",
+        "List reminders",
+        "Edit reminder",
+        "Delete reminder",
+        "Mark reminder done",
+        "Snooze reminder",
+    }
     await agent.dispose()
     assert agent.tools.names() == ()
 

@@ -423,6 +423,7 @@ def test_the_description_teaches_the_edit() -> None:
         "daily",
         "weekly",
         "cron",
+        "renotify_minutes",
     ]
 
 
