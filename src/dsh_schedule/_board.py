@@ -41,6 +41,7 @@ key would be too long, or would hold a NUL (an id no tool makes), is not filed.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import weakref
 from collections import deque
@@ -62,6 +63,7 @@ from dsh_hookspecs import (
     JSONValue,
     Notice,
     Session,
+    load_time_zone,
 )
 
 from ._answers import rule_fields
@@ -212,6 +214,22 @@ def _title(record: Record) -> str:
     return _plain(_cut(REMINDER_PREFIX + first_line, MAX_TITLE_CHARS))
 
 
+def due_text(record: Record, occurrence_at: str) -> str:
+    """When ``occurrence_at`` was due, as a person reads it: in the reminder's own time zone
+    when it has one (a calendar reminder), else in UTC, e.g. ``"Wed 5 Aug 2026, 12:01 UTC"``."""
+    zone_name = getattr(record, "time_zone", None)
+    zone = dt.UTC if zone_name is None else load_time_zone(zone_name)
+    local = dt.datetime.fromtimestamp(parse_instant(occurrence_at) / 1000, zone)
+    where = "UTC" if zone_name is None else f"({zone_name})"
+    return f"{local:%a} {local.day} {local:%b %Y, %H:%M} {where}"
+
+
+def _body(record: Record, occurrence_at: str) -> str:
+    """The prompt, cut to leave room for the line saying when it was due."""
+    due = f"\n\nDue {due_text(record, occurrence_at)}"
+    return _cut(record.prompt, NOTICE_BODY_MAX_CHARS - len(due)) + due
+
+
 def _bytes(data: dict[str, str]) -> int:
     return len(json.dumps(data, separators=(",", ":")).encode())
 
@@ -248,7 +266,7 @@ def delivery_notice(
         data = with_actions
     return Notice(
         title=_title(record),
-        body=_plain(_cut(record.prompt, NOTICE_BODY_MAX_CHARS)),
+        body=_plain(_body(record, occurrence_at)),
         at_ms=parse_instant(occurrence_at),
         expires_ms=expires_ms,
         data=data,

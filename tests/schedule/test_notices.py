@@ -189,7 +189,7 @@ async def test_a_delivery_files_its_notice_before_any_flush_stores_its_dispatch(
     assert key == f"schedule-1@{AT_60}"
     assert notice == Notice(
         title="Reminder: Drink water",
-        body="Drink water\nA full glass.",
+        body="Drink water\nA full glass.\n\nDue Wed 5 Aug 2026, 12:01 UTC",
         at_ms=START_MS + MINUTE,
         data=data(session, "schedule-1", AT_60),
     )
@@ -224,14 +224,14 @@ async def test_a_repeating_reminders_notice_is_given_up_at_its_next_occurrence(
     assert {key: notice for _, key, notice in filed} == {
         f"schedule-1@{at_5}": Notice(
             title="Stretch",
-            body="stretch",
+            body="stretch\n\nDue Wed 5 Aug 2026, 12:05 UTC",
             at_ms=START_MS + 5 * MINUTE,
             expires_ms=START_MS + 10 * MINUTE,
             data=data(session, "schedule-1", at_5),
         ),
         f"schedule-1@{at_10}": Notice(
             title="Stretch",
-            body="stretch",
+            body="stretch\n\nDue Wed 5 Aug 2026, 12:10 UTC",
             at_ms=START_MS + 10 * MINUTE,
             expires_ms=START_MS + 15 * MINUTE,
             data=data(session, "schedule-1", at_10),
@@ -239,7 +239,7 @@ async def test_a_repeating_reminders_notice_is_given_up_at_its_next_occurrence(
         # A calendar reminder's occurrence is the one its dispatch froze.
         f"schedule-2@{at_10}": Notice(
             title="Reminder: stand up",
-            body="stand up",
+            body="stand up\n\nDue Wed 5 Aug 2026, 12:10 (UTC)",
             at_ms=START_MS + 10 * MINUTE,
             expires_ms=START_MS + 10 * MINUTE + 86_400_000,
             data=data(session, "schedule-2", at_10),
@@ -257,7 +257,8 @@ async def test_titles_and_bodies_are_cut_to_fit(h: Harness) -> None:
     assert notice is not None
     assert notice.title == "Reminder: " + "é" * 109 + "…"
     assert len(notice.title) == 120
-    assert notice.body == prompt[:1999] + "…"
+    due = "\n\nDue Wed 5 Aug 2026, 12:01 UTC"
+    assert notice.body == prompt[: 1999 - len(due)] + "…" + due
     assert len(notice.body) == 2000
 
 
@@ -285,7 +286,7 @@ async def test_renotify_files_three_still_due_notices_and_done_withdraws_them(
     one = await delivered_one(h, agent, "take the pills", title="Pills", renotify_minutes=5)
     first = Notice(
         title="Pills",
-        body="take the pills",
+        body="take the pills\n\nDue Wed 5 Aug 2026, 12:01 UTC",
         at_ms=START_MS + MINUTE,
         data=data(session, one, AT_60),
     )
@@ -417,3 +418,20 @@ async def test_a_notice_too_large_for_its_actions_is_filed_without_them(h: Harne
         "scheduleId": wide,
         "occurrenceAt": AT_60,
     }
+
+
+def test_the_due_time_reads_in_the_reminders_own_zone() -> None:
+    from dsh_schedule._board import due_text
+    from dsh_schedule._codec import AtRecord, DailyRecord
+
+    at = AtRecord(id="r", kind="at", prompt="p", scheduled_at="2026-12-05T17:00:00.000Z")
+    assert due_text(at, "2026-12-05T17:00:00.000Z") == "Sat 5 Dec 2026, 17:00 UTC"
+    daily = DailyRecord(
+        id="d",
+        kind="daily",
+        prompt="p",
+        time="09:00:00",
+        time_zone="Asia/Shanghai",
+        scheduled_at="2026-12-06T01:00:00.000Z",
+    )
+    assert due_text(daily, "2026-12-06T01:00:00.000Z") == "Sun 6 Dec 2026, 09:00 (Asia/Shanghai)"
