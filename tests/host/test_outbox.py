@@ -145,7 +145,7 @@ async def make_world(
     hosts: list[LiveHost] = []
 
     async def make(*scripts: Script, **sender: object) -> World:
-        backend = SQLiteBackend(tmp_path / "dsh.sqlite3")
+        backend = SQLiteBackend(tmp_path / "data")
         notes = Notes()
         host = LiveHost(backend=backend, clock=clock, channels=ScriptedChannels(*scripts))
         await host.start()
@@ -240,7 +240,7 @@ async def test_an_ambiguous_send_is_final_on_a_channel_that_cannot_drop_a_repeat
 async def test_a_claim_left_by_a_dead_host_is_resent_only_where_a_repeat_is_dropped(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    backend = SQLiteBackend(tmp_path / "dsh.sqlite3")
+    backend = SQLiteBackend(tmp_path / "data")
     await backend.open()
     from dsh_host.conformance import make_header
 
@@ -259,7 +259,7 @@ async def test_a_claim_left_by_a_dead_host_is_resent_only_where_a_repeat_is_drop
 
     mail, hook = Script("mail", dedupes=False), Script("hook", dedupes=True)
     clock.set_wall(T0 + 31_000)  # the dead host's claim ran out
-    backend = SQLiteBackend(tmp_path / "dsh.sqlite3")
+    backend = SQLiteBackend(tmp_path / "data")
     sender = OutboxSender(backend, ScriptedChannels(mail, hook), clock, poll_seconds=0.05)
     await backend.open()
     sender.start()
@@ -362,7 +362,7 @@ async def test_each_channel_gets_the_notice_once_with_one_key_and_a_link(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     phone, hook = Script("phone"), Script("hook")
-    backend = SQLiteBackend(tmp_path / "dsh.sqlite3")
+    backend = SQLiteBackend(tmp_path / "data")
     notes = Notes()
     host = LiveHost(
         backend=backend,
@@ -409,7 +409,7 @@ async def test_a_withdrawn_notice_is_not_sent(make_world: MakeWorld, clock: Manu
 
 
 async def test_a_host_without_channels_files_nothing(tmp_path: Path, clock: ManualClock) -> None:
-    backend = SQLiteBackend(tmp_path / "dsh.sqlite3")
+    backend = SQLiteBackend(tmp_path / "data")
     notes = Notes()
     host = LiveHost(backend=backend, clock=clock)
     await host.start()

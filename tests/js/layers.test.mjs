@@ -26,12 +26,15 @@ const LAYERS = {
     "delete-session.js",
     "dom.js",
     "nodes.js",
+    "notifications.js",
     "panels.js",
     "registry.js",
     "render.js",
     "session-list.js",
   ],
   app: ["app.js", "session-view.js"],
+  // The service worker runs apart from the page: it imports nothing.
+  worker: ["sw.js"],
 };
 
 /** The layers each layer may import from. */
@@ -40,6 +43,7 @@ const MAY_IMPORT = {
   network: [],
   rendering: ["core", "rendering"],
   app: ["core", "rendering", "app", "network"],
+  worker: [],
 };
 
 const layerOf = new Map(

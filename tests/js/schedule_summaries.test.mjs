@@ -11,10 +11,12 @@ import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-w
 import register, {
   followupCount,
   PLUGIN,
+  summarizeAck,
   summarizeCreate,
   summarizeDelete,
   summarizeFollowup,
   summarizeList,
+  summarizeSnooze,
   TOOLS,
 } from "../../src/dsh_schedule_ui/static/tool-summaries.js";
 import { fakeDocument } from "./fake-dom.mjs";
@@ -124,7 +126,14 @@ describe("follow-ups", () => {
 test("the default export registers the four tools and the follow-up line, and unregisters them", () => {
   const registry = new RendererRegistry({ document: fakeDocument });
   const drop = register(registry);
-  assert.deepEqual(TOOLS, ["schedule_create", "schedule_list", "schedule_delete", "schedule_update"]);
+  assert.deepEqual(TOOLS, [
+    "schedule_create",
+    "schedule_list",
+    "schedule_delete",
+    "schedule_update",
+    "schedule_ack",
+    "schedule_snooze",
+  ]);
   assert.equal(
     registry.toolSummary(input("en", { name: "schedule_update", pending: true })),
     "Changing a reminder…",
@@ -141,4 +150,56 @@ test("the default export registers the four tools and the follow-up line, and un
   assert.equal(registry.toolSummary(input("en", { name: "schedule_delete", value: {} })), null);
   assert.equal(registry.toolSummary(input("en", { name: "schedule_update", pending: true })), null);
   assert.equal(registry.followupSummary({ text: "x", source: { plugin: PLUGIN } }), null);
+});
+
+describe("schedule_ack and schedule_snooze", () => {
+  const created = {
+    type: "schedule/change",
+    data: { version: 1, operation: "create", schedule: { ...CREATED, title: "Stretch <b>now</b>" } },
+  };
+  const findEvent = (predicate) => (predicate(created) ? created : null);
+  const ack = (locale, fields) =>
+    input(locale, {
+      name: "schedule_ack",
+      arguments: { id: "schedule-1", occurrence_at: CREATED.scheduledAt },
+      ...fields,
+    });
+
+  test("Done names the reminder when its create is loaded; refusals in plain words", () => {
+    assert.equal(summarizeAck(ack("en", { pending: true })), "Marking a reminder done…");
+    const done = { done: true, id: "schedule-1", occurrenceAt: CREATED.scheduledAt };
+    assert.equal(summarizeAck(ack("en", { value: done, findEvent })), "Done: Stretch <b>now</b>");
+    assert.equal(summarizeAck(ack("zh", { value: done, findEvent })), "已完成：Stretch <b>now</b>");
+    assert.equal(summarizeAck(ack("en", { value: done })), "Reminder marked done");
+    assert.equal(summarizeAck(ack("zh", { value: done })), "提醒已标记为完成");
+    assert.equal(
+      summarizeAck(ack("en", { value: { code: "not_found", message: "no delivery" } })),
+      "Not marked done: This delivery is not in this session any more.",
+    );
+    assert.equal(
+      summarizeAck(ack("zh", { value: { code: "persistence_uncertain" } })),
+      "未能标记为完成：不确定更改是否已保存，请查看提醒列表。",
+    );
+    assert.equal(summarizeAck(ack("en", { value: { done: false } })), null);
+  });
+
+  test("Snoozed says until when; refusals in plain words", () => {
+    const snooze = (locale, fields) => input(locale, { name: "schedule_snooze", ...fields });
+    assert.equal(summarizeSnooze(snooze("zh", { pending: true })), "正在推迟提醒…");
+    const value = {
+      ...CREATED,
+      id: "schedule-2",
+      kind: "at",
+      scheduledAt: "2026-12-03T17:20:00.000Z",
+      snoozedFrom: { id: "schedule-1", occurrenceAt: "2026-12-03T17:00:00.000Z" },
+    };
+    assert.equal(summarizeSnooze(snooze("en", { value })), "Snoozed: stretch · until today 01:20");
+    assert.equal(summarizeSnooze(snooze("zh", { value })), "已推迟：stretch · 到 今天 01:20");
+    assert.equal(
+      summarizeSnooze(snooze("en", { value: { code: "already_snoozed", message: "as s2" } })),
+      "Not snoozed: This was already snoozed.",
+    );
+    assert.equal(summarizeSnooze(snooze("en", { value: { id: "x", prompt: "p" } })), null);
+    assert.equal(summarizeSnooze(snooze("en", { value: { scheduledAt: CREATED.scheduledAt } })), null);
+  });
 });

@@ -3,6 +3,7 @@
 Routes::
 
     GET  /                               the browser page (index.html + renderer config)
+    GET  /sw.js                          the service worker (Web Push notifications)
     GET  /static/<file>                  the browser client
     GET  /plugins/<plugin>/<asset>.js    a renderer module a plugin registered (.css: a stylesheet)
     GET  /api/sessions                   a page of the list, newest first (``limit``, ``after``)
@@ -16,13 +17,18 @@ Routes::
     POST /api/sessions/{id}/turn/cancel  stop the running model turn (the Stop button)
     GET  /api/board                      one plugin's board rows of one kind, soonest first
     GET  /api/board/count                how many of them are after an instant
+    GET  /api/notify                     the notification channels; is Web Push offered
+    POST /api/notify/test                send a test notification on every channel
+    POST /api/notify/push                add a browser's Web Push subscription
+    DELETE /api/notify/push/{id}         remove one
+    GET  /api/sessions/{id}/notices      the Session's outbox entries (sent, pending, failed)
 
 Where each part lives: request parsing in :mod:`._requests`, the API handlers in
 :mod:`._handlers`, the page and assets in :mod:`._assets`, every error answer in :mod:`._errors`,
 the guard in front of ``/api`` in :mod:`._guard`, the event stream in :mod:`._stream` and its
 data in :mod:`._sidecar`, plugin views and names in :mod:`._views`, user tool calls in
 :mod:`._user_tools`, the board in :mod:`._board`, pages of the Session list in
-:mod:`._session_list`.
+:mod:`._session_list`, notification settings, Web Push and notices in :mod:`._notify`.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from ._board import Board
 from ._errors import DEFAULT_STORAGE_WAIT, ApiError, StorageWait, WebConfigError, error_response
 from ._guard import RESPONSE_HEADERS, Guard, token_problem
 from ._handlers import Api, Settings
+from ._notify import Notify
 from ._requests import MAX_BODY_BYTES
 from ._sidecar import Sidecar
 from ._user_tools import UserTools
@@ -147,10 +154,12 @@ def create_app(
     views = SessionViews(api)
     user_tools = UserTools(api)
     board = Board(api)
+    notify = Notify(api)
     assets = Assets(host.plugins)
     session = "/api/sessions/{id}"
     routes = [
         Route("/", assets.page, methods=["GET"]),
+        Route("/sw.js", assets.service_worker, methods=["GET"]),
         Route("/static/{path:path}", assets.static, methods=["GET"]),
         Route("/plugins/{plugin}/{file}", assets.plugin_asset, methods=["GET"]),
         Route("/api/sessions", api.sessions, methods=["GET", "POST"]),
@@ -167,6 +176,11 @@ def create_app(
         Route(f"{session}/tools/{{name}}", user_tools.run, methods=["POST"]),
         Route("/api/board", board.page, methods=["GET"]),
         Route("/api/board/count", board.count, methods=["GET"]),
+        Route(f"{session}/notices", notify.notices, methods=["GET"]),
+        Route("/api/notify", notify.settings, methods=["GET"]),
+        Route("/api/notify/test", notify.test, methods=["POST"]),
+        Route("/api/notify/push", notify.subscribe, methods=["POST"]),
+        Route("/api/notify/push/{id}", notify.unsubscribe, methods=["DELETE"]),
     ]
     handlers: dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]] = {
         ApiError: _api_error,

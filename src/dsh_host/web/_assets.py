@@ -1,7 +1,9 @@
 """The page, the browser client's static files and the renderer modules plugins register.
 
 ``GET /`` is ``index.html`` with the renderer list filled in as an inert JSON data block (the
-Content-Security-Policy forbids inline script, and this block is never run); ``GET /static/...``
+Content-Security-Policy forbids inline script, and this block is never run); ``GET /sw.js`` is
+the service worker that shows Web Push notifications (from the root, so that it serves the whole
+page); ``GET /static/...``
 serves only files of known types from the client folder, never outside it; ``GET /plugins/...``
 serves only an asset some plugin registered: an ES module, or a stylesheet when its file ends
 in ``.css`` (the page links it; the policy allows no inline style). None of them needs a token
@@ -95,6 +97,11 @@ class Assets:
                 if owner == plugin and asset.name == name and _suffix(asset.path) == suffix:
                     return await _file(Path(asset.path), CONTENT_TYPES[suffix])
         raise ApiError("not_found", "no such renderer asset")
+
+    async def service_worker(self, request: Request) -> Response:
+        """``/sw.js``: served from the root so that its scope is the whole page."""
+        del request
+        return await _file(STATIC_DIR / "sw.js", CONTENT_TYPES[".js"])
 
     async def static(self, request: Request) -> Response:
         relative: str = request.path_params["path"]

@@ -24,6 +24,7 @@ HTTP   code                        when
 404    ``not_found``               no such route, static file or renderer asset
 404    ``session_not_found``       no live or stored Session has that id
 404    ``tool_not_found``          the Session's Agent has no tool of that name (a user action)
+404    ``subscription_not_found``  no Web Push subscription has that id
 405    ``method_not_allowed``      the route exists, the method does not (``Allow`` lists them)
 408    ``request_timeout``         the request body did not arrive within the body time-out (the
                                    connection is closed)
@@ -32,6 +33,9 @@ HTTP   code                        when
 409    ``session_live_elsewhere``  several hosts share the database and another live host holds
                                    the Session's lease: send its writes and event streams to
                                    that host (route by Session id); history reads work anywhere
+409    ``no_channels``             a test notification on a server with no notification channel
+409    ``push_off``                a Web Push subscription on a server without Web Push (it needs
+                                   ``dsh serve --public-url``)
 413    ``body_too_large``          the body is over 1 MiB (checked while reading)
 415    ``unsupported_media_type``  a body whose ``Content-Type`` is not ``application/json``
 422    ``invalid_body``            the JSON body is not an object
@@ -50,6 +54,8 @@ HTTP   code                        when
                                    refuses (the message names the first violation)
 422    ``bad_cursor``              a board page's or a Session list page's ``after`` that is not
                                    a cursor this server made (start again from the first page)
+422    ``invalid_subscription``    a Web Push subscription without an endpoint this host can send
+                                   to or without its keys (the message says which)
 503    ``storage_unavailable``     reading or writing storage failed, or storage did not answer
                                    within the app's storage wait (5 s by default); ``Retry-After``
                                    says when to retry. A write whose wait ran out may still
@@ -101,10 +107,13 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "not_found": 404,
     "session_not_found": 404,
     "tool_not_found": 404,
+    "subscription_not_found": 404,
     "method_not_allowed": 405,
     "request_timeout": 408,
     "event_rejected": 409,
     "session_live_elsewhere": 409,
+    "no_channels": 409,
+    "push_off": 409,
     "body_too_large": 413,
     "unsupported_media_type": 415,
     "invalid_body": 422,
@@ -116,6 +125,7 @@ ERROR_CODES: Final[Mapping[str, int]] = {
     "invalid_last_event_id": 422,
     "invalid_arguments": 422,
     "bad_cursor": 422,
+    "invalid_subscription": 422,
     "storage_unavailable": 503,
     "session_unavailable": 503,
     "shutting_down": 503,

@@ -4,9 +4,9 @@ Everything under ``/api`` passes it first. With a token: ``Authorization: Bearer
 compared in constant time. Without one the server listens on loopback only, and two browser
 attacks remain, both refused here: another site's page posting to it (cross-site request
 forgery: refused by ``Origin``) and another site's name resolving to 127.0.0.1 (DNS rebinding:
-refused by ``Host``). The page, ``/static`` and ``/plugins`` need no token: module scripts cannot
-send headers, and the page reads its token from ``?token=`` (then keeps it for the tab and takes
-it out of the address bar).
+refused by ``Host``). The page, ``/sw.js``, ``/static`` and ``/plugins`` need no token: scripts
+cannot send headers, and the page reads its token from ``?token=`` (then keeps it for the tab and
+takes it out of the address bar).
 
 :func:`token_problem` is the rule a token must meet before a server starts with it: not empty, no
 whitespace around it (an incoming token is compared trimmed, so nobody could ever sign in), and

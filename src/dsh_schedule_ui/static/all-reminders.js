@@ -6,11 +6,15 @@
 // one), and
 // Cancel, the same user action the Reminders panel runs (`schedule_delete` on the row's
 // Session); its first rows are the start page's "Coming up". `schedule.delivered`: what was
-// delivered while the person was away ("While you were away: 3 reminders"). The host adds each
-// row's Session link. Everything the Session supplies reaches the DOM only as text nodes.
+// delivered while the person was away ("While you were away: 3 reminders"), each with what
+// became of it ("Done ✓", "Snoozed until 18:10", from the row's `done` / `snoozedUntil`) and,
+// when the host gives a row `runTool`, Done and Snooze ▾ (the reminder card's controls). The
+// host adds each row's Session link. Everything the Session supplies reaches the DOM only as
+// text nodes.
 
+import { itemState, occurrenceControls, occurrenceKey } from "./reminder-row.js";
 import { cancelOutcome, DELETE_TOOL } from "./reminders-panel.js";
-import { ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
+import { instantMs, ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
 
 export const PLUGIN = "schedule";
 export const PENDING_BOARD = "schedule.pending";
@@ -45,10 +49,25 @@ function timeNode(doc, ms, text, time, relative) {
 }
 
 /**
- * One row's reminder (`ctx`: `{row, t, time, document}` as the host hands it): its text, then
- * its time, absolute and relative (both kept current by the host), and how often it repeats.
+ * The delivered occurrence a row stands for (`{scheduleId, occurrenceAt}` from its data's `id`
+ * and `occurrenceAt`), or null.
  */
-export function renderRow({ row, t, time, document: doc }) {
+export function rowOccurrence(row) {
+  const data = row?.data;
+  if (data === null || typeof data !== "object") return null;
+  const { id, occurrenceAt } = data;
+  if (typeof id !== "string" || id === "" || instantMs(occurrenceAt) === null) return null;
+  return { scheduleId: id, occurrenceAt };
+}
+
+/**
+ * One row's reminder (`ctx`: `{row, t, time, document, runTool?}` as the host hands it): its
+ * text, then its time, absolute and relative (both kept current by the host), and how often it
+ * repeats; a delivered one then says what became of it, with Done and Snooze ▾ when the host
+ * gives `runTool` (the user's action on the row's Session).
+ */
+export function renderRow(ctx) {
+  const { row, t, time, document: doc } = ctx;
   const s = scoped(t);
   const { text, everySeconds, rule } = rowReminder(row);
   const body = doc.createElement("div");
@@ -68,6 +87,23 @@ export function renderRow({ row, t, time, document: doc }) {
     when.appendChild(textElement(doc, "span", ` · ${words}`, "schedule-board-rule"));
   }
   body.appendChild(when);
+  const occurrence = row.kind === "delivered" ? rowOccurrence(row) : null;
+  if (occurrence !== null) {
+    const controls = occurrenceControls({
+      document: doc,
+      t,
+      time,
+      place: "board",
+      key: occurrenceKey(row.sessionId, occurrence.scheduleId, occurrence.occurrenceAt),
+      ...occurrence,
+      name: text,
+      state: () => itemState(row.data),
+      runTool: ctx.runTool,
+      errorText: ctx.errorText,
+    });
+    controls.classList.add("schedule-board-occurrence");
+    body.appendChild(controls);
+  }
   return body;
 }
 

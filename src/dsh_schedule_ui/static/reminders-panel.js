@@ -3,7 +3,9 @@
 // ("Every weekday at 09:00", "每周一 10:00") and a live countdown (`<time data-dsh-relative>`,
 // refreshed by the host) to its next occurrence; Edit, a small form that runs `schedule_update`
 // as the user's action with `expected` = the record the form showed; and Cancel, which runs
-// `schedule_delete`. Then the latest deliveries with their lateness. On a phone the host shows its
+// `schedule_delete`. Then the latest deliveries with their lateness, each with Done and Snooze ▾
+// (the reminder card's controls: `schedule_ack`, `schedule_snooze`) until the view says it was
+// done ("Done ✓") or snoozed ("Snoozed until 18:10"). On a phone the host shows its
 // one summary line ("2 reminders · next in 9 min", `panelSummary`) until tapped. The view comes
 // from the committed log, so the panel only changes when a flush made the change durable: it and
 // the transcript agree. A Cancel in flight or one that failed, and an open Edit form (what was
@@ -23,6 +25,7 @@ import {
   textElement,
   timeElement,
 } from "./schedule-words.js";
+import { itemState, occurrenceControls, occurrenceKey } from "./reminder-row.js";
 
 export const VIEW_NAME = "schedule.reminders";
 export const DELETE_TOOL = "schedule_delete";
@@ -72,6 +75,8 @@ function recentItem(item) {
     lateReason: lateReason === "busy" || lateReason === "offline" ? lateReason : null,
   };
   if (nonEmptyString(item.title)) out.title = item.title;
+  if (item.done === true) out.done = true;
+  if (instantMs(item.snoozedUntil) !== null) out.snoozedUntil = item.snoozedUntil;
   return out;
 }
 
@@ -431,6 +436,7 @@ function recentRow(ctx, item) {
   const s = scoped(ctx.t);
   const row = doc.createElement("li");
   row.className = "schedule-panel-item";
+  row.setAttribute("data-occurrence", `${item.scheduleId}@${item.occurrenceAt}`);
   const main = doc.createElement("div");
   main.className = "schedule-panel-main";
   main.appendChild(textElement(doc, "span", reminderName(item), "schedule-panel-prompt"));
@@ -449,6 +455,23 @@ function recentRow(ctx, item) {
   );
   main.appendChild(when);
   row.appendChild(main);
+  const controls = occurrenceControls({
+    document: doc,
+    t: ctx.t,
+    time: ctx.time,
+    place: "panel",
+    key: occurrenceKey(ctx.sessionId, item.scheduleId, item.occurrenceAt),
+    scheduleId: item.scheduleId,
+    occurrenceAt: item.occurrenceAt,
+    name: reminderName(item),
+    state: () => itemState(item),
+    runTool: ctx.runTool,
+    errorText: ctx.errorText,
+    // The view says it once the flush made it durable (pushed on the stream; asked for too).
+    after: () => ctx.refreshViews?.(),
+  });
+  controls.classList.add("schedule-panel-occurrence");
+  row.appendChild(controls);
   return row;
 }
 

@@ -1,9 +1,11 @@
-// ui-schedule: one-line summaries for the four schedule tools ("Reminder set · today 18:08",
+// ui-schedule: one-line summaries for the schedule tools ("Reminder set · today 18:08",
 // "Repeating reminder set · Every Monday at 10:00 · next today 10:00", "Reminder changed:
-// stretch · next today 18:30", "Reminder cancelled: stretch"), Undo on a cancel for a few
-// seconds, and the collapsed line for the plugin's follow-ups ("Reminder handed to the
-// assistant"). Pure functions of what the host hands over; the default export registers them.
+// stretch · next today 18:30", "Reminder cancelled: stretch", "Done: stretch", "Snoozed:
+// stretch · until today 18:20"), Undo on a cancel for a few seconds, and the collapsed line for
+// the plugin's follow-ups ("Reminder handed to the assistant"). Pure functions of what the host
+// hands over; the default export registers them.
 
+import { actionErrorText } from "./reminder-row.js";
 import { instantMs, reminderName, ruleOf, ruleWords, scoped } from "./schedule-words.js";
 
 /** The plugin name the Schedule's follow-ups carry in `source.plugin`. */
@@ -13,6 +15,8 @@ export const TOOLS = Object.freeze([
   "schedule_list",
   "schedule_delete",
   "schedule_update",
+  "schedule_ack",
+  "schedule_snooze",
 ]);
 const BATCH_HEADER = "[SCHEDULE REMINDER BATCH]";
 const REMINDERS_PREFIX = "reminders_json: ";
@@ -54,8 +58,9 @@ export function summarizeList(input) {
 }
 
 /**
- * The record a `schedule_delete` row cancelled (`{id, kind, prompt, scheduledAt, ...}` from its
- * `create` change in the loaded history), or null when it is not there.
+ * The record a `schedule_delete` row cancelled, or a `schedule_ack` row marked done (`{id,
+ * kind, prompt, scheduledAt, ...}` from its `create` change in the loaded history), or null
+ * when it is not there.
  */
 export function cancelledRecord(input) {
   const id = input.arguments?.id ?? input.value?.id;
@@ -108,6 +113,32 @@ export function summarizeUpdate(input) {
     : s("tool.updatedRule", { prompt, rule, time });
 }
 
+/** schedule_ack: done (naming the reminder when its history is loaded), or why not. */
+export function summarizeAck(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.ackPending");
+  const value = input.value;
+  if (isErrorValue(value)) {
+    return s("tool.ackFailed", { reason: actionErrorText(value, input.t, input.errorText) });
+  }
+  if (value?.done !== true) return null;
+  const record = cancelledRecord(input);
+  return record === null ? s("tool.ackedPlain") : s("tool.acked", { prompt: reminderName(record) });
+}
+
+/** schedule_snooze: snoozed until when (the new reminder's time), or why not. */
+export function summarizeSnooze(input) {
+  const s = scoped(input.t);
+  if (input.pending) return s("tool.snoozePending");
+  const value = input.value;
+  if (isErrorValue(value)) {
+    return s("tool.snoozeFailed", { reason: actionErrorText(value, input.t, input.errorText) });
+  }
+  const due = instantMs(value?.scheduledAt);
+  if (due === null || typeof value.prompt !== "string") return null;
+  return s("tool.snoozed", { prompt: reminderName(value), time: input.time.absolute(due) });
+}
+
 /** How long a cancel offers Undo, and how much of the reminder's wait must be left after it. */
 export const UNDO_MS = 10_000;
 export const UNDO_MIN_LEFT_MS = 60_000;
@@ -155,7 +186,14 @@ export function summarizeFollowup({ text, t }) {
 
 /** Plugin entry point: registers the summaries; returns the unregister function. */
 export default function register(registry) {
-  const summarizers = [summarizeCreate, summarizeList, summarizeDelete, summarizeUpdate];
+  const summarizers = [
+    summarizeCreate,
+    summarizeList,
+    summarizeDelete,
+    summarizeUpdate,
+    summarizeAck,
+    summarizeSnooze,
+  ];
   const drops = TOOLS.map((name, index) => registry.registerToolSummary(name, summarizers[index]));
   drops.push(registry.registerFollowupSummary(PLUGIN, summarizeFollowup));
   drops.push(registry.registerToolAction("schedule_delete", offerUndo));

@@ -32,6 +32,12 @@ function readToken() {
 
 const token = readToken();
 
+/** The tab's token (null on a server without one): the service worker gets it for the
+ * buttons of its notifications. */
+export function currentToken() {
+  return token || null;
+}
+
 export function authHeaders() {
   return token ? { Authorization: `Bearer ${token}` } : {};
 }

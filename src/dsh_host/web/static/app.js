@@ -2,7 +2,8 @@
 // what it uses, and boots: the renderer registry plugins fill (registry.js), the Session list
 // (session-list.js), the open Session (session-view.js), the boards plugins register (board.js:
 // a whole board, and the start page's first rows and what arrived while the person was away),
-// the delete confirmation (delete-session.js), the renderers (render.js with nodes.js,
+// the delete confirmation (delete-session.js), the Notifications dialog (notifications.js: the
+// channels, a test notification, Web Push on this device), the renderers (render.js with nodes.js,
 // panels.js, chrome.js) and the user's actions. Only this module imports the network layer
 // (api.js, sse.js); rendering modules import neither.
 //
@@ -13,13 +14,14 @@
 // in flight and which board is shown; chrome.js the theme, the drawer and the unread count;
 // panels.js the panels opened on a phone and the focus a panel holds.
 
-import { api, authHeaders, sessionPath } from "./api.js";
+import { api, authHeaders, currentToken, sessionPath } from "./api.js";
 import { Boards, boardApi, markSeen, readLastSeen } from "./board.js";
 import {
   applyTheme,
   debugMode,
   noticeArrivals,
   refreshTimes,
+  renderNotifyButton,
   setDrawer,
   wireChrome,
 } from "./chrome.js";
@@ -27,6 +29,7 @@ import { DeleteDialog, deleteQuestion, sessionBadges } from "./delete-session.js
 import { els } from "./dom.js";
 import { errorMessage } from "./errors.js";
 import { getLocale, onLocaleChange, setLocale, t } from "./i18n.js";
+import { NotifyDialog } from "./notifications.js";
 import { renderPanels } from "./panels.js";
 import { RendererRegistry } from "./registry.js";
 import { applyStaticText, renderChrome, renderDraft, renderStatus, renderStop } from "./render.js";
@@ -177,6 +180,24 @@ const deleteDialog = new DeleteDialog({
   confirm: els.deleteConfirm,
 });
 
+const notifyDialog = new NotifyDialog({
+  elements: {
+    dialog: els.notifyDialog,
+    opener: els.notifyEntry,
+    intro: els.notifyIntro,
+    channels: els.notifyChannels,
+    test: els.notifyTest,
+    error: els.notifyError,
+    device: els.notifyDevice,
+    push: els.notifyPush,
+    pushState: els.notifyPushState,
+    close: els.notifyClose,
+  },
+  http: { api, token: currentToken },
+  // The header's Enable button and its refused sentence follow the browser's answer.
+  onPermission: renderNotifyButton,
+});
+
 // ------------------------------------------------------------------ what the page shows
 
 /** The address names what is shown: `?session=` or `?board=` (other parameters stay). */
@@ -279,6 +300,9 @@ function rerenderAll() {
   page.status();
   page.boards();
   deleteDialog.relocalize();
+  if (notifyDialog.isOpen) notifyDialog.render();
+  // The worker words its notifications' buttons in the page's language.
+  notifyDialog.syncWorker().catch((error) => console.warn("dsh: the service worker did not answer", error));
   refreshTimes();
 }
 

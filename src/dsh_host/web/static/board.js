@@ -445,7 +445,15 @@ export class Boards {
     item.setAttribute("data-row-session", row.sessionId);
     let body = null;
     try {
-      body = spec.row({ row, locale, t: translate, time: createTime({ locale }), document: doc });
+      body = spec.row({
+        row,
+        locale,
+        t: translate,
+        time: createTime({ locale }),
+        document: doc,
+        runTool: (name, args) => this._runTool(row.sessionId, name, args),
+        errorText: (error) => describeError(error, locale).text,
+      });
     } catch (error) {
       this._warn("dsh: a board row failed; showing its key", error);
     }

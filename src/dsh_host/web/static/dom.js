@@ -46,6 +46,16 @@ export const els = {
   deleteError: $("delete-error"),
   deleteCancel: $("delete-cancel"),
   deleteConfirm: $("delete-confirm"),
+  notifyEntry: $("notify-entry"),
+  notifyDialog: $("notify-dialog"),
+  notifyIntro: $("notify-intro"),
+  notifyChannels: $("notify-channels"),
+  notifyTest: $("notify-test"),
+  notifyError: $("notify-error"),
+  notifyDevice: $("notify-device"),
+  notifyPush: $("notify-push"),
+  notifyPushState: $("notify-push-state"),
+  notifyClose: $("notify-close"),
 };
 
 export function el(tag, className, text) {

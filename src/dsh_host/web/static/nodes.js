@@ -173,6 +173,25 @@ export function isFollowup(node) {
 }
 
 /**
+ * What a presented event's renderer gets besides its node (registry.render): the Session's id,
+ * `runTool(name, args)` (the user's action on it), `findEvent(predicate)` (the latest loaded
+ * event that matches), `errorText(error)` (plain words) and `notices()` (the Session's notices).
+ */
+function presentedContext(ctx) {
+  const locale = getLocale();
+  return {
+    locale,
+    document,
+    time: pageTime(),
+    sessionId: ctx.sessionId,
+    runTool: ctx.runTool,
+    findEvent: (predicate) => ctx.findEvent?.(predicate) ?? null,
+    errorText: (error) => describeError(error, locale).text,
+    notices: ctx.notices,
+  };
+}
+
+/**
  * The element for `node`. `ctx.registry` holds the plugins' renderers and summaries,
  * `ctx.callFor(callId)` finds a result's call node, `ctx.findEvent(predicate)` the latest event
  * of the Session's window that matches, `ctx.runTool(name, args)` runs a tool as the user's
@@ -244,9 +263,7 @@ export function renderNode(node, ctx) {
       break;
     case "presented-event":
       wrapper.setAttribute("data-event-type", String(node.eventType));
-      wrapper.appendChild(
-        registry.render(node, { locale: getLocale(), document, time: pageTime() }),
-      );
+      wrapper.appendChild(registry.render(node, presentedContext(ctx)));
       break;
     default:
       wrapper.appendChild(el("pre", "json", prettyJson(node)));

@@ -162,8 +162,10 @@ export class RendererRegistry {
    * A board: a host-wide list over the rows one plugin posts across Sessions (`GET /api/board`),
    * shown by the host (board.js) with each row's Session as a link. `spec`:
    * - `plugin`, `kind`: which rows (the plugin's name and the rows' kind);
-   * - `row(ctx)`: the node for one row (`ctx`: `{row, locale, t, time, document}`, `row`:
-   *   `{sessionId, sessionName, key, kind, atMs, data}`; Session text as text only);
+   * - `row(ctx)`: the node for one row (`ctx`: `{row, locale, t, time, document, runTool(name,
+   *   args), errorText(error)}`, `row`: `{sessionId, sessionName, key, kind, atMs, data}`;
+   *   `runTool` runs a tool as the user's action on the row's Session; Session text as text
+   *   only);
    * - `title?(t)`: a board with a title has an entry beside the Session list that opens the whole
    *   board, paged, soonest first; `empty?(t)`: what that view says when there are no rows;
    * - `home?`: `{title(t), limit?}`: the start page shows its first `limit` (default 5) rows;
@@ -249,9 +251,13 @@ export class RendererRegistry {
   }
 
   /**
-   * Register `render({node, locale, t, document})` for one durable event type: `locale` is
-   * "en" or "zh" and `t(key, params)` translates in it (host keys and registered namespaces).
-   * Returns the unregister function; registering a type twice throws.
+   * Register `render({node, locale, t, time, document, sessionId, runTool, findEvent,
+   * errorText, notices})` for one durable event type: `locale` is "en" or "zh" and `t(key,
+   * params)` translates in it (host keys and registered namespaces); `runTool(name, args)` runs
+   * a tool as the user's action on the Session, `findEvent(predicate)` answers its latest loaded
+   * event that matches (or null), `notices()` reads its notices (`GET .../notices`). The cards of
+   * a type are rendered again when more events of that type arrive. Returns the unregister
+   * function; registering a type twice throws.
    */
   register(eventType, render) {
     if (typeof render !== "function") throw new TypeError("render must be a function");

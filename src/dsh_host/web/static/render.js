@@ -134,15 +134,18 @@ function foldDeliveries() {
  * nodes; a reset rebuilds. `registry` renders plugins' nodes; `lineage()` is `{seedLength,
  * parentName}` when the Session is a fork (else null), read at render time; `onArrivals(elements)`
  * hears about elements that arrived live (history loads do not count); `runTool(name, args)` runs
- * a tool as the user's action (a tool row's offered action, e.g. Undo).
+ * a tool as the user's action (a tool row's offered action, e.g. Undo; a card's, e.g. Done);
+ * `sessionId` names the Session and `notices()` reads its notices (for the cards).
  */
 export class TranscriptView {
-  constructor({ win, registry, lineage, onArrivals, runTool }) {
+  constructor({ win, registry, lineage, onArrivals, runTool, sessionId, notices }) {
     this.win = win;
     const view = this;
     this._ctx = {
       registry,
       runTool,
+      sessionId,
+      notices,
       findEvent(predicate) {
         const { events } = view.win;
         for (let i = events.length - 1; i >= 0; i -= 1) {
@@ -185,6 +188,7 @@ export class TranscriptView {
         const elements = nodesFor(change.entries).map((node) => this._element(node));
         keepingScroll("append", () => {
           for (const element of elements) els.transcript.appendChild(element);
+          this._renderCardsAgain(change.entries);
         });
         this._onArrivals(elements);
         break;
@@ -212,6 +216,35 @@ export class TranscriptView {
     }
     hideAnsweredCalls();
     foldDeliveries();
+  }
+
+  /**
+   * A card may say what later events of its type did to it (a reminder card: Done, Snoozed):
+   * when events of a type with a renderer arrive, the cards of that type already shown are
+   * rendered again in place (they are not arrivals).
+   */
+  _renderCardsAgain(entries) {
+    const types = new Set();
+    const fresh = new Set();
+    for (const { event } of entries) {
+      fresh.add(event?.seq);
+      if (this._ctx.registry.has(event?.type)) types.add(event.type);
+    }
+    if (types.size === 0) return;
+    const win = this.win;
+    for (const element of [...els.transcript.querySelectorAll('[data-kind="presented-event"]')]) {
+      const seq = Number(element.getAttribute("data-seq"));
+      if (fresh.has(seq) || !types.has(element.getAttribute("data-event-type"))) continue;
+      const index = seq - win.baseSeq;
+      const node = nodeFor({ event: win.events[index], view: win.views[index] });
+      if (node === null) continue;
+      const again = this._element(node);
+      // What the fold put in the old card (and which of it is open) moves to the new one.
+      const slot = again.querySelector("[data-fold-slot]");
+      const folded = element.querySelector("[data-fold-slot]");
+      if (slot !== null && folded !== null) slot.replaceChildren(...folded.childNodes);
+      element.replaceWith(again);
+    }
   }
 
   /** Render the whole window again (`mode`: "reset" goes to the bottom, see keepingScroll). */

@@ -171,6 +171,11 @@ export class SessionView {
       },
       onArrivals: (elements) => this._onArrivals(elements),
       runTool: (name, args) => this.runTool(open, name, args),
+      sessionId: id,
+      notices: async () => {
+        const payload = await this._http.api("GET", this._path(open, "/notices"));
+        return Array.isArray(payload?.notices) ? payload.notices : [];
+      },
     });
     open.transcript.rebuild("reset");
     this._notice.set(null);
