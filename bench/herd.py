@@ -74,6 +74,7 @@ from typing import Any
 from dsh_hookspecs import Event
 from dsh_host import LiveHost, Overlay
 from dsh_host._cli import evict_idle
+from dsh_host._sender import Channels
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 from dsh_host.web import WebServer
@@ -239,9 +240,20 @@ async def verify(folder: Path, sids: list[str]) -> dict[str, int]:
 # -- ours: the restarted host (a child process) --------------------------------------------------
 
 
-async def herd_child(folder: Path, due: int, expected_file: Path) -> None:
+async def herd_child(
+    folder: Path,
+    due: int,
+    expected_file: Path,
+    *,
+    channels: Channels | None = None,
+    acks_file: Path | None = None,
+) -> None:
     """Restart on ``folder``, serve it, wait for the herd due at ``due`` and report on stdout:
-    ``ready <url>``; (parent: ``armed``); ``done``; the figures as one JSON line; (``stop``)."""
+    ``ready <url>``; (parent: ``armed``); ``done``; the figures as one JSON line; (``stop``).
+
+    With ``channels`` the host also sends its outbox to them (bench/notify.py); with
+    ``acks_file``, each acknowledgement (``[session, reminder id, time.time()]``) is written
+    there before the figures line."""
     _common.quiet_logs()
     acks = DispatchAcks()
     made = json.loads(await asyncio.to_thread(expected_file.read_text))
@@ -254,6 +266,7 @@ async def herd_child(folder: Path, due: int, expected_file: Path) -> None:
         model="scripted",
         overlay=overlay,
         evict_idle_seconds=evict_idle(None, overlay),
+        channels=channels,
     )
     await host.start()
     await host.rebuild_if_migrated()
@@ -315,6 +328,9 @@ async def herd_child(folder: Path, due: int, expected_file: Path) -> None:
             "host_cpu_s": round(cpu, 2),
             "host_cpu_cores": round(cpu / max(1e-9, ended - due), 2),
         }
+        if acks_file is not None:
+            rows = [[sid, schedule_id, at] for (sid, schedule_id), at in acks.acked.items()]
+            await asyncio.to_thread(acks_file.write_text, json.dumps(rows))
         print(json.dumps(figures), flush=True)
         line = await asyncio.to_thread(sys.stdin.readline)
         assert line.strip() == STOP, line

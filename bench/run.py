@@ -43,6 +43,7 @@ BENCHMARKS = (
     "resume",
     "cold",
     "herd",
+    "notify",
     "memory",
     "rest",
     "pg",

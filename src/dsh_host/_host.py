@@ -126,6 +126,7 @@ class LiveHost:
                 timeout=notify_timeout,
                 retry_base=notify_retry_base,
                 owner=notify_owner,
+                defer=lambda: self.wakeups.busy,
             )
             self.persistence.channels = channels.ids
             self.persistence.outbox_filed = self.sender.kick

@@ -19,7 +19,10 @@ writes them to the outbox with the events that caused them, one entry per config
   reminder's next occurrence) is reached.
 
 It wakes when the coordinator filed entries (:meth:`OutboxSender.kick`), at the earliest due
-entry, and every :attr:`OutboxSender.poll_seconds` (entries another host filed).
+entry, and every :attr:`OutboxSender.poll_seconds` (entries another host filed). While cold
+delivery is delivering (a herd fell due at once) it holds back, for at most
+:data:`DEFER_SECONDS` and then one send at a time: the deliveries, the durable truth a person
+sees first, are not slowed by their own messages, which follow at full speed.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +65,10 @@ log = structlog.get_logger("dsh_host.outbox")
 MAX_ATTEMPTS: Final = 8
 #: The first retry waits about this long (seconds); each later one twice as long.
 RETRY_BASE_SECONDS: Final = 30.0
+#: The longest cold delivery holds the outbox back entirely (seconds); one send at a time after.
+DEFER_SECONDS: Final = 30.0
+#: How often a held-back sender looks whether cold delivery is done (seconds).
+DEFERRED_POLL_SECONDS: Final = 0.2
 #: The shortest pause between two passes that found nothing to claim (seconds).
 MIN_WAIT_SECONDS: Final = 0.01
 #: No retry waits longer (seconds).
@@ -210,8 +218,14 @@ class OutboxSender:
         poll_seconds: float = 2.0,
         retry_base: float = RETRY_BASE_SECONDS,
         owner: str | None = None,
+        defer: Callable[[], bool] = lambda: False,
     ) -> None:
         self.backend = backend
+        #: While true (cold delivery is delivering a herd), one send at a time: the deliveries
+        #: themselves come first, and their messages follow at full speed once they are done.
+        self.defer = defer
+        self._deferred_since: float | None = None
+        self.defer_seconds = DEFER_SECONDS
         self.channels = channels
         self.clock = clock
         self.public_url = public_url
@@ -254,12 +268,24 @@ class OutboxSender:
             except Exception as exc:  # storage trouble: log, wait a poll, try again
                 log.warning("outbox.claim_failed", error=str(exc), error_type=type(exc).__name__)
                 claimed = 0
-            if claimed and self._busy < self.concurrency:
+            if claimed and self._busy < self._slots():
                 continue  # more may be due at once
             await self._wait()
 
+    def _slots(self) -> int:
+        """How many sends may run now: every slot, or, while cold delivery is delivering, none
+        for the first :data:`DEFER_SECONDS` of it (its messages follow the deliveries) and
+        then one (a steady stream of deliveries never starves the outbox)."""
+        if not self.defer():
+            self._deferred_since = None
+            return self.concurrency
+        now = time.monotonic()
+        if self._deferred_since is None:
+            self._deferred_since = now
+        return 0 if now - self._deferred_since < self.defer_seconds else 1
+
     async def _claim(self) -> int:
-        free = self.concurrency - self._busy
+        free = self._slots() - self._busy
         if free <= 0:
             return 0
         now = self.clock.now_ms()
@@ -273,7 +299,9 @@ class OutboxSender:
 
     async def _wait(self) -> None:
         delay = self.poll_seconds
-        if self._busy < self.concurrency:
+        if self._deferred_since is not None:  # look again soon: the deliveries may be done
+            delay = min(delay, DEFERRED_POLL_SECONDS)
+        if self._busy < self._slots():
             try:
                 earliest = await self.backend.earliest_outbox()
             except Exception:  # the next pass logs it

@@ -10,6 +10,7 @@ receivers are tests/notify and tests/notify/test_reach.py.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -433,3 +434,67 @@ def test_retry_delay_doubles_to_an_hour_jittered_to_between_half_and_all() -> No
     assert retry_delay(1, rng=lambda: 0.0) == 15.0
     assert retry_delay(3, retry_after=7200) == 3600.0
     assert retry_delay(3, retry_after=5) == 5
+
+
+class Gate(Script):
+    """Sends that wait for the test to open them, counting how many run at once."""
+
+    def __init__(self, channel_id: str) -> None:
+        super().__init__(channel_id)
+        self.open = threading.Event()
+        self.lock = threading.Lock()
+        self.running = self.most = 0
+
+    def __call__(self, message: Message, *, timeout: float) -> Outcome:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        self.open.wait(10)
+        with self.lock:
+            self.running -= 1
+        return super().__call__(message, timeout=timeout)
+
+
+async def test_while_cold_delivery_delivers_a_herd_its_messages_wait_then_all_go(
+    make_world: MakeWorld,
+) -> None:
+    gate = Gate("hook")
+    gate.open.set()
+    delivering = [True]
+    world = await make_world(gate, defer=lambda: delivering[0], defer_seconds=3600.0)
+    sid = await world.session()
+    for key in ("a", "b", "c"):
+        await world.file(sid, key, notice())
+    # A later pass has seen them (each filing kicked it) and sent none: all still pending.
+    assert {row.status for row in await rows_of(world.backend, sid)} == {"pending"}
+    assert gate.sent == []
+    delivering[0] = False  # the herd is delivered
+    await wait_for(lambda: len(gate.sent) == 3)
+    assert {row.status for row in await world.settled(sid, 3)} == {"delivered"}
+    await world.host.close()
+
+
+async def test_a_long_delivery_lets_one_message_through_at_a_time(make_world: MakeWorld) -> None:
+    gate = Gate("hook")
+    world = await make_world(gate, defer=lambda: True, defer_seconds=0.0)
+    sid = await world.session()
+    for key in ("a", "b", "c"):
+        await world.file(sid, key, notice())
+    await wait_for(lambda: gate.running == 1)
+    gate.open.set()
+    await wait_for(lambda: len(gate.sent) == 3)
+    assert gate.most == 1
+    assert {row.status for row in await world.settled(sid, 3)} == {"delivered"}
+    await world.host.close()
+
+
+async def test_without_a_herd_messages_go_at_once(make_world: MakeWorld) -> None:
+    gate = Gate("hook")
+    world = await make_world(gate)
+    sid = await world.session()
+    for key in ("a", "b", "c"):
+        await world.file(sid, key, notice())
+    await wait_for(lambda: gate.running == 3)  # all at once
+    gate.open.set()
+    await wait_for(lambda: len(gate.sent) == 3)
+    await world.host.close()
