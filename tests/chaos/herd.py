@@ -505,7 +505,8 @@ def board_problems(herd: Herd, rows: list[dict[str, Any]], found: Audit) -> list
         if sid not in found.dispatches:
             continue
         seq, at_ms = found.dispatches[sid]
-        expected = (f"{SCHEDULE_ID}@{seq}", at_ms, {"text": herd.prompts[sid]})
+        data = {"text": herd.prompts[sid], "id": SCHEDULE_ID, "occurrenceAt": herd.due_text}
+        expected = (f"{SCHEDULE_ID}@{seq}", at_ms, data)
         if (row["key"], row["atMs"], row["data"]) != expected:
             out.append(f"{sid}: row {row} is not {expected}")
     return out
