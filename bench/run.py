@@ -46,6 +46,7 @@ BENCHMARKS = (
     "notify",
     "memory",
     "rest",
+    "transfer",
     "pg",
     "herd_pg",
     "adapter",

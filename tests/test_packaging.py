@@ -102,6 +102,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
                 "persistence/_backend",
                 "persistence/_writes",
                 "persistence/_loads",
+                "persistence/_transfer",
             ],
         ),
         (
@@ -120,8 +121,9 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("cold delivery", ["_wakeups", "_settle", "_eviction"]),
         ("the outbox's sender", ["_sender"]),
         ("the host object", ["_host", "testing", "conformance/"]),
+        ("export, import and migrate", ["_transfer"]),
         ("web", ["web/"]),
-        ("CLI", ["_cli", "_cli_args", "__main__"]),
+        ("CLI", ["_cli", "_cli_args", "_backup", "__main__"]),
         ("package", ["__init__"]),
     ],
     "dsh_schedule": [

@@ -1,5 +1,5 @@
 """The ``dsh`` command line: ``dsh serve``, ``dsh sessions``, ``dsh reindex``, ``dsh token``,
-``dsh --help``.
+``dsh export``, ``dsh import``, ``dsh migrate``, ``dsh --help``.
 
 Without ``--overlay``, ``dsh serve``, ``dsh reindex`` and ``dsh sessions`` use the built-in
 overlay (:meth:`Overlay.default`: the reminders); ``--overlay none`` loads no plugin. Everything
@@ -15,6 +15,10 @@ storage's index at a time (a store of a million Sessions lists as fast as a smal
 Boot reads nothing per stored Session: a cleanly closed SQLite store opens without its
 whole-file checks (``persistence/sqlite/_seal.py``), the wake service asks the index for the
 earliest entry, and the board is rebuilt only after a migration from before the board.
+``dsh export``, ``dsh import`` and ``dsh migrate`` move Sessions between stores
+(:mod:`._transfer`, docs/data-format.md): an export reads a SQLite folder without its lock (a
+snapshot beside a running server); an import and a migration take the target's lock (and the
+source's) like ``dsh serve``, so they refuse a store a server holds.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import secrets
 import signal
 import socket
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -39,6 +43,7 @@ import structlog
 from dsh_hookspecs import Event, JSONValue, ModelSettings
 
 from . import _json, _logging
+from ._backup import run_backup
 from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, NO_PLUGINS
 from ._cli_args import parser as _parser
 from ._host import LiveHost
@@ -46,15 +51,20 @@ from ._names import session_name
 from ._overlay import Overlay, OverlayError
 from ._plugins import PluginLoadError
 from ._sender import Channels
+from ._transfer import ExportFileError, Plugins, Totals, export, import_file, migrate
 from .models import UnknownModelError
 from .notify import ChannelError, parse_channels, urls_from_env
 from .persistence import (
     Backend,
     DamagedSummary,
+    DataDirLock,
     DataDirLockedError,
+    ExportBackend,
+    ImportBackend,
     MemoryBackend,
     PostgresBackend,
     SessionCursor,
+    SessionLiveElsewhereError,
     SessionRow,
     SQLiteBackend,
     StorageBehindError,
@@ -122,6 +132,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "reindex":
         _logging.configure(level="warning")
         return _run(_reindex(args))
+    if args.command == "backup":
+        _logging.configure(level="critical")
+        return run_backup(args)
+    if args.command in TRANSFERS:
+        # What they have to say is a summary or a `dsh: ...` line; a refused lock is said so.
+        _logging.configure(level="error")
+        return _run(TRANSFERS[args.command](args))
     # A reader: everything it has to say is a plain `dsh: ...` line (a refusal, the warning of
     # a store behind its record) or a listed row (DAMAGED marks), so the storage layer's
     # structured lines (a lock held by a running `dsh serve`, a damaged row) stay silent.
@@ -162,6 +179,204 @@ async def _reindex(args: argparse.Namespace) -> int:
     for session_id in failed:
         print(f"dsh: session {session_id} could not be reindexed", file=sys.stderr)
     return 1 if failed else 0
+
+
+async def _export(args: argparse.Namespace) -> int:
+    """``dsh export``: a SQLite folder is read through a read-only snapshot without its lock
+    (beside a running server); a database is opened (no lease is taken)."""
+    if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
+    backend = _backend(args.data)
+    assert isinstance(backend, ExportBackend)
+    opened = isinstance(backend, PostgresBackend)
+    try:
+        if opened:
+            await backend.open()
+        if args.output is None:
+            totals = await export(backend, sys.stdout.buffer, args.session)
+            sys.stdout.buffer.flush()
+        else:
+            totals = await _export_to(backend, args.output, args.session)
+    except StorageError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        where = "standard output" if args.output is None else str(args.output)
+        print(f"dsh: cannot write {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    finally:
+        if opened:
+            await backend.close()
+    where = "" if args.output is None else f" to {args.output}"
+    print(
+        f"exported {_sessions_words(totals.sessions)} ({totals.events:,} events){where}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+async def _export_to(backend: ExportBackend, output: Path, ids: list[str] | None) -> Totals:
+    """Write the export to a new file beside ``output``, then put it in place: ``output`` is
+    complete or untouched."""
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        with partial.open("wb") as file:
+            totals = await export(backend, file, ids)
+            file.flush()
+            os.fsync(file.fileno())
+        partial.replace(output)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return totals
+
+
+def _sessions_words(count: int) -> str:
+    return "1 Session" if count == 1 else f"{count:,} Sessions"
+
+
+def _target_problem(data: Path | str) -> str | None:
+    """Why ``data`` cannot be written as a store (a file where a folder belongs), or ``None``."""
+    if isinstance(data, Path) and data.exists() and not data.is_dir():
+        return f"{data} is not a dsh data folder: it is a file"
+    return None
+
+
+async def _import(args: argparse.Namespace) -> int:
+    """``dsh import``: validate the whole file, then store it in one transaction."""
+    if not args.file.is_file():
+        print(f"dsh: cannot read {args.file}: no such file", file=sys.stderr)
+        return 2
+    if (problem := _target_problem(args.data)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
+    try:
+        overlay = overlay_of(args.overlay)
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
+    created = _created_top(args.data)
+    status = 1
+    try:
+        async with Plugins(overlay) as plugins:
+            backend = _backend(args.data)
+            assert isinstance(backend, ImportBackend)
+            await backend.open()
+            try:
+                counts = await import_file(args.file, backend, plugins)
+            finally:
+                await backend.close()
+        status = 0
+    except (ExportFileError, StorageError, PluginLoadError) as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if status != 0 and created is not None:
+            assert isinstance(args.data, Path)
+            _remove_created(args.data, created)
+    print(
+        f"imported {_sessions_words(counts.imported)} ({counts.imported_events:,} events), "
+        f"{counts.unchanged:,} already present"
+    )
+    return 0
+
+
+def _same_store(first: Path | str, second: Path | str) -> bool:
+    if isinstance(first, Path) and isinstance(second, Path):
+        return first.resolve() == second.resolve()
+    return first == second
+
+
+async def _migrate(args: argparse.Namespace) -> int:
+    """``dsh migrate``: refuse a source or target a server holds and a target that holds
+    Sessions (without ``--add``), copy in one transaction, then verify."""
+    source, target = args.source, args.target
+    if _same_store(source, target):
+        print("dsh: --from and --to name the same store", file=sys.stderr)
+        return 2
+    if isinstance(source, Path) and (problem := not_a_data_folder(source)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
+    if (problem := _target_problem(target)) is not None:
+        print(f"dsh: {problem}", file=sys.stderr)
+        return 2
+    try:
+        overlay = overlay_of(args.overlay)
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 2
+    created = _created_top(target)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            plugins = await stack.enter_async_context(Plugins(overlay))
+            reader = await stack.enter_async_context(_held_source(source))
+            store = _backend(target)
+            assert isinstance(store, ImportBackend)
+            assert isinstance(store, ExportBackend)
+            await store.open()
+            stack.push_async_callback(store.close)
+            stored = await session_count(store)
+            if stored and not args.add:
+                print(
+                    f"dsh: {redacted(str(target))} already holds {_sessions_words(stored)}; "
+                    "pass --add to add these to them",
+                    file=sys.stderr,
+                )
+                return 1
+            done = await migrate(reader, store, plugins, store)
+    except (StorageError, PluginLoadError) as exc:
+        if created is not None:
+            assert isinstance(target, Path)
+            _remove_created(target, created)
+        print(f"dsh: {exc}", file=sys.stderr)
+        return 1
+    counts, verified = done.counts, done.verified
+    present = f", {counts.unchanged:,} already present" if counts.unchanged else ""
+    print(
+        f"migrated {_sessions_words(counts.imported)} ({counts.imported_events:,} events) from "
+        f"{redacted(str(source))} to {redacted(str(target))}{present}; verified "
+        f"{_sessions_words(verified.sessions)} and {verified.events:,} events: every log's "
+        "sha256 is equal"
+    )
+    return 0
+
+
+@contextlib.asynccontextmanager
+async def _held_source(source: Path | str) -> AsyncIterator[ExportBackend]:
+    """The source of a migration, held so no server writes it meanwhile: a folder's lock for
+    the whole migration (a running ``dsh serve`` refuses it), or a database no host holds a
+    lease on."""
+    if isinstance(source, Path):
+        lock = DataDirLock(source)
+        try:
+            lock.acquire()
+        except DataDirLockedError as exc:
+            raise DataDirLockedError(f"{exc}; stop it before migrating") from None
+        try:
+            yield SQLiteBackend(source)  # never opened: it exports through a read-only snapshot
+        finally:
+            lock.release()
+        return
+    backend = PostgresBackend(source)
+    await backend.open()
+    try:
+        held = await backend.held_elsewhere()
+        if held is not None:
+            raise SessionLiveElsewhereError(
+                f"{held}: stop every dsh serve on {redacted(source)} before migrating"
+            )
+        yield backend
+    finally:
+        await backend.close()
+
+
+#: The commands that move Sessions between stores.
+TRANSFERS: Mapping[str, Callable[[argparse.Namespace], Awaitable[int]]] = {
+    "export": _export,
+    "import": _import,
+    "migrate": _migrate,
+}
 
 
 def _run(coro: object) -> int:

@@ -126,7 +126,82 @@ def parser() -> argparse.ArgumentParser:
         "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
     )
     _overlay(reindex, "that file wakes")
+    _transfer_commands(commands)
+    # _backup names its defaults from this module: imported here, once this module is loaded.
+    from ._backup import add_backup_parser  # noqa: PLC0415
+
+    add_backup_parser(commands, formatter_class=_Formatter)
     return top
+
+
+def _transfer_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``dsh export``, ``dsh import`` and ``dsh migrate`` (docs/data-format.md)."""
+    export = commands.add_parser(
+        "export",
+        help="write the stored Sessions to a file (JSON Lines) that dsh import reads, also "
+        "while dsh serve runs",
+        formatter_class=_Formatter,
+    )
+    export.add_argument(
+        "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
+    )
+    export.add_argument(
+        "--session",
+        action="append",
+        metavar="ID",
+        help="export only this Session; repeatable (default: every stored Session)",
+    )
+    export.add_argument(
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write the export to FILE, complete or not at all (default: standard output)",
+    )
+    imported = commands.add_parser(
+        "import",
+        help="add the Sessions of a dsh export file to a store, all or nothing",
+        formatter_class=_Formatter,
+    )
+    imported.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="the file dsh export wrote (default: none, it is required)",
+    )
+    imported.add_argument(
+        "--data", type=data_location, default=Path(DEFAULT_DATA), metavar="DIR|URL", help=_DATA_HELP
+    )
+    _overlay(imported, "that check each imported event and file its Session's reminders")
+    migrate = commands.add_parser(
+        "migrate",
+        help="move every Session from one store to another (a data folder or PostgreSQL) and "
+        "verify the copy",
+        formatter_class=_Formatter,
+    )
+    migrate.add_argument(
+        "--from",
+        dest="source",
+        type=data_location,
+        required=True,
+        metavar="DIR|URL",
+        help="the store to copy: a data folder or a postgresql:// URL no dsh serve is using "
+        "(default: none, it is required)",
+    )
+    migrate.add_argument(
+        "--to",
+        dest="target",
+        type=data_location,
+        required=True,
+        metavar="DIR|URL",
+        help="the store to copy into: a data folder (created when absent) or a postgresql:// "
+        "URL no dsh serve is using (default: none, it is required)",
+    )
+    migrate.add_argument(
+        "--add",
+        action="store_true",
+        help="add to a target that already holds Sessions (default: off: such a target is refused)",
+    )
+    _overlay(migrate, "that file the moved Sessions' reminders")
 
 
 def _overlay(command: argparse.ArgumentParser, what: str) -> None:

@@ -13,8 +13,9 @@ Session list through an index (:class:`PagedBackend`; :func:`session_page` reads
   Session leases (:class:`Leases`).
 
 Each also keeps the outbox, notices waiting to be sent outside the page
-(:class:`OutboxBackend`, :mod:`._outbox`). What the SQLite and PostgreSQL writers share is in
-:mod:`._writes`. The
+(:class:`OutboxBackend`, :mod:`._outbox`), and moves whole Sessions in and out: a consistent
+read snapshot and an all-or-nothing writer (:class:`ExportBackend`, :class:`ImportBackend`,
+:mod:`._transfer`). What the SQLite and PostgreSQL writers share is in :mod:`._writes`. The
 :class:`Coordinator` (:mod:`._coordinator`) sits above them: it writes each live Session's
 flushes to the backend in order and acknowledges durability.
 """
@@ -69,6 +70,15 @@ from ._outbox import (
     idempotency_key,
 )
 from ._outbox import Status as OutboxStatus
+from ._transfer import (
+    ExportBackend,
+    ImportBackend,
+    ImportConflictError,
+    ImportCounts,
+    ImportedSession,
+    UnstorableError,
+    check_storable,
+)
 from .postgres import PostgresBackend, is_postgres_url, redacted
 from .sqlite import (
     DataDirLock,
@@ -90,6 +100,11 @@ __all__ = [
     "DataDirLockedError",
     "DueWake",
     "Durability",
+    "ExportBackend",
+    "ImportBackend",
+    "ImportConflictError",
+    "ImportCounts",
+    "ImportedSession",
     "LeasedBackend",
     "Leases",
     "MemoryBackend",
@@ -115,10 +130,12 @@ __all__ = [
     "StorageReadOnlyError",
     "StoredSession",
     "StoredSummary",
+    "UnstorableError",
     "check_board_post",
     "check_notice",
     "check_notice_key",
     "check_session_cursor",
+    "check_storable",
     "check_stored_prefix",
     "check_wake_instant",
     "damaged_sessions",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -42,6 +42,7 @@ from ._backend import (
     encode_append,
 )
 from ._outbox import OutboxChange, OutboxClaim, OutboxRow, Status, decode_notice
+from ._transfer import ImportConflictError, ImportCounts, ImportedSession, same_content
 
 log = structlog.get_logger(__name__)
 
@@ -260,6 +261,69 @@ class MemoryBackend:
     async def earliest_wake(self) -> int | None:
         self._require_open()
         return min((at for e in self._sessions.values() for at in e.wakes.values()), default=None)
+
+    # -- export and import -----------------------------------------------------------------
+
+    async def export_sessions(
+        self, ids: Sequence[str] | None = None
+    ) -> AsyncGenerator[StoredSession, None]:
+        """:meth:`~._transfer.ExportBackend.export_sessions`: the snapshot is the list of
+        Sessions (and their logs, immutable events) at the first step."""
+        self._require_open()
+        if ids is None:
+            chosen = list(self._sessions.values())
+        else:
+            missing = [sid for sid in ids if sid not in self._sessions]
+            if missing:
+                raise StorageError(f"no session {missing[0]} is stored in memory")
+            chosen = [self._sessions[sid] for sid in dict.fromkeys(ids)]
+        chosen.sort(key=lambda e: (e.header.created_at, e.header.id))
+        snapshot = [(entry.header, tuple(entry.events)) for entry in chosen]
+        for header, events in snapshot:
+            yield StoredSession(header=header, events=events)
+
+    async def import_sessions(self, sessions: AsyncIterable[ImportedSession]) -> ImportCounts:
+        """:meth:`~._transfer.ImportBackend.import_sessions`: everything is checked and staged
+        first, then stored in one step (nothing when anything fails)."""
+        self._require_open()
+        staged: dict[str, _Entry] = {}
+        imported = events = unchanged = unchanged_events = 0
+        async for item in sessions:
+            stored = item.session
+            header = stored.header
+            encoded = encode_append(
+                header.id,
+                0,
+                stored.events,
+                header,
+                stored.wakes,
+                board=dict(stored.board),
+                name=item.name,
+            )
+            present = self._sessions.get(header.id) or staged.get(header.id)
+            if present is not None:
+                mine = StoredSession(header=present.header, events=tuple(present.events))
+                why = same_content(mine, stored)
+                if why is not None:
+                    raise ImportConflictError(header.id, why)
+                unchanged += 1
+                unchanged_events += len(stored.events)
+                continue
+            assert encoded.header is not None
+            staged[header.id] = _Entry(
+                encoded.header,
+                list(stored.events),
+                wakes={plugin: at for plugin, at in encoded.wakes if at is not None},
+                board={(p.plugin, p.key): p.entry for p in encoded.board if p.entry is not None},
+                name=encoded.name,
+            )
+            imported += 1
+            events += len(stored.events)
+        self._require_open()
+        self._sessions.update(staged)
+        if staged:
+            self.commits += 1
+        return ImportCounts(imported, events, unchanged, unchanged_events)
 
     # -- the outbox ------------------------------------------------------------------------
 

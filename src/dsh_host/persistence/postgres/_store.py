@@ -37,7 +37,15 @@ every lease it holds.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    Sequence,
+)
 from operator import attrgetter
 from typing import Literal, TypeVar, cast
 from urllib.parse import urlsplit
@@ -78,7 +86,8 @@ from .._backend import (
 )
 from .._loads import LoadBatcher, Loaded
 from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
-from .._writes import append_request, delete_request
+from .._transfer import ImportCounts, ImportedSession
+from .._writes import Request, append_request, delete_request
 from ._leases import PgLeases, new_owner
 from ._schema import (
     BOARD_AFTER,
@@ -107,6 +116,7 @@ from ._schema import (
     plain,
     redacted,
 )
+from ._transfer import HELD_SQL, SNAPSHOT_SQL, export_all, import_all
 from ._writer import Connection, PgWriter
 
 __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
@@ -563,6 +573,101 @@ class PostgresBackend:
             return False  # not stored
         log.info("storage.session_deleted", where=self._where, session_id=session_id)
         return True
+
+    # -- export and import -------------------------------------------------------------------
+
+    async def export_sessions(
+        self, ids: Sequence[str] | None = None
+    ) -> AsyncGenerator[StoredSession, None]:
+        """:meth:`~.._transfer.ExportBackend.export_sessions` in one ``REPEATABLE READ READ
+        ONLY`` transaction on one pooled connection (it needs :meth:`open`; it takes no
+        lease, so it reads beside the hosts sharing the database)."""
+        self._require_open()
+        pool = self._pool
+        assert pool is not None
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(SNAPSHOT_SQL)
+                async for stored in export_all(conn, self._decode_log, ids, self._where):
+                    yield stored
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise StorageError(
+                f"{self._where}: export sessions failed: {plain(exc, self._secret)}"
+            ) from None
+
+    def _decode_log(self, session_id: str, rows: Sequence[tuple[object, ...]]) -> StoredSession:
+        return self._decode(session_id, rows, (), ())
+
+    async def held_elsewhere(self) -> str | None:
+        """How a host holds an unexpired lease on this database (one Session's id and
+        holder, in words), or ``None`` when none does: ``dsh migrate`` refuses a source a
+        host is serving."""
+        self._require_open()
+
+        async def row(conn: Connection) -> tuple[object, ...] | None:
+            return await (await conn.execute(HELD_SQL, (self.leases.owner,))).fetchone()
+
+        found = await self._borrow(row, "read the leases")
+        if found is None:
+            return None
+        sid, holder, remaining = found
+        return (
+            f"session {sid} is live on another host ({holder}) for up to "
+            f"{cast(int, remaining) / 1000:.1f} s"
+        )
+
+    async def import_sessions(self, sessions: AsyncIterable[ImportedSession]) -> ImportCounts:
+        """:meth:`~.._transfer.ImportBackend.import_sessions` in one transaction on one pooled
+        connection, written in batches by the group writer's statements; refused
+        (:class:`SessionLiveElsewhereError`) while another host holds an unexpired lease."""
+        self._require_open()
+        loop = asyncio.get_running_loop()
+
+        async def encoded() -> AsyncIterator[tuple[ImportedSession, Request]]:
+            async for item in sessions:
+                stored = item.session
+                sid = stored.header.id
+                done = encode_append(
+                    sid,
+                    0,
+                    stored.events,
+                    stored.header,
+                    stored.wakes,
+                    board=dict(stored.board),
+                    name=item.name,
+                )
+                texts = (
+                    sid,
+                    *(e.type for e in stored.events),
+                    *(plugin for plugin, _ in done.wakes),
+                    *(text for post in done.board for text in (post.plugin, post.key)),
+                    *(() if done.name is None else (done.name,)),
+                )
+                if _has_nul(*texts):
+                    raise StorageError(
+                        f"session {sid!r} cannot be imported: PostgreSQL text cannot hold NUL"
+                    )
+                yield item, append_request(sid, 0, stored.events, done, loop.create_future())
+
+        async def body(conn: Connection) -> ImportCounts:
+            async with conn.transaction():
+                return await import_all(
+                    conn,
+                    encoded(),
+                    owner=self.leases.owner,
+                    ttl_ms=self.leases.ttl_ms,
+                    decode=self._decode_log,
+                )
+
+        counts = await self._borrow(body, "import sessions")
+        log.info(
+            "storage.imported",
+            where=self._where,
+            sessions=counts.imported,
+            events=counts.imported_events,
+            unchanged=counts.unchanged,
+        )
+        return counts
 
     # -- the outbox ----------------------------------------------------------------------------
 

@@ -48,7 +48,13 @@ import asyncio
 import functools
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -86,6 +92,7 @@ from .._backend import (
 )
 from .._loads import LoadBatcher, Loaded
 from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
+from .._transfer import ImportCounts, ImportedSession
 from .._writes import Outcomes, Request, append_request, delete_request
 from ._file import (
     COUNT_SQL,
@@ -107,6 +114,7 @@ from ._file import (
 from ._lock import DataDirLock
 from ._position import POSITION_SUFFIX, PositionRecord
 from ._seal import SEAL_SUFFIX, Seal
+from ._transfer import ExportSnapshot, import_all
 from ._writer import GroupWriter, apply_in_savepoint, write_batch
 
 __all__ = [
@@ -716,6 +724,99 @@ class SQLiteBackend:
         self, conn: sqlite3.Connection, request: Request
     ) -> StorageError | None:
         return apply_in_savepoint(conn, self._file, request)
+
+    # -- export and import -------------------------------------------------------------------
+
+    async def export_sessions(
+        self, ids: Sequence[str] | None = None
+    ) -> AsyncGenerator[StoredSession, None]:
+        """:meth:`~.._transfer.ExportBackend.export_sessions` through a read-only connection
+        opened for the export, in one read transaction (WAL lets it read beside a writer), on
+        a thread of its own. It takes no lock and needs no :meth:`open`: it reads a store
+        another process holds (``dsh export`` beside a running ``dsh serve``). An absent or
+        blank store holds nothing."""
+        loop = asyncio.get_running_loop()
+        reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dsh-sqlite-export")
+        snapshot = ExportSnapshot(self._path, self._file, self._decode_row, ids)
+        try:
+            await loop.run_in_executor(reads, snapshot.begin)
+            while batch := await loop.run_in_executor(reads, snapshot.next_batch):
+                for stored in batch:
+                    yield stored
+        finally:
+            reads.submit(snapshot.close)
+            reads.shutdown(wait=False)
+
+    def _decode_row(
+        self, session_id: str, header_text: object, length: object, rows: Sequence[Any]
+    ) -> StoredSession:
+        return self._decode(
+            session_id,
+            header_text=header_text,
+            length=length,
+            rows=rows,
+            wake_rows=(),
+            board_rows=(),
+        )
+
+    def _load_inside(self, conn: sqlite3.Connection, session_id: str) -> StoredSession | None:
+        """One stored Session's header and log, read inside the caller's open transaction."""
+        head = conn.execute(
+            "SELECT header, length FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if head is None:
+            return None
+        rows = conn.execute(
+            "SELECT seq, type, time, data FROM events WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        return self._decode_row(session_id, head[0], head[1], rows)
+
+    async def import_sessions(self, sessions: AsyncIterable[ImportedSession]) -> ImportCounts:
+        """:meth:`~.._transfer.ImportBackend.import_sessions` in one transaction on the
+        writer's thread (appends queued meanwhile wait for it). Each Session is encoded on the
+        event loop as an append would be, and pulled by the writer's thread one at a time, so
+        memory holds one Session; nothing is stored unless everything is (SQLite rolls back a
+        transaction the process died in)."""
+        if self._state != "open" or not self._writer.accepting:
+            raise StorageError(f"database file {self._path} is not open")
+        loop = asyncio.get_running_loop()
+        iterator = aiter(sessions)
+
+        async def next_one() -> tuple[ImportedSession, Request] | None:
+            try:
+                item = await anext(iterator)
+            except StopAsyncIteration:
+                return None
+            stored = item.session
+            sid = stored.header.id
+            encoded = encode_append(
+                sid,
+                0,
+                stored.events,
+                stored.header,
+                stored.wakes,
+                board=dict(stored.board),
+                name=item.name,
+            )
+            return item, append_request(sid, 0, stored.events, encoded, loop.create_future())
+
+        def pull() -> tuple[ImportedSession, Request] | None:
+            return asyncio.run_coroutine_threadsafe(next_one(), loop).result()
+
+        counts = await self._call(
+            lambda: import_all(self._connection(), self._file, pull, self._load_inside)
+        )
+        if counts.imported:
+            self._record.advance(counts.imported, counts.imported_events)
+        log.info(
+            "storage.imported",
+            path=str(self._path),
+            sessions=counts.imported,
+            events=counts.imported_events,
+            unchanged=counts.unchanged,
+        )
+        return counts
 
     # -- the outbox ----------------------------------------------------------------------------
 
