@@ -337,7 +337,7 @@ def test_the_dialog_lists_channels_sends_a_test_and_turns_on_this_device(
                 },
             }
         )
-        (note,) = wait_for(opened.notifications, timeout=10)
+        (note,) = wait_for(opened.notifications, timeout=30)
         assert (note["title"], note["body"]) == (words["title"], pushed.payload["body"])
         assert [a["title"] for a in note["actions"]] == words["buttons"]
         assert [a["action"] for a in note["actions"]] == ["done", "snooze"]
@@ -381,7 +381,7 @@ def test_a_push_shows_a_notification_whose_done_runs_the_tool_with_no_page_open(
                 "data": {"sessionId": "gone", "actions": buttons},
             }
         )
-        wait_for(opened.notifications, timeout=10)
+        wait_for(opened.notifications, timeout=30)
         worker = opened.worker()
         worker.evaluate(CLICK, ["gone/schedule/r9/p-1", "done"])
         failed = wait_for(
@@ -404,7 +404,7 @@ def test_a_push_shows_a_notification_whose_done_runs_the_tool_with_no_page_open(
                 "data": {"sessionId": sid, "scheduleId": "r1", "actions": buttons},
             }
         )
-        (note,) = wait_for(opened.notifications, timeout=10)
+        (note,) = wait_for(opened.notifications, timeout=30)
         assert (note["title"], note["body"], note["tag"]) == (
             "Water the plants",
             "the balcony ones",
