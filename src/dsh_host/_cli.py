@@ -157,14 +157,21 @@ def overlay_of(choice: Path | str | None) -> Overlay:
     return Overlay.load(choice)
 
 
+def _overlay_or_say(choice: Path | str | None) -> Overlay | None:
+    """The overlay ``--overlay`` names, or ``None`` once its refusal is said (one ``dsh: ...``
+    line on stderr; the caller exits 2)."""
+    try:
+        return overlay_of(choice)
+    except OverlayError as exc:
+        print(f"dsh: {exc}", file=sys.stderr)
+        return None
+
+
 async def _reindex(args: argparse.Namespace) -> int:
     if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
-    try:
-        overlay = overlay_of(args.overlay)
-    except OverlayError as exc:
-        print(f"dsh: {exc}", file=sys.stderr)
+    if (overlay := _overlay_or_say(args.overlay)) is None:
         return 2
     host = LiveHost(backend=_backend(args.data), model="none", overlay=overlay)
     try:
@@ -251,10 +258,7 @@ async def _import(args: argparse.Namespace) -> int:
     if (problem := _target_problem(args.data)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
-    try:
-        overlay = overlay_of(args.overlay)
-    except OverlayError as exc:
-        print(f"dsh: {exc}", file=sys.stderr)
+    if (overlay := _overlay_or_say(args.overlay)) is None:
         return 2
     created = _created_top(args.data)
     status = 1
@@ -301,10 +305,7 @@ async def _migrate(args: argparse.Namespace) -> int:
     if (problem := _target_problem(target)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
-    try:
-        overlay = overlay_of(args.overlay)
-    except OverlayError as exc:
-        print(f"dsh: {exc}", file=sys.stderr)
+    if (overlay := _overlay_or_say(args.overlay)) is None:
         return 2
     created = _created_top(target)
     try:
@@ -402,10 +403,7 @@ async def _sessions(args: argparse.Namespace) -> int:
     if isinstance(args.data, Path) and (problem := not_a_data_folder(args.data)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)
         return 2
-    try:
-        overlay = overlay_of(args.overlay)
-    except OverlayError as exc:
-        print(f"dsh: {exc}", file=sys.stderr)
+    if (overlay := _overlay_or_say(args.overlay)) is None:
         return 2
     # The plugins only derive views here: a host of their own, on memory, never this store.
     viewer = LiveHost(backend=MemoryBackend(), model="none", overlay=overlay)
@@ -740,10 +738,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"dsh: --port must be in [0, 65535], not {args.port}", file=sys.stderr)
         return 2
-    try:
-        overlay = overlay_of(args.overlay)
-    except OverlayError as exc:
-        print(f"dsh: {exc}", file=sys.stderr)
+    if (overlay := _overlay_or_say(args.overlay)) is None:
         return 2
     if (problem := key_problem(args)) is not None:
         print(f"dsh: {problem}", file=sys.stderr)

@@ -241,8 +241,10 @@ def _subscription(record: Mapping[str, Any], user_agent: str | None, now_ms: int
 class Subscriptions:
     """The push subscriptions kept in ``folder/push-subscriptions.json`` (mode 0600).
 
-    Every call reads the file, and every change replaces it whole (a temporary file, then
-    ``os.replace``), under a lock: safe across threads, and instances on the same folder agree.
+    Every change replaces the file whole (a temporary file, then ``os.replace``), under a lock:
+    safe across threads. Reads are served from the last parse while the file's identity (its
+    inode, size and modification time) is unchanged, so the outbox asking for the channels at
+    every write costs a ``stat``, not a parse; instances on the same folder still agree.
     Raises :class:`ValueError` when the file is damaged.
     """
 
@@ -250,10 +252,28 @@ class Subscriptions:
         self._folder = folder
         self._path = folder / SUBSCRIPTIONS_FILE
         self._lock = threading.Lock()
+        #: ``(identity of the file, what it held)`` as last parsed.
+        self._parsed: tuple[tuple[int, int, int] | None, dict[str, Subscription]] | None = None
         with self._lock:
             self._read()
 
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            stat = self._path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
     def _read(self) -> dict[str, Subscription]:
+        """What the file holds (a copy the caller may change)."""
+        identity = self._identity()
+        if self._parsed is not None and self._parsed[0] == identity:
+            return dict(self._parsed[1])
+        parsed = self._parse()
+        self._parsed = (identity, parsed)
+        return dict(parsed)
+
+    def _parse(self) -> dict[str, Subscription]:
         try:
             text = self._path.read_text(encoding="utf-8")
         except FileNotFoundError:
