@@ -73,8 +73,8 @@ from typing import Any
 
 from dsh_hookspecs import Event
 from dsh_host import LiveHost, Overlay
-from dsh_host._cli import evict_idle
-from dsh_host._sender import Channels
+from dsh_host.cli._main import evict_idle
+from dsh_host.notify._sender import Channels
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import wait_until
 from dsh_host.web import WebServer

@@ -66,7 +66,7 @@ import psycopg
 
 from dsh_hookspecs import Event
 from dsh_host import LiveHost, Overlay, PluginEntry
-from dsh_host._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS
+from dsh_host.cli._args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS
 from dsh_host.persistence import PostgresBackend, opened
 from dsh_schedule import format_instant, parse_instant
 

@@ -54,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from dsh_host import LiveHost, Overlay
-from dsh_host._sender import Channels
 from dsh_host.notify import parse_channels
+from dsh_host.notify._sender import Channels
 from dsh_host.persistence import SQLiteBackend
 from dsh_schedule import format_instant
 

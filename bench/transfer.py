@@ -26,7 +26,7 @@ request at most every 100 ms, times ``POST /api/sessions/{id}/messages`` until t
 ``turn/start`` frame arrives (then waits for ``turn/end``), and ``GET /api/sessions``. It runs
 first without a backup for ``TRANSFER_BASELINE_S`` seconds, then during ``TRANSFER_BACKUPS``
 backups made one after the other by a child process running what ``dsh backup --data <store>
---to <file>`` runs (``dsh_host._backup.backup`` with its default step and pause; each copy is
+--to <file>`` runs (``dsh_host.cli._backup.backup`` with its default step and pause; each copy is
 deleted before the next). The ratio is the message's p99 during the backups over its p99
 without. The backups' own figures (seconds, steps, the longest step) and the server's ``-wal``
 size after the last one are reported.
@@ -86,7 +86,7 @@ INTERACTIVE_MS = herd.TARGET_INTERACTIVE_MS
 BACKUP_CHILD = (
     "import dataclasses, json, sys\n"
     "from pathlib import Path\n"
-    "from dsh_host._backup import backup\n"
+    "from dsh_host.cli._backup import backup\n"
     "print('start', flush=True)\n"
     "report = backup(Path(sys.argv[1]), Path(sys.argv[2]))\n"
     "print(json.dumps({k: str(v) if isinstance(v, Path) else v\n"

@@ -8,10 +8,6 @@ the ``dsh`` CLI. Plugins never import this package; they receive its services th
 
 from __future__ import annotations
 
-from ._agent import LiveAgent
-from ._clock import SystemClock
-from ._host import LiveHost
-from ._inbox import INTERRUPTED_RESULT, InboxMessage
 from ._json import JSONError
 from ._observations import (
     Appended,
@@ -25,11 +21,25 @@ from ._observations import (
     WakeChanged,
 )
 from ._overlay import Overlay, OverlayError, PluginEntry
-from ._plugins import PluginLoadError, PluginManager
-from ._registry import LiveAgentRegistry
-from ._session import ForkBoundaryError, LiveSession, LiveSessionStore, SessionHooks
-from ._tools import SchemaError, ToolLayer, validate_arguments
-from .models import LiveTurn, NoModel, ScriptedModel, UnknownModelError, choose_model, make_model
+from .core import (
+    INTERRUPTED_RESULT,
+    ForkBoundaryError,
+    InboxMessage,
+    LiveAgent,
+    LiveAgentRegistry,
+    LiveHost,
+    LiveSession,
+    LiveSessionStore,
+    LiveTurn,
+    PluginLoadError,
+    PluginManager,
+    SchemaError,
+    SessionHooks,
+    SystemClock,
+    ToolLayer,
+    validate_arguments,
+)
+from .models import NoModel, ScriptedModel, UnknownModelError, choose_model, make_model
 
 __all__ = [
     "INTERRUPTED_RESULT",

@@ -1,5 +1,5 @@
 """``python -m dsh_host`` is the ``dsh`` command."""
 
-from ._cli import main
+from .cli import main
 
 raise SystemExit(main())

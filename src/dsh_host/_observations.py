@@ -27,7 +27,7 @@ frozen instance of one of them, whose ``session`` is the live Session object. Th
   assistant text), never logged and never replayed.
 
 Flush *listeners* (``LiveSessionStore.add_flush_listener``) are not subscribers: they take part in
-a flush and answer whether it is durable (the flush contract of :mod:`dsh_host._session`).
+a flush and answer whether it is durable (the flush contract of :mod:`dsh_host.core._session`).
 
 The ordering rules, in this one place (``tests/host/test_observations.py`` has a test for each):
 
@@ -79,14 +79,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, Literal, TypeVar, overload
 
 import structlog
 
-from dsh_hookspecs import BoardEntry, Event, JSONValue, Notice
-
-if TYPE_CHECKING:
-    from ._session import LiveSession
+from dsh_hookspecs import BoardEntry, Event, JSONValue, Notice, Session
 
 log = structlog.get_logger(__name__)
 
@@ -99,7 +96,7 @@ class Observation:
 
     #: What is logged when a subscriber of this kind raises (rule 8).
     failure_event: ClassVar[str]
-    session: LiveSession
+    session: Session
 
 
 @dataclass(frozen=True, slots=True)

@@ -584,7 +584,7 @@ def test_serve_refuses_bad_model_settings_in_one_line(tmp_path, flag, value, pro
 def test_a_made_token_never_starts_with_a_dash(monkeypatch):
     # `dsh serve --token $(dsh token)` would read a token beginning with "-" as an option (one
     # made token in 64 did, and the serve refused it).
-    from dsh_host import _cli
+    from dsh_host.cli import _main as _cli
 
     drawn = iter(
         [

@@ -15,7 +15,7 @@ from importlib import metadata
 
 import httpx
 
-from dsh_host._cli import NO_PLUGINS_LOADED, _parser
+from dsh_host.cli._main import NO_PLUGINS_LOADED, _parser
 from dsh_host.persistence import SQLiteBackend, opened
 from dsh_schedule._phrases import PHRASES
 from tests.procs import LISTENING, ROOT, DshProcess, run_dsh

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dsh_host._cli import _parser, overlay_of, stopped_line
 from dsh_host._overlay import Overlay
+from dsh_host.cli._main import _parser, overlay_of, stopped_line
 from tests.procs import DSH, LISTENING, ROOT, DshProcess, run_dsh
 
 EXAMPLE = ROOT / "examples" / "web-schedule" / "overlay.toml"

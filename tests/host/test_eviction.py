@@ -13,8 +13,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_host import LiveHost
-from dsh_host._cli import _parser, evict_idle
 from dsh_host._overlay import Overlay, OverlayError
+from dsh_host.cli._main import _parser, evict_idle
 from dsh_host.persistence import MemoryBackend, SQLiteBackend
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from tests.host.test_cold_delivery import dispatched, scheduled

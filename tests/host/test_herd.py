@@ -1,7 +1,7 @@
 """A herd: many cold Sessions due at one instant (cold delivery under a bound).
 
 The wake service resumes due Sessions concurrently (``concurrency`` at once) and the host's
-:class:`~dsh_host._settle.Settler` makes each woken Session cold again as soon as it is quiet,
+:class:`~dsh_host.core._settle.Settler` makes each woken Session cold again as soon as it is quiet,
 holding at most ``max_live`` of them: a herd never grows the live set without bound. A person who
 attached to a woken Session keeps it; a Session that stays busy or due is not evicted under it.
 The stand-in plugin is the ``Waker`` of test_cold_delivery (it delivers due targets on open).

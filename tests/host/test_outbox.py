@@ -19,8 +19,8 @@ import pytest
 
 from dsh_hookspecs import Host, JSONValue, Notice, hookimpl
 from dsh_host import LiveHost
-from dsh_host._sender import MAX_ATTEMPTS, Channels, OutboxSender, Route, retry_delay
 from dsh_host.notify import Message, Outcome
+from dsh_host.notify._sender import MAX_ATTEMPTS, Channels, OutboxSender, Route, retry_delay
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.persistence._outbox import OutboxChange, OutboxRow
 from dsh_host.testing import ManualClock

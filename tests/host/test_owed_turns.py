@@ -15,8 +15,8 @@ from pathlib import Path
 
 from dsh_hookspecs import Event, JSONValue
 from dsh_host import Detached, LiveHost
-from dsh_host._session import TURNS_WAKE
 from dsh_host.conformance import make_header
+from dsh_host.core._session import TURNS_WAKE
 from dsh_host.persistence import SQLiteBackend
 from dsh_host.testing import ManualClock, wait_until
 from tests.host.test_cold_delivery import advance_until

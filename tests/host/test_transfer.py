@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_host import LiveAgent, LiveHost, Overlay
-from dsh_host._cli import main
-from dsh_host._cli_args import parser
-from dsh_host._transfer import (
+from dsh_host.cli._args import parser
+from dsh_host.cli._main import main
+from dsh_host.cli._transfer import (
     MAX_LINE_BYTES,
     ExportFileError,
     ExportReader,
@@ -434,7 +434,7 @@ def test_a_line_longer_than_the_limit_is_refused_without_being_held(tmp_path: Pa
 
 
 def test_a_line_split_across_reads_is_one_line(tmp_path: Path, monkeypatch) -> None:
-    import dsh_host._transfer as transfer
+    import dsh_host.cli._transfer as transfer
 
     monkeypatch.setattr(transfer, "CHUNK_BYTES", 7)
     path = _write_lines(tmp_path / "in.jsonl", _valid_lines())

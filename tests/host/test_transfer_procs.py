@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from dsh_host import LiveHost
-from dsh_host._transfer import export
+from dsh_host.cli._transfer import export
 from dsh_host.persistence import PostgresBackend, SQLiteBackend, opened
 from tests.api import wait_for
 from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster

@@ -15,7 +15,7 @@ import pytest
 
 from dsh_hookspecs import AgentDisposedError, Event, EventRejectedError, Tool, hookimpl
 from dsh_host import INTERRUPTED_RESULT, LiveHost
-from dsh_host._inbox import interrupted_turn_closure
+from dsh_host.core._inbox import interrupted_turn_closure
 from dsh_host.models._openai_messages import transcript_messages
 from dsh_host.persistence import MemoryBackend
 from dsh_host.testing import wait_until

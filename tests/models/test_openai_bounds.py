@@ -13,8 +13,8 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import ModelSettings
 from dsh_host import Overlay
-from dsh_host._cli import model_settings
-from dsh_host._cli_args import parser
+from dsh_host.cli._args import parser
+from dsh_host.cli._main import model_settings
 from dsh_host.models._openai import QUOTE_CHARS, TRIES, OpenAIModel
 from dsh_host.testing import wait_until
 from tests.web.support import serve

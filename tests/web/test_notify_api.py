@@ -24,8 +24,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from dsh_hookspecs import Notice
 from dsh_host import LiveHost
-from dsh_host._sender import Channels
 from dsh_host.notify import parse_channels
+from dsh_host.notify._sender import Channels
 from dsh_host.persistence import OutboxChange, SQLiteBackend
 from dsh_host.testing import ManualClock, wait_until
 from dsh_host.web._notify import GONE_LABEL, TEST_BODY, TEST_TITLE, iso_utc

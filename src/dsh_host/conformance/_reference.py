@@ -14,7 +14,7 @@ from typing import cast
 
 from dsh_hookspecs import Agent, BoardEntry, Event, Host, JSONValue, Turn
 
-from .._host import LiveHost
+from ..core import LiveHost
 from ..persistence import Backend
 from ..testing import FaultInjectingBackend, ManualClock
 from ._agents import AgentPhaseContract

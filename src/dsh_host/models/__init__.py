@@ -5,7 +5,7 @@ Every adapter is a plugin's, offered through ``dsh_model_adapters``. The host's 
 imported only when chosen; its messages in :mod:`._openai_messages`), come from the default
 plugin :class:`DefaultModels` (:mod:`._defaults`), which the host registers before any other.
 :func:`choose_model` builds the adapter a name selects among what the plugins offer.
-:class:`LiveTurn` (:mod:`._turn`) is what an adapter sees of one turn.
+What an adapter sees of one turn is the host's :class:`dsh_host.LiveTurn` (the core's).
 """
 
 from __future__ import annotations
@@ -19,12 +19,10 @@ from dsh_hookspecs import ModelAdapter, ModelAdapterSpec, ModelSettings
 from ._defaults import DEFAULT_MODELS, DefaultModels
 from ._none import ModelUnavailableError, NoModel
 from ._scripted import PhraseSource, ScriptedModel, help_text
-from ._turn import LiveTurn
 
 __all__ = [
     "DEFAULT_MODELS",
     "DefaultModels",
-    "LiveTurn",
     "ModelUnavailableError",
     "NoModel",
     "PhraseSource",

@@ -8,9 +8,12 @@ The host's outbox decides what to send and when to try again; this package does 
   :class:`Outcome` (:func:`send`);
 * :mod:`._webpush`: the host's VAPID key (:class:`PushKeys`), browsers' subscriptions
   (:class:`Subscriptions`) and one push (:func:`send_push`);
-* :mod:`._markup`: chat text made inert (:func:`neutralise`).
+* :mod:`._markup`: chat text made inert (:func:`neutralise`);
+* :mod:`._sender`: the outbox's send worker (:class:`OutboxSender`), which claims due entries
+  from storage, sends each on its :class:`Channels` and settles it.
 
-It imports nothing else from ``dsh_host``. Every send is blocking: run it in a worker thread.
+The channel modules import nothing else from ``dsh_host``, and each send is blocking (run it
+in a worker thread); only the sender sits above storage.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ._send import (
     outcome_from_logs,
     send,
 )
+from ._sender import RETRY_BASE_SECONDS, Channels, OutboxSender
 from ._webpush import (
     PushKeys,
     Subscription,
@@ -51,9 +55,12 @@ __all__ = [
     "CHAT_SERVICES",
     "ENV_VAR",
     "IDEMPOTENCY_HEADER",
+    "RETRY_BASE_SECONDS",
     "Channel",
     "ChannelError",
+    "Channels",
     "Message",
+    "OutboxSender",
     "Outcome",
     "PushKeys",
     "Subscription",

@@ -1,6 +1,6 @@
 """Moving whole Sessions in and out of a backend: a read snapshot and an all-or-nothing writer.
 
-``dsh export``, ``dsh import`` and ``dsh migrate`` (``dsh_host/_transfer.py``) read and write
+``dsh export``, ``dsh import`` and ``dsh migrate`` (``dsh_host/cli/_transfer.py``) read and write
 stores through two capabilities every backend here offers:
 
 * :class:`ExportBackend`: :meth:`~ExportBackend.export_sessions` yields stored Sessions (header

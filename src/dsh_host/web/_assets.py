@@ -24,7 +24,7 @@ from starlette.responses import Response
 from dsh_hookspecs import JSONValue
 
 from .. import _json
-from .._plugins import PluginManager
+from ..core import PluginManager
 from ._errors import ApiError
 
 log = structlog.get_logger(__name__)

@@ -34,9 +34,7 @@ from dsh_hookspecs import (
     canonical_time_zone,
 )
 
-from .._agent import LiveAgent
-from .._host import LiveHost
-from .._session import ForkBoundaryError
+from ..core import ForkBoundaryError, LiveAgent, LiveHost
 from ..persistence import SessionLiveElsewhereError, StoredSession
 from ._errors import RETRY_LATER, ApiError, StorageWait, json_response
 from ._history import DEFAULT_MAX_MESSAGES, MAX_MAX_MESSAGES, history_page

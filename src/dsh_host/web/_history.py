@@ -31,7 +31,7 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from .._host import LiveHost
+from ..core import LiveHost
 from ..persistence import StoredSession
 from ._present import present
 

@@ -45,7 +45,7 @@ from starlette.responses import Response
 
 from dsh_hookspecs import NOTICE_BODY_MAX_CHARS, NOTICE_TITLE_MAX_CHARS, JSONValue
 
-from .._sender import Channels
+from ..notify import Channels
 from ..persistence import OutboxBackend, OutboxRow, idempotency_key
 from ._errors import ApiError, json_response
 from ._handlers import Routes

@@ -14,8 +14,7 @@ import structlog
 from dsh_hookspecs import Event, JSONValue
 
 from .. import _json
-from .._plugins import PluginManager
-from .._session import LiveSession
+from ..core import LiveSession, PluginManager
 
 log = structlog.get_logger(__name__)
 

@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 
 from dsh_hookspecs import TaskSlot
 
-from .._host import LiveHost
+from ..core import LiveHost
 from ._app import check_options, create_app
 from ._errors import DEFAULT_STORAGE_WAIT, WebConfigError
 from ._guard import is_loopback

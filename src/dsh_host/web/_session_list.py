@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from dsh_hookspecs import JSONValue, SessionHeader
 
-from .._host import LiveHost
+from ..core import LiveHost
 from ..persistence import (
     DamagedSummary,
     SessionCursor,

@@ -49,7 +49,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 import structlog
 
@@ -57,8 +57,7 @@ from dsh_hookspecs import Event, JSONValue
 
 from .. import _json
 from .._observations import Appended, Flushed, Opened, Streamed
-from .._plugins import PluginManager
-from .._session import LiveSession, LiveSessionStore
+from ..core import LiveSession, LiveSessionStore, PluginManager
 from ._present import present
 from ._viewdata import encode_views_frame, views_payload
 
@@ -325,14 +324,15 @@ class Sidecar:
 
     # -- store observations ---------------------------------------------------------------------
     def _observe(self, observation: Appended | Streamed | Flushed | Opened) -> None:
+        session = cast(LiveSession, observation.session)  # the store publishes its own only
         match observation:
-            case Appended(session=session, event=event):
+            case Appended(event=event):
                 self._on_append(session, event)
-            case Streamed(session=session, payload=payload):
+            case Streamed(payload=payload):
                 self._on_stream(session, payload)
-            case Flushed(session=session):
+            case Flushed():
                 self._on_flushed(session)
-            case Opened(session=session):
+            case Opened():
                 self._on_open(session)
 
     def _on_open(self, session: LiveSession) -> None:

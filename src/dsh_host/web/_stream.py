@@ -32,8 +32,7 @@ from starlette.types import Receive, Scope, Send
 
 from dsh_hookspecs import Event, TaskSlot
 
-from .._plugins import PluginManager
-from .._session import LiveSession
+from ..core import LiveSession, PluginManager
 from ._present import present
 from ._protocol import ABORT
 from ._sidecar import StreamFrame, Subscription, SubscriptionClosedError, ViewsFrame, encode_frame

@@ -22,8 +22,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .._agent import LiveAgent
-from .._tools import resolve, validate_arguments
+from ..core import LiveAgent, resolve, validate_arguments
 from ._errors import ApiError, json_response
 from ._handlers import Routes, session_refusals
 from ._requests import brief

@@ -18,12 +18,11 @@ from dsh_hookspecs import Event, JSONValue
 
 from .. import _json
 from .._names import session_name
-from .._plugins import PluginManager
-from .._session import LiveSession
+from ..core import LiveSession, PluginManager
 from ..persistence import StorageError
 
 if TYPE_CHECKING:
-    from .._host import LiveHost
+    from ..core import LiveHost
 
 log = structlog.get_logger(__name__)
 

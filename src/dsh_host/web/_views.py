@@ -17,7 +17,7 @@ from starlette.responses import Response
 from dsh_hookspecs import Event
 
 from .._names import RENAME, clean_name, session_name
-from .._session import LiveSession
+from ..core import LiveSession
 from ._errors import ApiError, json_response
 from ._handlers import Routes, session_refusals
 from ._viewdata import views_payload

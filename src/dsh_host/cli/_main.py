@@ -42,19 +42,13 @@ import structlog
 
 from dsh_hookspecs import Event, JSONValue, ModelSettings
 
-from . import _json, _logging
-from ._backup import run_backup
-from ._cli_args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, NO_PLUGINS
-from ._cli_args import parser as _parser
-from ._host import LiveHost
-from ._names import session_name
-from ._overlay import Overlay, OverlayError
-from ._plugins import PluginLoadError
-from ._sender import Channels
-from ._transfer import ExportFileError, Plugins, Totals, export, import_file, migrate
-from .models import UnknownModelError
-from .notify import ChannelError, parse_channels, urls_from_env
-from .persistence import (
+from .. import _json, _logging
+from .._names import session_name
+from .._overlay import Overlay, OverlayError
+from ..core import LiveHost, PluginLoadError
+from ..models import UnknownModelError
+from ..notify import ChannelError, Channels, parse_channels, urls_from_env
+from ..persistence import (
     Backend,
     DamagedSummary,
     DataDirLock,
@@ -78,7 +72,11 @@ from .persistence import (
     session_cursor,
     session_page,
 )
-from .web import WebServer, badges, is_loopback, token_problem
+from ..web import WebServer, badges, is_loopback, token_problem
+from ._args import DEFAULT_EVICT_IDLE, DEFAULT_LEASE_SECONDS, NO_PLUGINS
+from ._args import parser as _parser
+from ._backup import run_backup
+from ._transfer import ExportFileError, Plugins, Totals, export, import_file, migrate
 
 log = structlog.get_logger(__name__)
 

@@ -18,8 +18,8 @@ import structlog
 
 from dsh_hookspecs import Clock, TaskSlot, TimerHandle
 
+from .._observations import Opened
 from ._agent import LiveAgent
-from ._observations import Opened
 from ._session import LiveSession, LiveSessionStore
 
 log = structlog.get_logger(__name__)

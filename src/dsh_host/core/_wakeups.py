@@ -30,15 +30,16 @@ import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import structlog
 
 from dsh_hookspecs import BackOff, Clock, TaskSlot, TimerHandle, segment_wait
 
-from ._observations import Detached, WakeChanged
-from ._session import LiveSessionStore, NothingDueError
+from .._observations import Detached, WakeChanged
+from ..persistence import Backend, DueWake, SessionLiveElsewhereError
+from ._session import LiveSession, LiveSessionStore, NothingDueError
 from ._settle import Settler
-from .persistence import Backend, DueWake, SessionLiveElsewhereError
 
 log = structlog.get_logger(__name__)
 
@@ -167,7 +168,8 @@ class WakeService:
             self._arm(at_ms)
 
     def _on_detach(self, detached: Detached) -> None:
-        standing = self.sessions.wakes(detached.session)
+        # The store publishes only its own Sessions.
+        standing = self.sessions.wakes(cast(LiveSession, detached.session))
         if standing:
             earliest = min(standing.values())
             if earliest <= self.clock.now_ms():

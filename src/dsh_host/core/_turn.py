@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from dsh_hookspecs import Event, JSONValue, TimeContext, Tool, TurnInput
 
-from .._inbox import InboxMessage
+from ._inbox import InboxMessage
 
 if TYPE_CHECKING:
-    from .._agent import LiveAgent
+    from ._agent import LiveAgent
 
 
 class LiveTurn:

@@ -42,18 +42,11 @@ import structlog
 
 from dsh_hookspecs import Clock, TaskSet
 
-from .notify import (
-    Channel,
-    Message,
-    Outcome,
-    PushKeys,
-    Subscription,
-    Subscriptions,
-    send,
-    send_push,
-)
-from .persistence import OutboxBackend, OutboxClaim, OutboxRow, idempotency_key
-from .persistence import OutboxStatus as Status
+from ..persistence import OutboxBackend, OutboxClaim, OutboxRow, idempotency_key
+from ..persistence import OutboxStatus as Status
+from ._channels import Channel
+from ._send import Message, Outcome, send
+from ._webpush import PushKeys, Subscription, Subscriptions, send_push
 
 _Settled = tuple[Status, int | None, str | None]
 

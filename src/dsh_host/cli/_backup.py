@@ -54,8 +54,8 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 
-from ._cli_args import DEFAULT_DATA, data_location
-from .persistence.sqlite import DEFAULT_FILENAME, SCHEMA_VERSION
+from ..persistence.sqlite import DEFAULT_FILENAME, SCHEMA_VERSION
+from ._args import DEFAULT_DATA, data_location
 
 #: Pages a step copies unless told otherwise (4 MiB at SQLite's default 4 KiB pages).
 DEFAULT_PAGES = 1024

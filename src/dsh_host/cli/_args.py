@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dsh_hookspecs import DEFAULT_MAX_STEPS, ModelSettings
 
-from .persistence import is_postgres_url
+from ..persistence import is_postgres_url
 
 #: The distribution that ships ``dsh`` (``pyproject.toml``'s name): ``dsh --version`` reads it.
 DISTRIBUTION = "dsh-schedule"

@@ -19,8 +19,9 @@ coordinator writes the entry with the Session's next batch).
 
 It also takes the plugins' board posts (:meth:`LiveSessionStore.post`, the board of
 :class:`dsh_hookspecs.SessionStore`) the same way, publishing
-:class:`~dsh_host._observations.BoardChanged`, and their notices (:meth:`LiveSessionStore.notify`,
-publishing :class:`~dsh_host._observations.Notified`, which the coordinator writes to the outbox).
+:class:`~dsh_host._observations.BoardChanged`, and their notices
+(:meth:`LiveSessionStore.notify`, publishing :class:`~dsh_host._observations.Notified`,
+which the coordinator writes to the outbox).
 
 A delete (``LiveHost.delete_session``) runs inside :meth:`LiveSessionStore.deleting`: while it
 lasts the Session cannot be resumed, and a load of it that was under way when it began opens
@@ -50,10 +51,8 @@ from dsh_hookspecs import (
     SessionNotLiveError,
 )
 
-from . import _json
-from ._clock import SystemClock
-from ._inbox import owes_turn
-from ._observations import (
+from .. import _json
+from .._observations import (
     Appended,
     BoardChanged,
     Detached,
@@ -65,14 +64,16 @@ from ._observations import (
     Streamed,
     WakeChanged,
 )
-from ._records import HEADER_VERSION, StoredSession
-from .persistence import (
+from .._records import HEADER_VERSION, StoredSession
+from ..persistence import (
     Durability,
     check_board_post,
     check_notice,
     check_notice_key,
     check_wake_instant,
 )
+from ._clock import SystemClock
+from ._inbox import owes_turn
 
 _T = TypeVar("_T")
 

@@ -40,8 +40,8 @@ from dsh_hookspecs import (
     hookspecs,
 )
 
+from .._observations import OpenReason
 from ._disposables import close_disposable
-from ._observations import OpenReason
 from ._session import LiveSession, SessionHooks
 
 if TYPE_CHECKING:

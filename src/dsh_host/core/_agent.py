@@ -60,7 +60,7 @@ from dsh_hookspecs import (
     ToolCall,
 )
 
-from . import _json
+from .. import _json
 from ._disposables import close_disposable
 from ._durability import DurabilityGate
 from ._inbox import (
@@ -72,7 +72,7 @@ from ._inbox import (
 )
 from ._session import LiveSession, LiveSessionStore, Remover
 from ._tools import ToolLayer, resolve, validate_arguments
-from .models import LiveTurn
+from ._turn import LiveTurn
 
 log = structlog.get_logger(__name__)
 

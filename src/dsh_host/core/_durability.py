@@ -1,8 +1,8 @@
 """The durability gate of an Agent's driver: wait until a prefix of its Session is on disk.
 
 A turn caused by a follow-up may not start (and its model call may not run) before what caused
-it is durable (see :mod:`dsh_host._agent`). :meth:`DurabilityGate.until` flushes when the prefix
-is not known to be durable; while storage does not acknowledge, it waits a back-off
+it is durable (see :mod:`dsh_host.core._agent`). :meth:`DurabilityGate.until` flushes when the
+prefix is not known to be durable; while storage does not acknowledge, it waits a back-off
 (:class:`~dsh_hookspecs.BackOff`: 1 s doubling to 60 s, on the host clock) or until any later
 flush of the Session succeeds, and tries again. The stall is logged once, and its end once.
 """
@@ -13,7 +13,7 @@ import structlog
 
 from dsh_hookspecs import BackOff
 
-from ._observations import Flushed
+from .._observations import Flushed
 from ._session import LiveSession, LiveSessionStore
 
 log = structlog.get_logger(__name__)

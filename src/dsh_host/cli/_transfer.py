@@ -40,12 +40,11 @@ from typing import BinaryIO, Final, Self, cast
 
 from dsh_hookspecs import Event, EventRejectedError, JSONValue, SessionHeader, SessionNotLiveError
 
-from . import _json, _records
-from ._host import LiveHost
-from ._names import session_name
-from ._overlay import Overlay
-from ._session import LiveSession
-from .persistence import (
+from .. import _json, _records
+from .._names import session_name
+from .._overlay import Overlay
+from ..core import LiveHost, LiveSession
+from ..persistence import (
     ExportBackend,
     ImportBackend,
     ImportCounts,

@@ -29,20 +29,20 @@ from dsh_hookspecs import (
     TaskSlot,
 )
 
+from .._overlay import Overlay
+from .._records import StoredSession, damaged_sessions
+from ..models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
+from ..notify import RETRY_BASE_SECONDS, Channels, OutboxSender
+from ..persistence import Backend, Coordinator, OutboxBackend, StorageError, leases_of
 from ._agent import LiveAgent
 from ._clock import SystemClock
 from ._eviction import Evictor
-from ._overlay import Overlay
 from ._plugins import PluginManager
-from ._records import StoredSession, damaged_sessions
 from ._registry import LiveAgentRegistry
-from ._sender import RETRY_BASE_SECONDS, Channels, OutboxSender
 from ._session import LiveSession, LiveSessionStore, StoredCheck, check_fork_boundary
 from ._settle import Settler, WokenState
 from ._tools import ToolLayer
 from ._wakeups import WakeService
-from .models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
-from .persistence import Backend, Coordinator, OutboxBackend, StorageError, leases_of
 
 log = structlog.get_logger(__name__)
 
@@ -73,8 +73,8 @@ class LiveHost:
         :class:`UnknownModelError` for a name nobody offers).
         ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never).
         ``channels``: where notices go outside the page (none: plugins' notices file nothing);
-        an :class:`~dsh_host._sender.OutboxSender` then sends the outbox (``public_url`` links
-        each message to its Session; ``notify_*`` tune its sends)."""
+        an :class:`~dsh_host.notify._sender.OutboxSender` then sends the outbox (``public_url``
+        links each message to its Session; ``notify_*`` tune its sends)."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
