@@ -37,6 +37,9 @@ from ._protocols import (
     Session,
     SessionStore,
     TimerHandle,
+    Tool,
+    ToolCall,
+    ToolHandler,
     ToolRegistry,
 )
 from ._specs import HOOK_NAMES, PROJECT, hookspec
@@ -59,10 +62,7 @@ from ._types import (
     RendererAsset,
     SessionHeader,
     SessionNotLiveError,
-    Tool,
-    ToolCall,
     ToolConflictError,
-    ToolHandler,
 )
 from ._waits import BackOff, segment_wait
 from ._zones import InvalidTimeZoneError, canonical_time_zone, load_time_zone

@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ._types import Event, JSONValue, Tool
+from ._protocols import Tool
+from ._types import Event, JSONValue
 from ._zones import load_time_zone
 
 __all__ = [

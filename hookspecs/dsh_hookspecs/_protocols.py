@@ -1,4 +1,4 @@
-"""Typed Protocols for every host service a hook hands to a plugin.
+"""Typed Protocols for every host service a hook hands to a plugin, and the tool contract.
 
 The reference host (``dsh_host``) implements them; a plugin types its code against these and
 never imports the host.
@@ -7,9 +7,44 @@ never imports the host.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Final, Literal, Protocol, TypeVar, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
-from ._types import BoardEntry, Event, JSONValue, Notice, SessionHeader, Tool, ToolCall
+from ._types import BoardEntry, Event, JSONValue, Notice, SessionHeader
+
+# -- the tool contract: what a model-facing tool is, and one call of it -----------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """One invocation of a tool, after its arguments passed the tool's schema."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, JSONValue]
+    agent: Agent
+
+
+#: A tool body: receives the validated call, returns the JSON value of the result. A domain error
+#: is a value (``{"code": ..., "message": ...}``), not an exception.
+ToolHandler: TypeAlias = Callable[[ToolCall], Awaitable[JSONValue]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A model-facing tool.
+
+    ``parameters`` is a JSON Schema object (the subset the host validates: ``type``,
+    ``properties``, ``required``, ``additionalProperties``, ``enum``, ``items``,
+    ``description``). The host validates arguments against it before ``handler`` runs.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    handler: ToolHandler
+    title: str = ""
+
 
 T = TypeVar("T")
 

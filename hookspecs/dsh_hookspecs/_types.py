@@ -18,10 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-if TYPE_CHECKING:
-    from ._protocols import Agent
+from typing import Literal, TypeAlias
 
 #: A JSON value as the host stores it: dicts with str keys, lists, str, int, finite float, bool,
 #: None. Plugins must treat event data as read-only.
@@ -121,37 +118,6 @@ class SessionHeader:
     def owned_from(self) -> int:
         """Index of the first event this Session owns (``seedLength`` or 0)."""
         return self.seed_length or 0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
-    """One invocation of a tool, after its arguments passed the tool's schema."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, JSONValue]
-    agent: Agent
-
-
-#: A tool body: receives the validated call, returns the JSON value of the result. A domain error
-#: is a value (``{"code": ..., "message": ...}``), not an exception.
-ToolHandler: TypeAlias = Callable[[ToolCall], Awaitable[JSONValue]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Tool:
-    """A model-facing tool.
-
-    ``parameters`` is a JSON Schema object (the subset the host validates: ``type``,
-    ``properties``, ``required``, ``additionalProperties``, ``enum``, ``items``,
-    ``description``). The host validates arguments against it before ``handler`` runs.
-    """
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    handler: ToolHandler
-    title: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,9 +20,9 @@ import httpx
 import pytest
 
 from dsh_hookspecs import Event, SessionHeader
+from dsh_host.cli._args import add_backup_parser
 from dsh_host.cli._backup import (
     BackupError,
-    add_backup_parser,
     backup,
     compare_stores,
     run_backup,
@@ -218,7 +218,8 @@ def test_a_disk_that_fills_up_mid_copy_is_one_line_and_leaves_nothing(tmp_path):
     out.mkdir()
     code = (
         "import argparse, sys\n"
-        "from dsh_host.cli._backup import add_backup_parser, run_backup\n"
+        "from dsh_host.cli._args import add_backup_parser\n"
+        "from dsh_host.cli._backup import run_backup\n"
         "top = argparse.ArgumentParser(prog='dsh')\n"
         "add_backup_parser(top.add_subparsers(dest='command'))\n"
         "sys.exit(run_backup(top.parse_args(sys.argv[1:])))\n"

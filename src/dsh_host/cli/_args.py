@@ -13,6 +13,7 @@ from pathlib import Path
 from dsh_hookspecs import DEFAULT_MAX_STEPS, ModelSettings
 
 from ..persistence import is_postgres_url
+from ..persistence.sqlite import DEFAULT_FILENAME
 
 #: The distribution that ships ``dsh`` (``pyproject.toml``'s name): ``dsh --version`` reads it.
 DISTRIBUTION = "dsh-schedule"
@@ -127,11 +128,47 @@ def parser() -> argparse.ArgumentParser:
     )
     _overlay(reindex, "that file wakes")
     _transfer_commands(commands)
-    # _backup names its defaults from this module: imported here, once this module is loaded.
-    from ._backup import add_backup_parser  # noqa: PLC0415
-
     add_backup_parser(commands, formatter_class=_Formatter)
     return top
+
+
+def add_backup_parser(
+    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
+    formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter,
+) -> argparse.ArgumentParser:
+    """Add ``dsh backup --data DIR --to FILE [--verify]`` to the ``dsh`` command's subparsers."""
+    command: argparse.ArgumentParser = subparsers.add_parser(
+        "backup",
+        help="copy a SQLite data folder's store to one file while dsh serve keeps running",
+        description=(
+            "Copy the store of a SQLite data folder to one new file, consistent as of one "
+            "moment, while dsh serve keeps serving it. To restore, put the copy as "
+            f"{DEFAULT_FILENAME} into an empty folder and run dsh serve --data FOLDER. "
+            "For PostgreSQL use pg_dump."
+        ),
+        formatter_class=formatter_class,
+    )
+    command.add_argument(
+        "--data",
+        type=data_location,
+        default=Path(DEFAULT_DATA),
+        metavar="DIR",
+        help=f"the data folder to copy (default: {DEFAULT_DATA})",
+    )
+    command.add_argument(
+        "--to",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the copy to write: a new file, never overwritten (default: none, required)",
+    )
+    command.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the copy: SQLite's integrity check, and its Sessions and events counted and "
+        "digested against the store as of the copy (default: off)",
+    )
+    return command
 
 
 def _transfer_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

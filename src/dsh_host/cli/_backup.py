@@ -55,7 +55,6 @@ from itertools import zip_longest
 from pathlib import Path
 
 from ..persistence.sqlite import DEFAULT_FILENAME, SCHEMA_VERSION
-from ._args import DEFAULT_DATA, data_location
 
 #: Pages a step copies unless told otherwise (4 MiB at SQLite's default 4 KiB pages).
 DEFAULT_PAGES = 1024
@@ -478,45 +477,6 @@ def compare_stores(one: Path, other: Path) -> str | None:
 
 
 # -- the command line -----------------------------------------------------------------------
-
-
-def add_backup_parser(
-    subparsers: argparse._SubParsersAction,  # type: ignore[type-arg]
-    formatter_class: type[argparse.HelpFormatter] = argparse.HelpFormatter,
-) -> argparse.ArgumentParser:
-    """Add ``dsh backup --data DIR --to FILE [--verify]`` to the ``dsh`` command's subparsers."""
-    command: argparse.ArgumentParser = subparsers.add_parser(
-        "backup",
-        help="copy a SQLite data folder's store to one file while dsh serve keeps running",
-        description=(
-            "Copy the store of a SQLite data folder to one new file, consistent as of one "
-            "moment, while dsh serve keeps serving it. To restore, put the copy as "
-            f"{DEFAULT_FILENAME} into an empty folder and run dsh serve --data FOLDER. "
-            "For PostgreSQL use pg_dump."
-        ),
-        formatter_class=formatter_class,
-    )
-    command.add_argument(
-        "--data",
-        type=data_location,
-        default=Path(DEFAULT_DATA),
-        metavar="DIR",
-        help=f"the data folder to copy (default: {DEFAULT_DATA})",
-    )
-    command.add_argument(
-        "--to",
-        type=Path,
-        required=True,
-        metavar="FILE",
-        help="the copy to write: a new file, never overwritten (default: none, required)",
-    )
-    command.add_argument(
-        "--verify",
-        action="store_true",
-        help="check the copy: SQLite's integrity check, and its Sessions and events counted and "
-        "digested against the store as of the copy (default: off)",
-    )
-    return command
 
 
 def run_backup(args: argparse.Namespace) -> int:

@@ -1,13 +1,16 @@
 """The host's heart: live Sessions, Agents and what drives them.
 
-What lives here: the Session store with its flush contract and its one subscription API
-(``_session``; what it tells subscribers is :mod:`dsh_host._observations`), Agents and their registry (``_agent``, ``_registry``), an
-Agent's inbox (``_inbox``), the tool layers (``_tools``), the durability gate of a turn
-(``_durability``), the plugin loader and its hook facade (``_plugins``), cold delivery and the
-live set's bounds (``_wakeups``, ``_settle``, ``_eviction``), and the host object that wires
-them (``_host``). The public names are re-exported by :mod:`dsh_host`; the command line
-(:mod:`dsh_host.cli`), the web server (:mod:`dsh_host.web`), storage (:mod:`dsh_host.persistence`)
-and notifications (:mod:`dsh_host.notify`) are rooms of their own around it.
+What lives here: the Session store with its flush contract (``_session``; what it tells its
+subscribers is :mod:`dsh_host._observations`, below storage), Agents and their registry
+(``_agent``, ``_registry``), an Agent's inbox (``_inbox``), the tool layers (``_tools``), the
+turn a model adapter acts through (``_turn``), the durability gate of a turn (``_durability``),
+the plugin loader and its hook facade (``_plugins``), cold delivery and the live set's bounds
+(``_wakeups``, ``_settle``, ``_eviction``), the host clock and disposal (``_clock``,
+``_disposables``), and the host object that wires them (``_host``). The public names are
+re-exported by :mod:`dsh_host`; the command line (:mod:`dsh_host.cli`), the web server
+(:mod:`dsh_host.web`) and the conformance suites import the heart through this module only.
+Storage (:mod:`dsh_host.persistence`), the model adapters (:mod:`dsh_host.models`) and the
+notification channels (:mod:`dsh_host.notify`) sit below it and never import it.
 """
 
 from ._agent import LiveAgent

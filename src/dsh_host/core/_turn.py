@@ -13,14 +13,29 @@ catches the cancellation.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from dsh_hookspecs import Event, JSONValue, TimeContext, Tool, TurnInput
+from dsh_hookspecs import Event, JSONValue, Session, TimeContext, Tool, TurnInput
 
 from ._inbox import InboxMessage
 
-if TYPE_CHECKING:
-    from ._agent import LiveAgent
+
+class TurnAgent(Protocol):
+    """What a turn asks of the Agent running it (the host's :class:`~dsh_host.LiveAgent`)."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def turn_stop_requested(self) -> bool: ...
+
+    def available_tools(self) -> Sequence[Tool]: ...
+
+    async def turn_tool(
+        self, name: str, arguments: JSONValue, *, call_id: str | None = None
+    ) -> JSONValue: ...
+
+    def stream_text(self, message_id: str, text: str) -> None: ...
 
 
 class LiveTurn:
@@ -31,7 +46,7 @@ class LiveTurn:
 
     __slots__ = ("_input", "_time", "agent", "message")
 
-    def __init__(self, agent: LiveAgent, message: InboxMessage, time: TimeContext) -> None:
+    def __init__(self, agent: TurnAgent, message: InboxMessage, time: TimeContext) -> None:
         self.agent = agent
         self.message = message
         self._time = time
