@@ -102,7 +102,7 @@ def dsh_session_opened(session: Session, reason: Literal["created", "forked", "r
 
     .. versionadded:: 0.1
     .. versionchanged:: 0.2
-       Wake entries are readable here (issue 11).
+       Wake entries are readable here (docs/always-on.md, "The durable wake index").
     """
 
 

@@ -22,9 +22,11 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_MODEL = "scripted"
 DEFAULT_LOG_LEVEL = "info"
-#: Seconds a live Session may sit idle under `dsh serve` before it is detached (issue 11 item 3).
+#: Seconds a live Session may sit idle under `dsh serve` before it is detached (docs/always-on.md,
+#: "Idle eviction").
 DEFAULT_EVICT_IDLE = 600
-#: Seconds a host keeps its PostgreSQL leases without renewing them (issue 11 item 5).
+#: Seconds a host keeps its PostgreSQL leases without renewing them (docs/always-on.md,
+#: "Several hosts on one PostgreSQL").
 DEFAULT_LEASE_SECONDS = 15
 #: How many Sessions ``dsh sessions`` prints without ``--limit`` or ``--all``.
 DEFAULT_SESSIONS_LIMIT = 50

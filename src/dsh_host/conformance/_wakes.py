@@ -1,4 +1,4 @@
-"""The wake-index contract (:meth:`dsh_hookspecs.SessionStore.request_wake`, issue 11 item 1).
+"""The wake-index contract (:meth:`dsh_hookspecs.SessionStore.request_wake`; docs/always-on.md).
 
 A plugin files one standing wake request per Session; it becomes durable with the Session's next
 acknowledged flush (written with the events of that batch, or alone when none is pending), never

@@ -1,4 +1,4 @@
-"""Idle eviction (issue 11 item 3): live Sessions nobody uses are detached to cold.
+"""Idle eviction: live Sessions nobody uses are detached to cold (docs/always-on.md).
 
 A live Session is *busy* while one of its Agents is not idle or has queued input, while an event
 stream is attached to it (:meth:`Evictor.attach`), or while it has an Agent that is not a root

@@ -130,14 +130,14 @@ class LiveHost:
             )
             self.persistence.channels = channels.ids
             self.persistence.outbox_filed = self.sender.kick
-        #: The backend's Session leases when several hosts share it (issue 11 item 5), else
+        #: The backend's Session leases when several hosts share it (docs/always-on.md), else
         #: ``None``: a Session is made live here only once its lease is held.
         self.leases = leases_of(backend)
         self._renewing = TaskSlot("host.lease_renewal")
         self._dropping = TaskSet("host.lease_lost")
         if self.leases is not None:
             self.leases.on_lost(self._lease_lost)
-        #: Cold delivery: resumes cold Sessions whose durable wake entry is due (issue 11).
+        #: Cold delivery: resumes cold Sessions whose durable wake entry is due.
         # On a shared database other hosts file wakes too: look again at least once per
         # renewal interval, so a dead host's due wakes are taken over soon after its leases.
         segment = 60.0 if self.leases is None else min(60.0, self.leases.renew_interval)
@@ -152,7 +152,7 @@ class LiveHost:
             settler=self.settler,
             shared=self.leases is not None,
         )
-        #: Idle eviction (issue 11 item 3): live Sessions nobody uses go cold.
+        #: Idle eviction (docs/always-on.md): live Sessions nobody uses go cold.
         self.evictor = Evictor(
             sessions=self.sessions,
             agents=self.agents.all,

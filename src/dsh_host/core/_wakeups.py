@@ -1,4 +1,4 @@
-"""Cold delivery (issue 11 item 2): the host resumes cold Sessions whose wake entry is due.
+"""Cold delivery: the host resumes cold Sessions whose wake entry is due (docs/always-on.md).
 
 One timer is armed for the earliest wake of the durable index. Waits are bounded segments
 (:func:`~dsh_hookspecs.segment_wait`: at most ``max_segment`` seconds of loop time) and every
