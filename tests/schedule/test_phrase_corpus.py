@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dsh_schedule._grammar import Ask, Cancel, CancelAll, Confirm, Create, ListAll, read
+from dsh_schedule.language._grammar import Ask, Cancel, CancelAll, Confirm, Create, ListAll, read
 
 from .phrase_corpus import CLOCK, CORPUS
 
@@ -85,7 +85,7 @@ def test_what_dateparser_cannot_read_is_no_time() -> None:
     read (the grammar then asks back)."""
     import datetime as dt
 
-    from dsh_schedule._grammar import _day_date, _duration_seconds, _When
+    from dsh_schedule.language._grammar import _day_date, _duration_seconds, _When
 
     now = dt.datetime(2026, 8, 5, 9, 0)  # noqa: DTZ001 (wall time in the user's zone)
     assert _duration_seconds("blue moons", "en", now) is None

@@ -4,9 +4,11 @@ Chinese.
 
 Offered through ``dsh_scripted_phrases``:
 
-* a reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to
-  the user as the reminder ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
-  (:data:`~._answers.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A; B";
+* a reminder follow-up (its first line is the core's
+  :data:`~dsh_schedule._framing.REMINDER_HEADER`) is presented to the user as the reminder
+  ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
+  (:data:`~dsh_schedule._framing.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A;
+  B";
 * any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all,
   change, a confirmation) and answered through the whole turn (``respond``): it calls the tools
   and says the outcome in the message's language with :mod:`._words` (times in the user's zone,
@@ -41,18 +43,19 @@ from typing import Final, Literal
 
 from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
 
-from . import _words
-from ._answers import (
+from .._at import ScheduleInputError, at_instant
+from .._codec import ScheduleLogError
+from .._fold import fold
+from .._framing import (
     BATCH_HEADER,
     PROMPT_PREFIX,
     REMINDER_HEADER,
     parse_batch_framing,
     read_json_string,
-    record_answer,
 )
-from ._at import ScheduleInputError, at_instant
-from ._codec import ScheduleLogError
-from ._fold import fold
+from .._instants import format_instant, parse_instant
+from .._record_fields import record_answer
+from . import _words
 from ._grammar import (
     CONFIRM_ADD,
     CONFIRM_CANCEL_ALL,
@@ -67,7 +70,6 @@ from ._grammar import (
     local_now,
     read,
 )
-from ._instants import format_instant, parse_instant
 
 __all__ = ["EXAMPLES", "PHRASES"]
 

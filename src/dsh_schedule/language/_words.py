@@ -17,8 +17,8 @@ from typing import Final, Literal
 
 from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, load_time_zone
 
+from .._instants import parse_instant
 from ._grammar import Language
-from ._instants import parse_instant
 
 __all__ = [
     "am_or_pm",
