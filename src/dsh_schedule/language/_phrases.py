@@ -51,6 +51,7 @@ from .._framing import (
     PROMPT_PREFIX,
     REMINDER_HEADER,
     parse_batch_framing,
+    parse_reminder_framing,
     read_json_string,
 )
 from .._instants import format_instant, parse_instant
@@ -66,6 +67,7 @@ from ._grammar import (
     Create,
     Language,
     ListAll,
+    Snooze,
     Update,
     local_now,
     read,
@@ -448,6 +450,40 @@ async def _confirm(confirm: Confirm, turn: Turn) -> str:
     return await _create(again, turn, check=False)
 
 
+def _last_delivered(turn: Turn) -> list[tuple[str, str, str]] | None:
+    """The reminders the last reminder follow-up in the transcript delivered (``(id,
+    occurrence_at, prompt)``; several for a batch), or ``None`` when none came."""
+    for event in reversed(turn.transcript()):
+        text = event.data.get("text") if isinstance(event.data, dict) else None
+        if event.type != "agent/followup" or not isinstance(text, str):
+            continue
+        single = parse_reminder_framing(text)
+        if single is not None:
+            return [single]
+        batch = parse_batch_framing(text)
+        if batch is not None:
+            return list(batch)
+    return None
+
+
+async def _snooze(snooze: Snooze, turn: Turn) -> str:
+    """Snoozes the reminder delivered last (a batch of several asks which one)."""
+    lang = snooze.lang
+    delivered = _last_delivered(turn)
+    if delivered is None:
+        return _words.nothing_to_snooze(lang)
+    if len(delivered) > 1:
+        return _words.snooze_which([prompt for _, _, prompt in delivered], lang)
+    ((schedule_id, occurrence_at, _),) = delivered
+    arguments: dict[str, JSONValue] = {
+        "id": schedule_id,
+        "occurrence_at": occurrence_at,
+        "minutes": snooze.minutes,
+    }
+    value = await turn.call_tool("schedule_snooze", arguments)
+    return _words.snoozed(value, turn.time, lang)
+
+
 async def _respond(match: re.Match[str], turn: Turn) -> str | None:
     """The whole turn for a message about reminders; ``None`` for any other message."""
     del match
@@ -466,6 +502,8 @@ async def _respond(match: re.Match[str], turn: Turn) -> str | None:
         return await _confirm(reading, turn)
     if isinstance(reading, Update):
         return await _update(reading, turn)
+    if isinstance(reading, Snooze):
+        return await _snooze(reading, turn)
     return await _create(reading, turn)
 
 

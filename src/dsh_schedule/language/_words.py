@@ -34,10 +34,13 @@ __all__ = [
     "no_time_of_day",
     "not_found",
     "nothing_to_add",
+    "nothing_to_snooze",
     "problem",
     "quote",
     "rule",
     "said",
+    "snooze_which",
+    "snoozed",
     "updated",
     "when",
 ]
@@ -296,6 +299,12 @@ _PROBLEMS: Final[dict[str, tuple[str, str]]] = {
         'I am not sure it was saved; ask "what reminders do I have?" to check',
         "不确定是否已保存；请问“我有哪些提醒”来确认",
     ),
+    "already_snoozed": ("it is already snoozed", "它已经推迟过了"),
+    "already_done": ("it is already marked done", "它已经标记为完成了"),
+    "not_found": (
+        "that reminder did not come up in this conversation",
+        "这个对话里没有到期过这个提醒",
+    ),
     "corrupt_schedule_log": (
         "this conversation's reminder records are damaged",
         "这个对话的提醒记录已损坏",
@@ -433,6 +442,37 @@ def ask_add(view: dict[str, JSONValue], say: str, time: TimeContext, lang: Langu
     if lang == "zh":
         return f"你已经有{text}，{at}。还要再加一个吗？请说“{say}”。"
     return f'You already have {text} {at}. Add another? Say "{say}".'
+
+
+def snoozed(value: JSONValue, time: TimeContext, lang: Language) -> str:
+    """The reply to ``schedule_snooze``'s ``value`` (the new one-time reminder, or a refusal)."""
+    refused = problem(value, lang)
+    if refused is not None or not isinstance(value, dict):
+        refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
+        if lang == "zh":
+            return f"没能推迟这个提醒：{refused}。"
+        return f"I could not snooze it: {refused}."
+    text = quote(name(value), lang)
+    at = when(str(value.get("scheduledAt")), time, lang)
+    if lang == "zh":
+        return f"好的，{at}再提醒你{text}。"
+    return f"Snoozed: I will remind you of {text} again {at}."
+
+
+def nothing_to_snooze(lang: Language) -> str:
+    """The reply to a snooze when no reminder was delivered in this conversation."""
+    if lang == "zh":
+        return "这里还没有到期的提醒可以推迟。"
+    return "No reminder has come up here yet, so there is nothing to snooze."
+
+
+def snooze_which(prompts: Sequence[str], lang: Language) -> str:
+    """The reply to a snooze when the last delivery brought several reminders at once."""
+    if lang == "zh":
+        listed = "、".join(quote(p, lang) for p in prompts)
+        return f"刚才同时到期了几个提醒（{listed}），请在要推迟的那个提醒上点“推迟”。"
+    listed = ", ".join(quote(p, lang) for p in prompts)
+    return f"Several reminders came up at once ({listed}); use Snooze on the one you mean."
 
 
 def nothing_to_add(lang: Language) -> str:
