@@ -8,6 +8,8 @@ Each expectation is one of:
 * ``("create", prompt, {selector: value})``: the ``schedule_create`` arguments;
 * ``("ask", question)``: the question back, word for word (it names the part it could not read);
 * ``("list",)``, ``("cancel", what)``, ``("cancel_all", what_or_None)``, ``("confirm", kind)``;
+* ``("snooze", minutes)``: ``schedule_snooze`` of the reminder that came up last, that many
+  minutes from now;
 * ``None``: not about reminders (the host's help answers, in the message's language).
 """
 

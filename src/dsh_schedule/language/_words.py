@@ -322,14 +322,22 @@ def problem(value: JSONValue, lang: Language) -> str | None:
     return words[1] if lang == "zh" else words[0]
 
 
+def _refusal(value: JSONValue, lang: Language, en: str, zh: str) -> str | None:
+    """ "I could not ``en``: ..." for a refusal ``value`` or anything that is no answer (an
+    object); ``None`` for an answer."""
+    refused = problem(value, lang)
+    if refused is None and isinstance(value, dict):
+        return None
+    refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
+    return f"没能{zh}：{refused}。" if lang == "zh" else f"I could not {en}: {refused}."
+
+
 def created(value: JSONValue, time: TimeContext, lang: Language) -> str:
     """The reply to ``schedule_create``'s ``value``."""
-    refused = problem(value, lang)
-    if refused is not None or not isinstance(value, dict):
-        refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
-        if lang == "zh":
-            return f"没能设置这个提醒：{refused}。"
-        return f"I could not set that reminder: {refused}."
+    refusal = _refusal(value, lang, "set that reminder", "设置这个提醒")
+    if refusal is not None:
+        return refusal
+    assert isinstance(value, dict)  # _refusal answers for anything else
     text = quote(name(value), lang)
     repeats = rule(value, time, lang)
     if repeats is not None:
@@ -446,12 +454,10 @@ def ask_add(view: dict[str, JSONValue], say: str, time: TimeContext, lang: Langu
 
 def snoozed(value: JSONValue, time: TimeContext, lang: Language) -> str:
     """The reply to ``schedule_snooze``'s ``value`` (the new one-time reminder, or a refusal)."""
-    refused = problem(value, lang)
-    if refused is not None or not isinstance(value, dict):
-        refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
-        if lang == "zh":
-            return f"没能推迟这个提醒：{refused}。"
-        return f"I could not snooze it: {refused}."
+    refusal = _refusal(value, lang, "snooze it", "推迟这个提醒")
+    if refusal is not None:
+        return refusal
+    assert isinstance(value, dict)  # _refusal answers for anything else
     text = quote(name(value), lang)
     at = when(str(value.get("scheduledAt")), time, lang)
     if lang == "zh":
