@@ -700,7 +700,7 @@ CORPUS: list[tuple[str, Any]] = [
     ("add a reminder to buy milk at 6pm", ("create", "buy milk", at("2026-08-05", "18:00:00"))),
     ("reminder at 5pm to call mom", ("create", "call mom", at("2026-08-05", "17:00:00"))),
     ("reminder: call mom at 5pm", ("create", "call mom", at("2026-08-05", "17:00:00"))),
-    ("set an alarm for 7am", ("ask", "What should I remind you of 7am?")),
+    ("set an alarm for 7am", ("ask", "What should I remind you of at 7am?")),
     ("anything scheduled?", ("list",)),
     ("what's scheduled?", ("list",)),
     ("what do I have scheduled?", ("list",)),
@@ -923,6 +923,10 @@ CORPUS: list[tuple[str, Any]] = [
     ),
     # cancelling
     ("stop reminding me to drink water", ("cancel", "drink water")),
+    (
+        "stop reminding me",
+        ("ask", 'Which reminder? Say what it says, for example "cancel the stretch reminder".'),
+    ),
     ("don't remind me about the meeting anymore", ("cancel", "the meeting")),
     ("delete the laundry reminder", ("cancel", "laundry")),
     ("remove my reminder to call mom", ("cancel", "call mom")),
@@ -978,6 +982,7 @@ CORPUS: list[tuple[str, Any]] = [
     ("把喝水的提醒删掉", ("cancel", "喝水")),
     ("把开会的提醒取消", ("cancel", "开会")),
     ("别提醒我喝水了", ("cancel", "喝水")),
+    ("别提醒我了", ("ask", "取消哪个提醒？请说出它的内容，例如“取消伸展的提醒”。")),
     ("不用再提醒我喝水了", ("cancel", "喝水")),
     ("取消明天开会的提醒", ("cancel", "明天开会")),
     ("全部取消", ("cancel_all", None)),

@@ -2,9 +2,9 @@
 reminders, and its replies in the message's language.
 
 It owns the grammar that reads a message (:mod:`._grammar`: create, list, cancel, cancel all,
-change, a confirmation, or a question back when a part cannot be read exactly), the words the
-replies are said in (:mod:`._words`), and the whole-turn phrase that calls the tools and says
-the outcome (:mod:`._phrases`, offered through ``dsh_scripted_phrases``;
+change, snooze, a confirmation, or a question back when a part cannot be read exactly), the
+words the replies are said in (:mod:`._words`), and the whole-turn phrase that calls the tools
+and says the outcome (:mod:`._phrases`, offered through ``dsh_scripted_phrases``;
 docs/models.md, "The scripted model").
 
 The language stands on the reminder core (the tools' answers, the reminder framings, the fold,

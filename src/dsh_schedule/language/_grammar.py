@@ -1,6 +1,7 @@
 # ruff: noqa: RUF001  (Chinese words and replies use Chinese punctuation on purpose)
 """Reading a person's message for the scripted demo model: what they ask (create, list, cancel,
-cancel all, change, a confirmation) and, for a reminder, its text and when.
+cancel all, change, snooze the reminder that came up last, a confirmation) and, for a
+reminder, its text and when.
 
 The grammar here is deliberately thin. It finds the intent and splits the reminder's text from
 the parts that say when (before "remind me", right after it, or at the end of the text), and it
@@ -20,9 +21,10 @@ phrase resolves against ``schedule_list``.
 
 It never guesses: a part that looks like a time but cannot be read, a bare hour without am or
 pm (except in a routine, where 7 to 11 are the morning's and 12 is noon, and in a change, where
-the reminder's own time decides), a day without a time, a reminder without a text or without a
-time, each becomes an :class:`Ask` that names the part and says what would work, in the
-message's language.
+the reminder's own time decides), a day without a time, a date that could be either of two
+("next tuesday" said on a Monday: tomorrow or the Tuesday after; both are named), a reminder
+without a text or without a time, a snooze without a length, each becomes an :class:`Ask` that
+names the part and says what would work, in the message's language.
 """
 
 from __future__ import annotations
@@ -202,6 +204,9 @@ _CANCEL_ZH: Final = re.compile(
     r"|^(?:请|帮我)?把(?P<ba>.+?)(?:的|这个)?提醒(?:取消|删除|删掉)(?:吧|掉)?$"
     r"|^(?:不用|不要|别)(?:再)?提醒我(?P<stop>.+?)了?$"
 )
+_STOP_WHICH: Final = re.compile(
+    r"^(?:(?:please\s+)?(?:stop|quit)\s+reminding\s+me|(?:不用|不要|别)(?:再)?提醒(?:我)?了?)$", _I
+)
 _STOP_EN: Final = re.compile(
     r"^(?:please\s+)?(?:stop|quit|don't|do\s+not)\s+(?:reminding|remind)\s+me\s+"
     r"(?:to\s+|about\s+|of\s+)?(?P<what>.+?)(?:\s+(?:anymore|any\s+more))?$",
@@ -210,6 +215,8 @@ _STOP_EN: Final = re.compile(
 
 
 def _cancel(text: str, lang: Language) -> Reading | None:
+    if _STOP_WHICH.match(text):
+        return Ask(lang, _WHICH[lang])  # "stop reminding me", "别提醒我了": which one?
     if lang == "zh":
         found = _CANCEL_ALL_ZH.match(text)
         if found:
@@ -976,7 +983,9 @@ def _read_create_en(text: str, time: TimeContext) -> Reading:
     if not task and found["wake"] and not when.empty():
         task = "wake up"  # "wake me up at 6:15 tomorrow"
     if not task:
-        return Ask("en", f"What should I remind you of {' '.join(when.parts or [])}?")
+        said = " ".join(when.parts or [])
+        said = f"at {said}" if said[:1].isdigit() else said  # "set an alarm for 7am"
+        return Ask("en", f"What should I remind you of {said}?")
     selector = _selector(when, "en", time)
     if isinstance(selector, Ask):
         return selector

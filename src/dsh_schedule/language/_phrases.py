@@ -10,14 +10,14 @@ Offered through ``dsh_scripted_phrases``:
   (:data:`~dsh_schedule._framing.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A;
   B";
 * any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all,
-  change, a confirmation) and answered through the whole turn (``respond``): it calls the tools
-  and says the outcome in the message's language with :mod:`._words` (times in the user's zone,
-  rules in words, reminders named by their title or text). Cancelling everything asks first
-  ("Cancel all 3 reminders? Say 'yes, cancel all'"), and so does a second reminder with the
-  same text at the same minute, or with the same routine ("You already have ... Add another?
-  Say 'yes, add it'"); the confirmation is read from the transcript, where the question is the
-  last thing the assistant said. A message that is not about reminders is passed on (the
-  host's help then quotes :data:`EXAMPLES`).
+  change, snooze, a confirmation) and answered through the whole turn (``respond``): it calls
+  the tools and says the outcome in the message's language with :mod:`._words` (times in the
+  user's zone, rules in words, reminders named by their title or text). Cancelling everything
+  asks first ("Cancel all 3 reminders? Say 'yes, cancel all'"), and so does a second reminder
+  with the same text at the same minute, or with the same routine ("You already have ... Add
+  another? Say 'yes, add it'"); the confirmation is read from the transcript, where the
+  question is the last thing the assistant said. A message that is not about reminders is
+  passed on (the host's help then quotes :data:`EXAMPLES`).
 
 A change finds its reminder in ``schedule_list`` by id, by its time of day, or by its text (as
 a cancel does; several that match are named back and nothing changes), then calls
@@ -32,6 +32,8 @@ noise): it folds the Session's own ``schedule/change`` events from the turn's tr
 ``turn.owned_from`` on, so a fork's inherited reminders never count and reminders set before a
 restart do. A log that does not fold from there skips the check (when the log is damaged, the
 create then says so). Listing and cancelling call ``schedule_list``: they show what they act on.
+A snooze ("snooze 10 minutes", "10分钟后再提醒我") calls ``schedule_snooze`` for the reminder
+the transcript's last reminder follow-up delivered (a batch of several names them instead).
 """
 
 from __future__ import annotations
