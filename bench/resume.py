@@ -53,7 +53,7 @@ from dsh_schedule import (
     format_instant,
     reminder_framing,
 )
-from dsh_schedule._answers import record_answer
+from dsh_schedule._record_fields import record_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common

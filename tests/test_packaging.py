@@ -137,17 +137,20 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("package", ["__init__"]),
     ],
     "dsh_schedule": [
-        (
-            "instants, the phrase grammar and the calendar",
-            ["_instants", "_grammar", "_cron", "_calendar"],
-        ),
+        ("instants and the calendar", ["_instants", "_cron", "_calendar"]),
         ("codec and values", ["_codec", "_fifo", "_every", "_at", "_rules"]),
         ("fold", ["_fold"]),
-        ("answers, receipts and the Session view", ["_answers", "_receipts", "_due", "_panel"]),
+        (
+            "framings, the tools' answers, receipts and the Session view",
+            ["_framing", "_record_fields", "_receipts", "_due", "_panel"],
+        ),
         ("transactions", ["_transactions"]),
         ("runtime", ["_runtime"]),
-        ("tools and the scripted model's phrases", ["_tools", "_words", "_phrases"]),
+        ("tools", ["_tools"]),
         ("the board filer", ["_board"]),
+        # The scripted assistant's language stands on the core; no core module imports it
+        # (test_the_schedule_core_never_imports_the_language), only the plugin wires it in.
+        ("the scripted assistant's language", ["language/"]),
         ("plugin", ["_plugin"]),
         ("package", ["__init__"]),
     ],
@@ -282,6 +285,59 @@ def floor_violations(package: str, package_dir: Path) -> list[str]:
 @pytest.mark.parametrize("package", sorted(FLOORS))
 def test_every_import_points_down_the_floors(package):
     assert floor_violations(package, PACKAGES[package]) == []
+
+
+#: The core modules of ``dsh_schedule`` that may import its language: the plugin wires it in.
+LANGUAGE_WIRING = {"dsh_schedule._plugin"}
+
+
+def language_imports(package_dir: Path) -> list[str]:
+    """Every import of ``dsh_schedule.language`` by a core module of ``dsh_schedule`` (one not in
+    the language folder), typing-only ones included, except :data:`LANGUAGE_WIRING`'s."""
+    all_modules = set(module_names(package_dir, "dsh_schedule"))
+    found: list[str] = []
+    for name, path in module_names(package_dir, "dsh_schedule").items():
+        if name == "dsh_schedule.language" or name.startswith("dsh_schedule.language."):
+            continue
+        for line, target, imported, _typing_only in imports_of(name, path, all_modules):
+            named = target if imported is None else f"{target}.{imported}"
+            if f"{named}.".startswith("dsh_schedule.language.") and name not in LANGUAGE_WIRING:
+                found.append(f"{path.relative_to(package_dir.parent)}:{line} imports {named}")
+    return found
+
+
+def test_the_schedule_core_never_imports_the_language():
+    assert language_imports(PACKAGES["dsh_schedule"]) == []
+    # The one module allowed to wire the language in exists (the allowance names no ghost).
+    assert set(module_names(PACKAGES["dsh_schedule"], "dsh_schedule")) >= LANGUAGE_WIRING
+
+
+def test_the_language_check_sees_typing_only_and_module_imports(tmp_path):
+    package = tmp_path / "dsh_schedule"
+    (package / "language").mkdir(parents=True)
+    files = {
+        "__init__.py": "",
+        "_plugin.py": "from .language import PHRASES\n",
+        "_codec.py": "",
+        "_fold.py": (
+            "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    from .language._words import Language\n"
+        ),
+        "_tools.py": "from . import language\n",
+        "_runtime.py": "import dsh_schedule.language._grammar\n",
+        "_due.py": "from ._codec import x\n",
+        "language/__init__.py": "PHRASES = ()\n",
+        "language/_words.py": "from .._codec import x\n",
+        "language/_grammar.py": "",
+    }
+    for relative, text in files.items():
+        (package / relative).write_text(text)
+    assert language_imports(package) == [
+        "dsh_schedule/_fold.py:3 imports dsh_schedule.language._words.Language",
+        "dsh_schedule/_runtime.py:1 imports dsh_schedule.language._grammar",
+        "dsh_schedule/_tools.py:1 imports dsh_schedule.language",
+    ]
 
 
 #: The floors of the small ``dsh_host`` the floor check's own tests write.

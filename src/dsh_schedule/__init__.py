@@ -6,6 +6,13 @@ The plugin (entry point ``schedule``) gives every root Agent published after it 
 one follow-up turn plus a durable ``schedule/change`` dispatch (and, through the host, a notice
 sent outside the page). All state is the Session's own log.
 
+The package has two rooms. The reminder core, every module at this level, owns the durable
+reminders of docs/design.md section 9 (the codec and its instants, the fold, the rules and
+calendars, the transactions, the runtime owner, the tools, the board and the presentation).
+:mod:`dsh_schedule.language` owns the keyless scripted assistant's reading of English and
+Chinese messages and its replies; it imports the core, the core never imports it, and only the
+plugin wires it in.
+
 The public surface is what a host or a UI author needs: the plugin, the version-1 codec and its
 limits and instants (after, at, every, daily, weekly and cron records, acks and snoozes), the
 fixed-rate arithmetic, the canonical cron spelling, the fold (and its delivered occurrences),
@@ -15,7 +22,6 @@ messages. Everything else is internal.
 
 from __future__ import annotations
 
-from ._answers import batch_framing, parse_batch_framing, parse_reminder_framing, reminder_framing
 from ._codec import (
     MAX_AFTER_SECONDS,
     MAX_EVERY_SECONDS,
@@ -50,6 +56,7 @@ from ._codec import (
 from ._cron import CronError, canonical_cron
 from ._every import Occurrence, resolve_every_occurrence
 from ._fold import SCHEDULE_CHANGE, Delivery, FoldResult, IncrementalFold, fold
+from ._framing import batch_framing, parse_batch_framing, parse_reminder_framing, reminder_framing
 from ._plugin import ConfigError, SchedulePlugin
 from ._receipts import ReminderView, present_dispatch
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, MAX_SNOOZE_MINUTES, MESSAGES

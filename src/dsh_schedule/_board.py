@@ -66,7 +66,6 @@ from dsh_hookspecs import (
     load_time_zone,
 )
 
-from ._answers import rule_fields
 from ._codec import (
     MAX_TITLE_CHARS,
     Ack,
@@ -79,6 +78,7 @@ from ._codec import (
 )
 from ._fold import Delivery, IncrementalFold, Step, dispatched
 from ._instants import parse_instant
+from ._record_fields import rule_fields
 from ._runtime import PLUGIN_NAME
 
 __all__ = [

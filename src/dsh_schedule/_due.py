@@ -17,7 +17,6 @@ import structlog
 
 from dsh_hookspecs import InvalidTimeZoneError
 
-from ._answers import BatchItem, batch_framing, reminder_framing
 from ._codec import (
     MAX_INSTANT_MS,
     MIN_INSTANT_MS,
@@ -33,6 +32,7 @@ from ._codec import (
     parse_instant,
 )
 from ._every import Occurrence, resolve_every_occurrence
+from ._framing import BatchItem, batch_framing, reminder_framing
 from ._rules import calendar_occurrence
 
 __all__ = ["Batch", "Decision", "OneShot", "due_decision", "recurring_occurrence"]

@@ -19,10 +19,10 @@ from typing import Final
 
 from dsh_hookspecs import Event, JSONValue
 
-from ._answers import extra_fields, rule_fields
 from ._codec import Dispatch, Record, format_instant
 from ._fold import IncrementalFold, check_seed_length, dispatched
 from ._instants import parse_instant
+from ._record_fields import extra_fields, rule_fields
 
 __all__ = ["LATE_AFTER_MS", "RECENT_LIMIT", "VIEW_NAME", "reminders_view"]
 

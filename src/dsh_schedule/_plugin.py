@@ -3,7 +3,8 @@
 It also implements the invariant companion (``dsh_event_validate`` refuses a ``schedule/change``
 candidate that would corrupt the owned stream; ``dsh_session_opened`` reports a Session whose
 owned stream is already corrupt), the presentation hook for ``schedule/change`` dispatches, and
-the reminder phrases of a host's ``scripted`` demo model (``dsh_scripted_phrases``).
+the reminder phrases of a host's ``scripted`` demo model (``dsh_scripted_phrases``). It is the
+one core module that wires in :mod:`dsh_schedule.language`, the scripted assistant's language.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from ._codec import (
 )
 from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, Step, earliest
 from ._panel import VIEW_NAME, reminders_view
-from ._phrases import PHRASES
 from ._receipts import Receipts, ReminderView
 from ._runtime import PLUGIN_NAME, ScheduleOwner
 from ._tools import MAX_ACTIVE, MAX_PROMPT_CHARS, ScheduleTools
+from .language import PHRASES
 
 log = structlog.get_logger(__name__)
 

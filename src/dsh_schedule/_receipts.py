@@ -31,7 +31,6 @@ from typing import Final, NotRequired, TypeAlias, TypedDict
 
 from dsh_hookspecs import Event, Session
 
-from ._answers import DELIVERY_MODE
 from ._codec import (
     Ack,
     Create,
@@ -43,6 +42,7 @@ from ._codec import (
     decode_change,
 )
 from ._fold import SCHEDULE_CHANGE, check_seed_length, dispatched, log_error
+from ._record_fields import DELIVERY_MODE
 
 __all__ = ["ReceiptIndex", "Receipts", "ReminderView", "present_dispatch"]
 

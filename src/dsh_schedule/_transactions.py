@@ -22,7 +22,6 @@ import structlog
 
 from dsh_hookspecs import Agent, BackOff, Host, JSONValue
 
-from ._answers import record_answer
 from ._at import ScheduleInputError, at_instant, at_target, future_instant
 from ._codec import (
     Ack,
@@ -45,6 +44,7 @@ from ._codec import (
 )
 from ._fifo import Fifo
 from ._fold import SCHEDULE_CHANGE, FoldCache
+from ._record_fields import record_answer
 from ._rules import CalendarRule, calendar_record, first_target, same_calendar_rule
 
 __all__ = [

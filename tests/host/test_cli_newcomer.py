@@ -17,7 +17,7 @@ import httpx
 
 from dsh_host.cli._main import NO_PLUGINS_LOADED, _parser
 from dsh_host.persistence import SQLiteBackend, opened
-from dsh_schedule._phrases import PHRASES
+from dsh_schedule.language import PHRASES
 from tests.procs import LISTENING, ROOT, DshProcess, run_dsh
 
 

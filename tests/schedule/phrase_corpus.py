@@ -8,6 +8,8 @@ Each expectation is one of:
 * ``("create", prompt, {selector: value})``: the ``schedule_create`` arguments;
 * ``("ask", question)``: the question back, word for word (it names the part it could not read);
 * ``("list",)``, ``("cancel", what)``, ``("cancel_all", what_or_None)``, ``("confirm", kind)``;
+* ``("snooze", minutes)``: ``schedule_snooze`` of the reminder that came up last, that many
+  minutes from now;
 * ``None``: not about reminders (the host's help answers, in the message's language).
 """
 
@@ -680,8 +682,440 @@ CORPUS: list[tuple[str, Any]] = [
         ),
     ),
     ("每天每2小时提醒我喝水", ("ask", "这里有不止一个时间（每天 / 每2小时）。你指的是哪一个？")),
+    # What new users type: the phrasings first tried against the scripted assistant, and their
+    # everyday variations (listing, cancelling, snoozing, times of day, typos).
+    (
+        "set a reminder for 3:45pm to pick up the kids",
+        ("create", "pick up the kids", at("2026-08-05", "15:45:00")),
+    ),
+    (
+        "set a reminder for tomorrow at 9am to call mom",
+        ("create", "call mom", at("2026-08-06", "09:00:00")),
+    ),
+    (
+        "set a reminder for 6pm to cook dinner",
+        ("create", "cook dinner", at("2026-08-05", "18:00:00")),
+    ),
+    ("create a reminder to call mom at 5pm", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("add a reminder to buy milk at 6pm", ("create", "buy milk", at("2026-08-05", "18:00:00"))),
+    ("reminder at 5pm to call mom", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("reminder: call mom at 5pm", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("set an alarm for 7am", ("ask", "What should I remind you of at 7am?")),
+    ("anything scheduled?", ("list",)),
+    ("what's scheduled?", ("list",)),
+    ("what do I have scheduled?", ("list",)),
+    ("what's coming up?", ("list",)),
+    ("is there anything coming up?", ("list",)),
+    ("can you list my reminders?", ("list",)),
+    ("could you show me my reminders please", ("list",)),
+    ("what reminders are there?", ("list",)),
+    ("do I have reminders", ("list",)),
+    ("are there any reminders?", ("list",)),
+    ("view my reminders", ("list",)),
+    ("check my reminders", ("list",)),
+    ("show all reminders", ("list",)),
+    ("list all my reminders", ("list",)),
+    ("upcoming reminders", ("list",)),
+    ("wake me up at 6:15 tomorrow", ("create", "wake up", at("2026-08-06", "06:15:00"))),
+    ("wake me up at 7am", ("create", "wake up", at("2026-08-06", "07:00:00"))),
+    (
+        "wake me up tomorrow at 6:30am to catch the train",
+        ("create", "catch the train", at("2026-08-06", "06:30:00")),
+    ),
+    (
+        "wake me up",
+        (
+            "ask",
+            'What should I remind you of, and when? For example "remind me in 10 minutes to stretch".',
+        ),
+    ),
+    (
+        "remind me in a fortnight to water the cactus",
+        ("create", "water the cactus", {"after_seconds": 1209600}),
+    ),
+    (
+        "remind me every fortnight to water the cactus",
+        ("create", "water the cactus", {"every_seconds": 1209600}),
+    ),
+    (
+        "remind me in 2 weeks to renew my passport",
+        ("create", "renew my passport", {"after_seconds": 1209600}),
+    ),
+    (
+        "remind me in 10 days to check the mail",
+        ("create", "check the mail", {"after_seconds": 864000}),
+    ),
+    (
+        "remind me in 3 hours to take my medicine",
+        ("create", "take my medicine", {"after_seconds": 10800}),
+    ),
+    ("remind me in an hour and 15 minutes to leave", ("create", "leave", {"after_seconds": 4500})),
+    ("remind me in 45 minutes to leave", ("create", "leave", {"after_seconds": 2700})),
+    (
+        "remind me in half an hour to check the laundry",
+        ("create", "check the laundry", {"after_seconds": 1800}),
+    ),
+    (
+        "remind me in 30 mins to check the laundry",
+        ("create", "check the laundry", {"after_seconds": 1800}),
+    ),
+    (
+        "remind me in 30min to check the laundry",
+        ("create", "check the laundry", {"after_seconds": 1800}),
+    ),
+    (
+        "remind me to take the pizza out in 15 min",
+        ("create", "take the pizza out", {"after_seconds": 900}),
+    ),
+    ("remind me in 1 hr to leave", ("create", "leave", {"after_seconds": 3600})),
+    ("remind me in 2hrs to leave", ("create", "leave", {"after_seconds": 7200})),
+    ("remind me in 5 minutes", ("ask", "What should I remind you of in 5 minutes?")),
+    (
+        "remind me at noon tomorrow to call the vet",
+        ("create", "call the vet", at("2026-08-06", "12:00:00")),
+    ),
+    (
+        "remind me tomorrow at noon to pay the bill",
+        ("create", "pay the bill", at("2026-08-06", "12:00:00")),
+    ),
+    (
+        "remind me tonight at 9 to take out the trash",
+        ("create", "take out the trash", at("2026-08-05", "21:00:00")),
+    ),
+    (
+        "remind me tonight at 12 to lock the door",
+        ("create", "lock the door", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me this evening at 7 to call grandma",
+        ("create", "call grandma", at("2026-08-05", "19:00:00")),
+    ),
+    (
+        "remind me this evening to water the plants",
+        ("create", "water the plants", at("2026-08-05", "18:00:00")),
+    ),
+    (
+        "remind me at midnight to turn off the heater",
+        ("create", "turn off the heater", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me at 3 pm to call the dentist",
+        ("create", "call the dentist", at("2026-08-05", "15:00:00")),
+    ),
+    (
+        "remind me at 3:45 pm to pick up the kids",
+        ("create", "pick up the kids", at("2026-08-05", "15:45:00")),
+    ),
+    (
+        "remind me at 07:30 to leave for work",
+        ("create", "leave for work", at("2026-08-06", "07:30:00")),
+    ),
+    (
+        "remind me at 11:59pm to submit the form",
+        ("create", "submit the form", at("2026-08-05", "23:59:00")),
+    ),
+    (
+        "remind me at 6 in the evening to cook dinner",
+        ("create", "cook dinner", at("2026-08-05", "18:00:00")),
+    ),
+    (
+        "remind me tomorrow at 6 in the morning to run",
+        ("create", "run", at("2026-08-06", "06:00:00")),
+    ),
+    (
+        "remind me at 5pm tomorrow to call mom",
+        ("create", "call mom", at("2026-08-06", "17:00:00")),
+    ),
+    (
+        "remind me on saturday at 10am to mow the lawn",
+        ("create", "mow the lawn", at("2026-08-08", "10:00:00")),
+    ),
+    (
+        "remind me this saturday at 10am to mow the lawn",
+        ("create", "mow the lawn", at("2026-08-08", "10:00:00")),
+    ),
+    (
+        "remind me on sunday morning to call mom",
+        ("create", "call mom", at("2026-08-09", "09:00:00")),
+    ),
+    (
+        "remind me thursday at 2pm to send the report",
+        ("create", "send the report", at("2026-08-06", "14:00:00")),
+    ),
+    (
+        "remind me to call mom on friday at 6pm",
+        ("create", "call mom", at("2026-08-07", "18:00:00")),
+    ),
+    (
+        "remind me next wednesday at 10am to water the lawn",
+        ("create", "water the lawn", at("2026-08-12", "10:00:00")),
+    ),
+    (
+        "remind me next friday at 3pm to submit the report",
+        (
+            "ask",
+            'By "next friday" do you mean Friday, August 7 or Friday, August 14? Say "on August 7" or "on August 14".',
+        ),
+    ),
+    (
+        "remind me next saturday morning to go hiking",
+        (
+            "ask",
+            'By "next saturday" do you mean Saturday, August 8 or Saturday, August 15? Say "on August 8" or "on August 15".',
+        ),
+    ),
+    (
+        "remind me on August 14 at 3pm to submit the report",
+        ("create", "submit the report", at("2026-08-14", "15:00:00")),
+    ),
+    (
+        "remind me next week to book flights",
+        (
+            "ask",
+            'When should I remind you about "next week to book flights"? For example "in 10 minutes", "at 5pm" or "tomorrow morning".',
+        ),
+    ),
+    (
+        "remind me every weekday at 8am to check email",
+        ("create", "check email", weekly("08:00:00", *WORKDAYS)),
+    ),
+    ("remind me every 15 minutes to stretch", ("create", "stretch", {"every_seconds": 900})),
+    (
+        "every day at 8pm remind me to take my meds",
+        ("create", "take my meds", daily("20:00:00")),
+    ),
+    (
+        "remind me every sunday at 7pm to plan the week",
+        ("create", "plan the week", weekly("19:00:00", 7)),
+    ),
+    ("remind me at 9pm every day to floss", ("create", "floss", daily("21:00:00"))),
+    ("remind me daily at 9pm to floss", ("create", "floss", daily("21:00:00"))),
+    ("remind me to floss every night at 10pm", ("create", "floss", daily("22:00:00"))),
+    (
+        "remind me to pay rent on the 1st of every month at 9am",
+        ("create", "pay rent", cron("0 9 1 * *")),
+    ),
+    (
+        "remind me every other day to water the plants",
+        (
+            "ask",
+            'I could not read "every other day" as a time. Try "5pm", "17:30" or "in 10 minutes".',
+        ),
+    ),
+    # typos people make
+    ("remnd me in 10 minutes to stretch", ("create", "stretch", {"after_seconds": 600})),
+    ("remid me at 5pm to call mom", ("create", "call mom", at("2026-08-05", "17:00:00"))),
+    ("remind me in 10 minuts to stretch", ("create", "stretch", {"after_seconds": 600})),
+    (
+        "remind me in 20 mintues to check the oven",
+        ("create", "check the oven", {"after_seconds": 1200}),
+    ),
+    (
+        "remind me tommorow at 9am to call mom",
+        ("create", "call mom", at("2026-08-06", "09:00:00")),
+    ),
+    ("remind me tomorow at 9am to call mom", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    ("remind me tmrw at 9am to call mom", ("create", "call mom", at("2026-08-06", "09:00:00"))),
+    ("remind me tonite to call dad", ("create", "call dad", at("2026-08-05", "20:00:00"))),
+    (
+        "pls remind me in 5 min to check the door",
+        ("create", "check the door", {"after_seconds": 300}),
+    ),
+    # cancelling
+    ("stop reminding me to drink water", ("cancel", "drink water")),
+    (
+        "stop reminding me",
+        ("ask", 'Which reminder? Say what it says, for example "cancel the stretch reminder".'),
+    ),
+    ("don't remind me about the meeting anymore", ("cancel", "the meeting")),
+    ("delete the laundry reminder", ("cancel", "laundry")),
+    ("remove my reminder to call mom", ("cancel", "call mom")),
+    ("cancel the reminder about the dentist", ("cancel", "the dentist")),
+    ("delete everything", ("cancel_all", None)),
+    ("remove all reminders", ("cancel_all", None)),
+    # snoozing the reminder that just came up
+    ("snooze 10 minutes", ("snooze", 10)),
+    ("snooze for 10 minutes", ("snooze", 10)),
+    ("Snooze 5 min", ("snooze", 5)),
+    ("snooze it for an hour", ("snooze", 60)),
+    ("snooze for half an hour", ("snooze", 30)),
+    ("remind me again in 10 minutes", ("snooze", 10)),
+    ("remind me again in an hour", ("snooze", 60)),
+    ("remind me again in 2 hours please", ("snooze", 120)),
+    (
+        "snooze",
+        ("ask", 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).'),
+    ),
+    (
+        "snooze it",
+        ("ask", 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).'),
+    ),
+    (
+        "remind me again later",
+        ("ask", 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).'),
+    ),
+    (
+        "snooze 30 seconds",
+        ("ask", 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).'),
+    ),
+    (
+        "snooze for 2 weeks",
+        ("ask", 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).'),
+    ),
+    (
+        "remind me later to call mom",
+        ("ask", 'I could not read "later" as a time. Try "5pm", "17:30" or "in 10 minutes".'),
+    ),
+    ("what's the time?", None),
+    ("thanks!", None),
+    # Chinese
+    ("我都有什么提醒", ("list",)),
+    ("我都有哪些提醒？", ("list",)),
+    ("我设了哪些提醒", ("list",)),
+    ("我现在有几个提醒", ("list",)),
+    ("我的提醒有哪些", ("list",)),
+    ("看看我的提醒", ("list",)),
+    ("显示提醒", ("list",)),
+    ("提醒列表", ("list",)),
+    ("我有没有提醒", ("list",)),
+    ("有什么提醒", ("list",)),
+    ("把喝水的提醒删掉", ("cancel", "喝水")),
+    ("把开会的提醒取消", ("cancel", "开会")),
+    ("别提醒我喝水了", ("cancel", "喝水")),
+    ("别提醒我了", ("ask", "取消哪个提醒？请说出它的内容，例如“取消伸展的提醒”。")),
+    ("不用再提醒我喝水了", ("cancel", "喝水")),
+    ("取消明天开会的提醒", ("cancel", "明天开会")),
+    ("全部取消", ("cancel_all", None)),
+    ("删除所有的提醒", ("cancel_all", None)),
+    ("10分钟后再提醒我", ("snooze", 10)),
+    ("半小时后再提醒我", ("snooze", 30)),
+    ("一小时后再提醒我一次", ("snooze", 60)),
+    ("推迟10分钟", ("snooze", 10)),
+    ("推迟半小时", ("snooze", 30)),
+    (
+        "稍后再提醒我",
+        ("ask", "要推迟多久？请说“10分钟后再提醒我”或“1小时后再提醒我”（最多一周）。"),
+    ),
+    (
+        "过一会儿再提醒我",
+        ("ask", "要推迟多久？请说“10分钟后再提醒我”或“1小时后再提醒我”（最多一周）。"),
+    ),
+    ("明早6点叫醒我", ("create", "起床", at("2026-08-06", "06:00:00"))),
+    ("明天早上6点叫我起床", ("create", "起床", at("2026-08-06", "06:00:00"))),
+    ("明早提醒我买牛奶", ("create", "买牛奶", at("2026-08-06", "09:00:00"))),
+    ("明早7点半提醒我跑步", ("create", "跑步", at("2026-08-06", "07:30:00"))),
+    ("明天中午提醒我订餐", ("create", "订餐", at("2026-08-06", "12:00:00"))),
+    ("今天下午提醒我取快递", ("create", "取快递", at("2026-08-05", "15:00:00"))),
+    ("今天晚上提醒我洗衣服", ("create", "洗衣服", at("2026-08-05", "18:00:00"))),
+    ("今晚十一点提醒我关灯", ("create", "关灯", at("2026-08-05", "23:00:00"))),
+    ("晚上12点提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("午夜提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("每天晚上12点提醒我关灯", ("create", "关灯", daily("00:00:00"))),
+    ("凌晨3点提醒我看球", ("create", "看球", at("2026-08-06", "03:00:00"))),
+    ("凌晨提醒我看球", ("ask", "凌晨几点？例如“凌晨5点”。")),
+    ("下周二上午10点提醒我开会", ("create", "开会", at("2026-08-11", "10:00:00"))),
+    ("下周五下午3点提醒我交报告", ("create", "交报告", at("2026-08-14", "15:00:00"))),
+    ("下周五提醒我交报告", ("ask", "下周五几点？例如“下周五早上9点”。")),
+    ("后天下午2点提醒我去医院", ("create", "去医院", at("2026-08-07", "14:00:00"))),
+    ("大后天上午9点提醒我续签", ("create", "续签", at("2026-08-08", "09:00:00"))),
+    ("周六上午10点提醒我打扫", ("create", "打扫", at("2026-08-08", "10:00:00"))),
+    ("星期三下午3点提醒我开会", ("create", "开会", at("2026-08-12", "15:00:00"))),
+    ("礼拜天晚上8点提醒我给妈妈打电话", ("create", "给妈妈打电话", at("2026-08-09", "20:00:00"))),
+    ("半小时后提醒我关火", ("create", "关火", {"after_seconds": 1800})),
+    ("一小时后提醒我出门", ("create", "出门", {"after_seconds": 3600})),
+    ("提醒我五分钟后关火", ("create", "关火", {"after_seconds": 300})),
+    ("三分钟后提醒我", ("ask", "三分钟后要提醒你什么？")),
+    ("提醒我两周后续签证", ("create", "续签证", {"after_seconds": 1209600})),
+    ("一个星期后提醒我交报告", ("create", "交报告", {"after_seconds": 604800})),
+    ("下个月1号上午9点提醒我交房租", ("create", "交房租", at("2026-09-01", "09:00:00"))),
+    ("下个月1号提醒我交房租", ("ask", "下个月1号几点？例如“下个月1号早上9点”。")),
+    ("每个工作日早上9点提醒我打卡", ("create", "打卡", weekly("09:00:00", *WORKDAYS))),
+    ("每个工作日下午6点提醒我写日报", ("create", "写日报", weekly("18:00:00", *WORKDAYS))),
+    ("每周五下午5点提醒我写周报", ("create", "写周报", weekly("17:00:00", 5))),
+    ("每天早上7点半提醒我吃早饭", ("create", "吃早饭", daily("07:30:00"))),
+    ("每隔15分钟提醒我看一下锅", ("create", "看一下锅", {"every_seconds": 900})),
+    ("每两小时提醒我喝水", ("create", "喝水", {"every_seconds": 7200})),
+    ("晚上十点提醒我睡觉", ("create", "睡觉", at("2026-08-05", "22:00:00"))),
+    ("晚上10点半提醒我睡觉", ("create", "睡觉", at("2026-08-05", "22:30:00"))),
+    ("明天下午三点半提醒我开会", ("create", "开会", at("2026-08-06", "15:30:00"))),
+    ("12点提醒我吃饭", ("ask", "12点是上午还是晚上？请说“上午12点”或“晚上12点”。")),
+    ("别忘了提醒我10分钟后喝水", ("create", "喝水", {"after_seconds": 600})),
 ]
 
+
+#: Days of the week that read differently from other days, each on its own clock (09:00 in
+#: Shanghai): "next tuesday" said on a Monday may mean tomorrow or the Tuesday after, so it asks,
+#: naming both dates; the dates it names then read as they say.
+MONDAY = TimeContext(now_ms=parse_instant("2026-08-10T01:00:00.000Z"), time_zone=SH)
+SUNDAY = TimeContext(now_ms=parse_instant("2026-08-09T01:00:00.000Z"), time_zone=SH)
+ON_OTHER_DAYS: list[tuple[TimeContext, str, Any]] = [
+    (
+        MONDAY,
+        "remind me next tuesday morning to call the plumber",
+        (
+            "ask",
+            'By "next tuesday" do you mean Tuesday, August 11 or Tuesday, August 18? Say "on August 11" or "on August 18".',
+        ),
+    ),
+    (
+        MONDAY,
+        "remind me on August 11 in the morning to call the plumber",
+        ("create", "call the plumber", at("2026-08-11", "09:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me on August 18 in the morning to call the plumber",
+        ("create", "call the plumber", at("2026-08-18", "09:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me this tuesday morning to call the plumber",
+        ("create", "call the plumber", at("2026-08-11", "09:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me tuesday morning to call the plumber",
+        ("create", "call the plumber", at("2026-08-11", "09:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me next monday at 9am to plan the week",
+        ("create", "plan the week", at("2026-08-17", "09:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me next sunday at 10am to call grandma",
+        (
+            "ask",
+            'By "next sunday" do you mean Sunday, August 16 or Sunday, August 23? Say "on August 16" or "on August 23".',
+        ),
+    ),
+    (
+        MONDAY,
+        "move the dentist reminder to next friday at 3pm",
+        (
+            "ask",
+            'By "next friday" do you mean Friday, August 14 or Friday, August 21? Say "on August 14" or "on August 21".',
+        ),
+    ),
+    (MONDAY, "下周二上午10点提醒我开会", ("create", "开会", at("2026-08-18", "10:00:00"))),
+    (MONDAY, "周二上午10点提醒我开会", ("create", "开会", at("2026-08-11", "10:00:00"))),
+    (MONDAY, "明天上午10点提醒我开会", ("create", "开会", at("2026-08-11", "10:00:00"))),
+    (
+        SUNDAY,
+        "remind me next monday at 9am to plan the week",
+        (
+            "ask",
+            'By "next monday" do you mean Monday, August 10 or Monday, August 17? Say "on August 10" or "on August 17".',
+        ),
+    ),
+    (
+        SUNDAY,
+        "remind me next sunday at 9am to call grandma",
+        ("create", "call grandma", at("2026-08-16", "09:00:00")),
+    ),
+    (SUNDAY, "下周一上午9点提醒我开周会", ("create", "开周会", at("2026-08-10", "09:00:00"))),
+]
 
 #: Changing a reminder, on the same clock: ``("update", what, change)``, where ``what`` names the
 #: reminder as typed (its id, its text, or its time), and ``change`` is what the grammar read:

@@ -24,8 +24,10 @@ from dsh_schedule import (
     Delete,
     SchedulePlugin,
     WeeklyRecord,
+    batch_framing,
     encode_change,
     parse_instant,
+    reminder_framing,
 )
 
 NOW = TimeContext(now_ms=parse_instant("2026-08-05T12:00:00.000Z"), time_zone="Asia/Shanghai")
@@ -646,3 +648,116 @@ async def test_a_time_names_the_reminder_and_its_text_is_the_fallback() -> None:
         == '"call at 9am" has already fired, so there is nothing left to change.'
     )
     assert turn.calls[-1][0] == "schedule_update"
+
+
+# -- snoozing the reminder that came up last
+
+
+def delivered(prompt: str, sid: str = "schedule-1", at: str = "2026-08-05T11:59:00.000Z") -> tuple:
+    """The follow-up that delivered the one-shot ``sid`` (its framing, as the owner writes it)."""
+    record = AfterRecord(id=sid, kind="after", prompt=prompt, after_seconds=60, scheduled_at=at)
+    return "agent/followup", {"text": reminder_framing(record)}
+
+
+def snooze_answer(prompt: str, at: str = "2026-08-05T12:10:00.000Z") -> dict[str, JSONValue]:
+    return {"id": "schedule-2", "kind": "at", "prompt": prompt, "scheduledAt": at}
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes", "said"),
+    [
+        (
+            "snooze 10 minutes",
+            10,
+            'Snoozed: I will remind you of "stretch" again today at 20:10, in 10 minutes.',
+        ),
+        (
+            "remind me again in an hour",
+            60,
+            'Snoozed: I will remind you of "stretch" again today at 21:00, in 1 hour.',
+        ),
+        ("10分钟后再提醒我", 10, "好的，今天 20:10（10分钟后）再提醒你“stretch”。"),
+    ],
+)
+async def test_a_snooze_snoozes_the_reminder_that_came_up_last(text, minutes, said) -> None:
+    at = f"2026-08-05T{12 + minutes // 60:02d}:{minutes % 60:02d}:00.000Z"
+    log = [delivered("call mom", sid="schedule-7"), ("user/message", {"text": "ok"}),
+           delivered("stretch"), ("agent/followup", {"text": "not a framing"}),
+           ("agent/followup", "no data")]  # fmt: skip
+    turn = FakeTurn(text, {"schedule_snooze": [snooze_answer("stretch", at)]}, log=log)
+    assert await respond(turn) == said
+    assert turn.calls == [
+        (
+            "schedule_snooze",
+            {"id": "schedule-1", "occurrence_at": "2026-08-05T11:59:00.000Z", "minutes": minutes},
+        )
+    ]
+
+
+async def test_a_snooze_of_a_batch_snoozes_its_only_reminder_and_asks_among_several() -> None:
+    one = [("2026-08-05T11:00:00.000Z", "drink water")]
+    items = [("schedule-3", at, prompt) for at, prompt in one]
+    log = [("agent/followup", {"text": batch_framing(items)})]
+    turn = FakeTurn("snooze 5 min", {"schedule_snooze": [snooze_answer("drink water")]}, log=log)
+    assert await respond(turn) == (
+        'Snoozed: I will remind you of "drink water" again today at 20:10, in 10 minutes.'
+    )
+    assert turn.calls == [
+        ("schedule_snooze", {"id": "schedule-3", "occurrence_at": one[0][0], "minutes": 5})
+    ]
+    two = [*items, ("schedule-4", "2026-08-05T11:00:00.000Z", "stretch")]
+    log = [("agent/followup", {"text": batch_framing(two)})]
+    turn = FakeTurn("snooze 5 min", log=log)
+    assert await respond(turn) == (
+        'Several reminders came up at once ("drink water", "stretch"); '
+        "use Snooze on the one you mean."
+    )
+    turn = FakeTurn("推迟5分钟", log=log)
+    assert await respond(turn) == (
+        "刚才同时到期了几个提醒（“drink water”、“stretch”），请在要推迟的那个提醒上点“推迟”。"
+    )
+    assert turn.calls == []
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("snooze 10 minutes", "No reminder has come up here yet, so there is nothing to snooze."),
+        ("10分钟后再提醒我", "这里还没有到期的提醒可以推迟。"),
+    ],
+)
+async def test_a_snooze_with_nothing_delivered_says_so_and_calls_no_tool(text, said) -> None:
+    turn = FakeTurn(text, log=[created("stretch")])
+    assert await respond(turn) == said
+    assert turn.calls == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "said"),
+    [
+        (
+            "snooze 10 minutes",
+            {"code": "already_snoozed", "message": "m", "snoozeId": "schedule-2"},
+            "I could not snooze it: it is already snoozed.",
+        ),
+        (
+            "snooze 10 minutes",
+            {"code": "already_done", "message": "m"},
+            "I could not snooze it: it is already marked done.",
+        ),
+        (
+            "snooze 10 minutes",
+            {"code": "not_found", "message": "m"},
+            "I could not snooze it: that reminder did not come up in this conversation.",
+        ),
+        ("snooze 10 minutes", "odd", "I could not snooze it: something went wrong."),
+        (
+            "推迟10分钟",
+            {"code": "already_done", "message": "m"},
+            "没能推迟这个提醒：它已经标记为完成了。",
+        ),
+    ],
+)
+async def test_a_refused_snooze_is_said_in_plain_words(text, value, said) -> None:
+    turn = FakeTurn(text, {"schedule_snooze": [value]}, log=[delivered("stretch")])
+    assert await respond(turn) == said

@@ -30,8 +30,8 @@ from dsh_schedule import (
     present_dispatch,
     reminder_framing,
 )
-from dsh_schedule._answers import DELIVERY_MODE, record_answer
 from dsh_schedule._fold import allocate_id, earliest
+from dsh_schedule._record_fields import DELIVERY_MODE, record_answer
 
 AT = "2026-08-05T12:01:00.000Z"
 AT_MS = 1_785_931_260_000

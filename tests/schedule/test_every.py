@@ -37,9 +37,9 @@ from dsh_schedule import (
     reminder_framing,
     resolve_every_occurrence,
 )
-from dsh_schedule._answers import record_answer
 from dsh_schedule._at import ScheduleInputError
 from dsh_schedule._due import Batch, OneShot, due_decision
+from dsh_schedule._record_fields import record_answer
 from dsh_schedule._transactions import build_record
 
 FIXTURE = Path(__file__).parent / "fixtures" / "after-only-log.jsonl"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dsh_schedule._grammar import Ask, Update, read
+from dsh_schedule.language._grammar import Ask, Update, read
 
 from .phrase_corpus import CLOCK, CORPUS, UPDATES
 

@@ -8,9 +8,19 @@ from typing import Any
 
 import pytest
 
-from dsh_schedule._grammar import Ask, Cancel, CancelAll, Confirm, Create, ListAll, read
+from dsh_hookspecs import TimeContext
+from dsh_schedule.language._grammar import (
+    Ask,
+    Cancel,
+    CancelAll,
+    Confirm,
+    Create,
+    ListAll,
+    Snooze,
+    read,
+)
 
-from .phrase_corpus import CLOCK, CORPUS
+from .phrase_corpus import CLOCK, CORPUS, ON_OTHER_DAYS, at
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -30,6 +40,8 @@ def expected_of(reading: object) -> Any:
         return ("cancel_all", reading.what)
     if isinstance(reading, Confirm):
         return ("confirm", reading.kind)
+    if isinstance(reading, Snooze):
+        return ("snooze", reading.minutes)
     assert reading is None
     return None
 
@@ -46,19 +58,53 @@ def test_the_corpus_message_is_read_as_expected(message: str, expected: Any) -> 
         assert reading.prompt == reading.prompt.strip(" .!?。！？,，")
 
 
+@pytest.mark.parametrize(
+    ("clock", "message", "expected"), ON_OTHER_DAYS, ids=[m for _, m, _ in ON_OTHER_DAYS]
+)
+def test_a_day_of_the_week_is_read_on_the_day_it_is_said(
+    clock: TimeContext, message: str, expected: Any
+) -> None:
+    reading = read(message, clock)
+    assert expected_of(reading) == expected
+    assert reading is not None
+    assert reading.lang == ("zh" if _CJK.search(message) else "en")
+
+
 def test_the_corpus_is_large_and_in_both_languages() -> None:
-    assert len(CORPUS) >= 150
-    chinese = [message for message, _ in CORPUS if _CJK.search(message)]
-    assert len(chinese) >= 60
-    assert len(CORPUS) - len(chinese) >= 60
+    messages = [message for message, _ in CORPUS] + [message for _, message, _ in ON_OTHER_DAYS]
+    assert len(messages) >= 450
+    chinese = [message for message in messages if _CJK.search(message)]
+    assert len(chinese) >= 150
+    assert len(messages) - len(chinese) >= 280
     kinds = {expected[0] if expected else None for _, expected in CORPUS}
-    assert kinds == {"create", "ask", "list", "cancel", "cancel_all", "confirm", None}
+    assert kinds == {"create", "ask", "list", "cancel", "cancel_all", "confirm", "snooze", None}
     assert len({message for message, _ in CORPUS}) == len(CORPUS)
 
 
-def test_the_issues_phrasings_are_understood() -> None:
-    """Every phrasing issue 25 names, and the one that was silently wrong."""
+def test_what_a_new_user_first_typed_is_understood() -> None:
+    """The phrasings people typed first, and the ones that were once silently wrong."""
     corpus = dict(CORPUS)
+    assert corpus["set a reminder for 3:45pm to pick up the kids"] == (
+        "create", "pick up the kids", at("2026-08-05", "15:45:00"),
+    )  # fmt: skip
+    assert corpus["anything scheduled?"] == ("list",)
+    assert corpus["wake me up at 6:15 tomorrow"] == (
+        "create", "wake up", at("2026-08-06", "06:15:00"),
+    )  # fmt: skip
+    assert corpus["remind me in a fortnight to water the cactus"] == (
+        "create", "water the cactus", {"after_seconds": 14 * 24 * 3600},
+    )  # fmt: skip
+    assert corpus["我都有什么提醒"] == ("list",)
+    # said on a Monday, "next tuesday" names both dates instead of choosing tomorrow
+    said_on_monday = {message: expected for _, message, expected in ON_OTHER_DAYS}
+    question = said_on_monday["remind me next tuesday morning to call the plumber"]
+    assert question[0] == "ask"
+    assert "August 11" in question[1]
+    assert "August 18" in question[1]
+    # "晚上12点" is the midnight that ends the evening, never noon
+    assert corpus["晚上12点提醒我关灯"] == ("create", "关灯", at("2026-08-06", "00:00:00"))
+    # "remind me again in 10 minutes" snoozes; it never sets a reminder that says "again"
+    assert corpus["remind me again in 10 minutes"] == ("snooze", 10)
     for message in (
         "remind me tomorrow morning to water the plants",
         "remind me tonight at 8pm to call dad",
@@ -85,7 +131,7 @@ def test_what_dateparser_cannot_read_is_no_time() -> None:
     read (the grammar then asks back)."""
     import datetime as dt
 
-    from dsh_schedule._grammar import _day_date, _duration_seconds, _When
+    from dsh_schedule.language._grammar import _day_date, _duration_seconds, _When
 
     now = dt.datetime(2026, 8, 5, 9, 0)  # noqa: DTZ001 (wall time in the user's zone)
     assert _duration_seconds("blue moons", "en", now) is None

@@ -1,7 +1,7 @@
 """The reminder phrases the plugin offers a host's scripted model (``dsh_scripted_phrases``):
 the follow-ups presented as reminders, and what the assistant says about reminders in people's
-words (:mod:`dsh_schedule._words`). Reading messages is ``test_phrase_corpus.py``'s; the whole
-turns (questions back, cancelling) are ``test_scripted_model.py``'s.
+words (:mod:`dsh_schedule.language._words`). Reading messages is ``test_phrase_corpus.py``'s;
+the whole turns (questions back, cancelling) are ``test_scripted_model.py``'s.
 """
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import JSONValue, TimeContext, hookspecs
-from dsh_schedule import AfterRecord, SchedulePlugin, parse_instant, reminder_framing
-from dsh_schedule import _words as words
-from dsh_schedule._answers import batch_framing
-from dsh_schedule._phrases import EXAMPLES
+from dsh_schedule import (
+    AfterRecord,
+    SchedulePlugin,
+    batch_framing,
+    parse_instant,
+    reminder_framing,
+)
+from dsh_schedule.language import EXAMPLES
+from dsh_schedule.language import _words as words
 
 RECORD = AfterRecord(
     id="schedule-1",

@@ -438,3 +438,30 @@ async def test_one_hour_and_30_minutes_is_never_one_hour_titled_and_30_minutes(
         'For example "in 1 hour and 30 minutes".'
     )
     assert len(calls(agent)) == before
+
+
+async def test_snooze_after_a_reminder_came_up_reminds_again_later(
+    timed_host: LiveHost, clock: ManualClock
+) -> None:
+    agent = await timed_host.create_session()
+    await reply_in(agent, "remind me in 1 minute to stretch", "Asia/Shanghai")
+    clock.advance(60)
+    await wait_until(lambda: "Reminder: stretch" in said(agent))
+    assert await reply_in(agent, "snooze 10 minutes", "Asia/Shanghai") == (
+        'Snoozed: I will remind you of "stretch" again today at 20:11, in 10 minutes.'
+    )
+    assert calls(agent)[-1] == (
+        "schedule_snooze",
+        {"id": "schedule-1", "occurrence_at": "2026-08-05T12:01:00.000Z", "minutes": 10},
+    )
+    clock.advance(10 * 60)
+    await wait_until(lambda: said(agent).count("Reminder: stretch") == 2)
+    # the same occurrence is snoozed once; the snooze's own delivery is the one that came last
+    assert await reply_in(agent, "snooze 10 minutes", "Asia/Shanghai") == (
+        'Snoozed: I will remind you of "stretch" again today at 20:21, in 10 minutes.'
+    )
+    assert last_call(agent) == {
+        "id": "schedule-2",
+        "occurrence_at": "2026-08-05T12:11:00.000Z",
+        "minutes": 10,
+    }

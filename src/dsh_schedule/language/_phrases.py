@@ -4,18 +4,20 @@ Chinese.
 
 Offered through ``dsh_scripted_phrases``:
 
-* a reminder follow-up (its first line is :data:`~._answers.REMINDER_HEADER`) is presented to
-  the user as the reminder ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
-  (:data:`~._answers.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A; B";
+* a reminder follow-up (its first line is the core's
+  :data:`~dsh_schedule._framing.REMINDER_HEADER`) is presented to the user as the reminder
+  ("Reminder: stretch", "提醒：喝水"), and a batch follow-up
+  (:data:`~dsh_schedule._framing.BATCH_HEADER`, the due fixed-rate reminders) as "Reminders: A;
+  B";
 * any other message is read by :mod:`._grammar` (create, list, cancel by text, cancel all,
-  change, a confirmation) and answered through the whole turn (``respond``): it calls the tools
-  and says the outcome in the message's language with :mod:`._words` (times in the user's zone,
-  rules in words, reminders named by their title or text). Cancelling everything asks first
-  ("Cancel all 3 reminders? Say 'yes, cancel all'"), and so does a second reminder with the
-  same text at the same minute, or with the same routine ("You already have ... Add another?
-  Say 'yes, add it'"); the confirmation is read from the transcript, where the question is the
-  last thing the assistant said. A message that is not about reminders is passed on (the
-  host's help then quotes :data:`EXAMPLES`).
+  change, snooze, a confirmation) and answered through the whole turn (``respond``): it calls
+  the tools and says the outcome in the message's language with :mod:`._words` (times in the
+  user's zone, rules in words, reminders named by their title or text). Cancelling everything
+  asks first ("Cancel all 3 reminders? Say 'yes, cancel all'"), and so does a second reminder
+  with the same text at the same minute, or with the same routine ("You already have ... Add
+  another? Say 'yes, add it'"); the confirmation is read from the transcript, where the
+  question is the last thing the assistant said. A message that is not about reminders is
+  passed on (the host's help then quotes :data:`EXAMPLES`).
 
 A change finds its reminder in ``schedule_list`` by id, by its time of day, or by its text (as
 a cancel does; several that match are named back and nothing changes), then calls
@@ -30,6 +32,8 @@ noise): it folds the Session's own ``schedule/change`` events from the turn's tr
 ``turn.owned_from`` on, so a fork's inherited reminders never count and reminders set before a
 restart do. A log that does not fold from there skips the check (when the log is damaged, the
 create then says so). Listing and cancelling call ``schedule_list``: they show what they act on.
+A snooze ("snooze 10 minutes", "10分钟后再提醒我") calls ``schedule_snooze`` for the reminder
+the transcript's last reminder follow-up delivered (a batch of several names them instead).
 """
 
 from __future__ import annotations
@@ -41,18 +45,20 @@ from typing import Final, Literal
 
 from dsh_hookspecs import JSONValue, TimeContext, Turn, hookspecs
 
-from . import _words
-from ._answers import (
+from .._at import ScheduleInputError, at_instant
+from .._codec import ScheduleLogError
+from .._fold import fold
+from .._framing import (
     BATCH_HEADER,
     PROMPT_PREFIX,
     REMINDER_HEADER,
     parse_batch_framing,
+    parse_reminder_framing,
     read_json_string,
-    record_answer,
 )
-from ._at import ScheduleInputError, at_instant
-from ._codec import ScheduleLogError
-from ._fold import fold
+from .._instants import format_instant, parse_instant
+from .._record_fields import record_answer
+from . import _words
 from ._grammar import (
     CONFIRM_ADD,
     CONFIRM_CANCEL_ALL,
@@ -63,11 +69,11 @@ from ._grammar import (
     Create,
     Language,
     ListAll,
+    Snooze,
     Update,
     local_now,
     read,
 )
-from ._instants import format_instant, parse_instant
 
 __all__ = ["EXAMPLES", "PHRASES"]
 
@@ -446,6 +452,40 @@ async def _confirm(confirm: Confirm, turn: Turn) -> str:
     return await _create(again, turn, check=False)
 
 
+def _last_delivered(turn: Turn) -> list[tuple[str, str, str]] | None:
+    """The reminders the last reminder follow-up in the transcript delivered (``(id,
+    occurrence_at, prompt)``; several for a batch), or ``None`` when none came."""
+    for event in reversed(turn.transcript()):
+        text = event.data.get("text") if isinstance(event.data, dict) else None
+        if event.type != "agent/followup" or not isinstance(text, str):
+            continue
+        single = parse_reminder_framing(text)
+        if single is not None:
+            return [single]
+        batch = parse_batch_framing(text)
+        if batch is not None:
+            return list(batch)
+    return None
+
+
+async def _snooze(snooze: Snooze, turn: Turn) -> str:
+    """Snoozes the reminder delivered last (a batch of several asks which one)."""
+    lang = snooze.lang
+    delivered = _last_delivered(turn)
+    if delivered is None:
+        return _words.nothing_to_snooze(lang)
+    if len(delivered) > 1:
+        return _words.snooze_which([prompt for _, _, prompt in delivered], lang)
+    ((schedule_id, occurrence_at, _),) = delivered
+    arguments: dict[str, JSONValue] = {
+        "id": schedule_id,
+        "occurrence_at": occurrence_at,
+        "minutes": snooze.minutes,
+    }
+    value = await turn.call_tool("schedule_snooze", arguments)
+    return _words.snoozed(value, turn.time, lang)
+
+
 async def _respond(match: re.Match[str], turn: Turn) -> str | None:
     """The whole turn for a message about reminders; ``None`` for any other message."""
     del match
@@ -464,6 +504,8 @@ async def _respond(match: re.Match[str], turn: Turn) -> str | None:
         return await _confirm(reading, turn)
     if isinstance(reading, Update):
         return await _update(reading, turn)
+    if isinstance(reading, Snooze):
+        return await _snooze(reading, turn)
     return await _create(reading, turn)
 
 

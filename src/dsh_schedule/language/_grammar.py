@@ -1,6 +1,7 @@
 # ruff: noqa: RUF001  (Chinese words and replies use Chinese punctuation on purpose)
 """Reading a person's message for the scripted demo model: what they ask (create, list, cancel,
-cancel all, change, a confirmation) and, for a reminder, its text and when.
+cancel all, change, snooze the reminder that came up last, a confirmation) and, for a
+reminder, its text and when.
 
 The grammar here is deliberately thin. It finds the intent and splits the reminder's text from
 the parts that say when (before "remind me", right after it, or at the end of the text), and it
@@ -20,9 +21,10 @@ phrase resolves against ``schedule_list``.
 
 It never guesses: a part that looks like a time but cannot be read, a bare hour without am or
 pm (except in a routine, where 7 to 11 are the morning's and 12 is noon, and in a change, where
-the reminder's own time decides), a day without a time, a reminder without a text or without a
-time, each becomes an :class:`Ask` that names the part and says what would work, in the
-message's language.
+the reminder's own time decides), a day without a time, a date that could be either of two
+("next tuesday" said on a Monday: tomorrow or the Tuesday after; both are named), a reminder
+without a text or without a time, a snooze without a length, each becomes an :class:`Ask` that
+names the part and says what would work, in the message's language.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "Language",
     "ListAll",
     "Reading",
+    "Snooze",
     "Update",
     "language_of",
     "read",
@@ -118,7 +121,15 @@ class Update:
     text: str | None = None
 
 
-Reading = Create | ListAll | Cancel | CancelAll | Confirm | Update | Ask
+@dataclass(frozen=True, slots=True)
+class Snooze:
+    """Remind again, ``minutes`` from now, of the reminder delivered last."""
+
+    lang: Language
+    minutes: int
+
+
+Reading = Create | ListAll | Cancel | CancelAll | Confirm | Update | Snooze | Ask
 
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
 _I: Final = re.IGNORECASE | re.DOTALL
@@ -153,17 +164,23 @@ _CONFIRM_PATTERNS: Final = (
     (re.compile(r"^(?:是的?|好的?|确定|对)[\s，,]*(?:再)?(?:添加|加一个|再加一个)(?:吧)?$"), "add"),
 )
 _LIST_EN: Final = re.compile(
-    r"^(?:(?:please\s+)?(?:list|show)(?:\s+me)?(?:\s+all)?(?:\s+(?:my|the))?\s+reminders?"
+    r"^(?:(?:please|pls|hey|ok|okay|(?:can|could|would)\s+you)[\s,]+)*"
+    r"(?:(?:list|show|view|check|see)(?:\s+me)?(?:\s+all)?(?:\s+(?:my|the))?\s+reminders?"
     r"|what(?:'s| is| are)?\s+(?:my\s+)?reminders?(?:\s+do\s+i\s+have)?"
     r"|what\s+(?:reminders|is\s+pending|are\s+my\s+reminders)(?:\s+do\s+i\s+have)?(?:\s+set)?"
-    r"|(?:do\s+i\s+have\s+any|any)\s+reminders?"
-    r"|(?:my\s+)?reminders)(?:\s+(?:now|today|set|pending|please))?$",
+    r"|what\s+reminders\s+(?:are\s+there|have\s+i\s+(?:got|set))"
+    r"|(?:do\s+i\s+have\s+any|are\s+there\s+any|do\s+i\s+have|any)\s+reminders?"
+    r"|(?:is\s+there\s+)?anything\s+(?:scheduled|coming\s+up|pending|set)"
+    r"|what(?:'s|\s+is)\s+(?:scheduled|coming\s+up|pending|on\s+my\s+schedule)"
+    r"|what\s+(?:do\s+i\s+have|have\s+i\s+got)\s+(?:scheduled|coming\s+up|set)"
+    r"|(?:my\s+)?(?:upcoming\s+)?reminders)(?:\s+(?:now|today|set|pending|please))?$",
     _I,
 )
 _LIST_ZH: Final = re.compile(
-    r"^(?:请)?(?:我|我现在)?(?:有)?(?:哪些|什么|几个|多少)提醒(?:呢|吗)?"
-    r"$|^(?:请)?(?:列出|显示|查看|看看|看一下)(?:一下)?(?:我的)?(?:所有|全部)?(?:的)?提醒(?:列表)?$"
-    r"|^(?:我的)?提醒(?:列表)?$|^我有提醒吗$"
+    r"^(?:请)?(?:我|我现在|我目前)?(?:都|还|现在|目前)?(?:有|设了|设置了|定了)?(?:哪些|什么|几个|多少)"
+    r"(?:个)?提醒(?:呢|吗|啊)?$"
+    r"|^(?:请)?(?:列出|显示|查看|看看|看一下)(?:一下)?(?:我的)?(?:所有|全部)?(?:的)?提醒(?:列表)?$"
+    r"|^(?:我的)?提醒(?:列表)?$|^我(?:的)?提醒(?:都)?有(?:哪些|什么)(?:呢)?$|^我有(?:没有)?提醒吗?$"
 )
 _CANCEL_VERB_EN: Final = r"(?:cancel|delete|remove|clear|stop|drop)"
 _CANCEL_ALL_EN: Final = re.compile(
@@ -184,23 +201,35 @@ _CANCEL_ALL_ZH: Final = re.compile(
 )
 _CANCEL_ZH: Final = re.compile(
     r"^(?:请|帮我)?(?:取消|删除|删掉)(?:提醒[:：\s]*(?P<after>.+)|(?P<what>.+?)(?:的|这个)?提醒)$"
+    r"|^(?:请|帮我)?把(?P<ba>.+?)(?:的|这个)?提醒(?:取消|删除|删掉)(?:吧|掉)?$"
+    r"|^(?:不用|不要|别)(?:再)?提醒我(?P<stop>.+?)了?$"
+)
+_STOP_WHICH: Final = re.compile(
+    r"^(?:(?:please\s+)?(?:stop|quit)\s+reminding\s+me|(?:不用|不要|别)(?:再)?提醒(?:我)?了?)$", _I
+)
+_STOP_EN: Final = re.compile(
+    r"^(?:please\s+)?(?:stop|quit|don't|do\s+not)\s+(?:reminding|remind)\s+me\s+"
+    r"(?:to\s+|about\s+|of\s+)?(?P<what>.+?)(?:\s+(?:anymore|any\s+more))?$",
+    _I,
 )
 
 
 def _cancel(text: str, lang: Language) -> Reading | None:
+    if _STOP_WHICH.match(text):
+        return Ask(lang, _WHICH[lang])  # "stop reminding me", "别提醒我了": which one?
     if lang == "zh":
         found = _CANCEL_ALL_ZH.match(text)
         if found:
             return CancelAll(lang, _trim(found["what"] or "") or None)
         found = _CANCEL_ZH.match(text)
         if found:
-            what = _trim(found["after"] or found["what"] or "")
+            what = _trim(found["after"] or found["what"] or found["ba"] or found["stop"] or "")
             return Cancel(lang, what) if what else CancelAll(lang)
         return None
     found = _CANCEL_ALL_EN.match(text)
     if found:
         return CancelAll(lang, _trim(found["what"] or "") or None)
-    found = _CANCEL_EN.match(text)
+    found = _STOP_EN.match(text) or _CANCEL_EN.match(text)
     if found is None:
         return None
     what = _trim(re.sub(r"^[\"'“‘](.*)[\"'”’]$", r"\1", found["what"]))
@@ -231,7 +260,7 @@ _EN_NUM: Final = (
     + r")"
 )
 _EN_UNIT: Final = (
-    r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|"
+    r"(?:seconds?|secs?|minutes?|minuts?|mintues?|mins?|hours?|hrs?|days?|weeks?|fortnights?|"
     r"(?<=\d)\s?(?:s|m|h|d|w)(?![a-z]))"
 )
 _UNIT_WORD: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -271,6 +300,8 @@ def _en_amount_minutes(text: str) -> tuple[float, str]:
 
 
 _UNIT_SECONDS: Final = {"sec": 1, "min": 60, "hou": 3600, "hrs": 3600, "hr": 3600, "day": 86400}
+#: Weeks and fortnights, by their first letter.
+_WEEK_UNITS: Final = {"w": 604800, "f": 1209600}
 
 
 def _canonical_duration(amounts: list[tuple[float, str]]) -> tuple[str, int]:
@@ -279,7 +310,7 @@ def _canonical_duration(amounts: list[tuple[float, str]]) -> tuple[str, int]:
     seconds = 0.0
     words = []
     for count, unit in amounts:
-        size = 604800 if unit.startswith("w") else _UNIT_SECONDS.get(unit[:3], 60)
+        size = _WEEK_UNITS.get(unit[0], 0) or _UNIT_SECONDS.get(unit[:3], 60)
         seconds += count * size
     whole = round(seconds)
     for size, name in ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second")):
@@ -326,7 +357,7 @@ def _zh_number(text: str) -> int:
 _ZH_AMOUNT: Final = (
     rf"(?P<h>{_ZH_NUM})?\s*个?(?P<hh>半)?(?:小时|钟头)(?:(?P<hm>{_ZH_NUM})\s*分(?:钟)?)?"
     rf"|(?P<m>{_ZH_NUM})分(?:钟)?(?P<mh>半)?|(?P<s>{_ZH_NUM})秒(?:钟)?|(?P<d>{_ZH_NUM})天"
-    r"|(?P<q>一刻钟)"
+    rf"|(?P<w>{_ZH_NUM})\s*个?(?:星期|礼拜|周)(?![一二三四五六日天])|(?P<q>一刻钟)"
 )
 
 
@@ -335,6 +366,8 @@ def _zh_amount(found: re.Match[str]) -> list[tuple[float, str]] | None:
         return [(15.0, "minutes")]
     if found["d"]:
         return [(float(_zh_number(found["d"])), "days")]
+    if found["w"]:
+        return [(float(_zh_number(found["w"])), "weeks")]
     if found["s"]:
         return [(float(_zh_number(found["s"])), "seconds")]
     if found["m"]:
@@ -438,9 +471,9 @@ _EN_ROUTINE: Final = (
 _EN_PIECE: Final = (
     rf"(?P<rel>(?:in|after|within)\s+(?P<rel_d>{_EN_DURATION})|(?P<rel_d2>{_EN_DURATION})\s+(?:from\s+now|later))"
     rf"|{_EN_ROUTINE}"
-    rf"|(?P<every>(?:every|each)\s+(?:(?P<every_d>{_EN_DURATION})|(?P<every_u>second|minute|hour|day|week))|(?P<ly>hourly|daily|weekly))"
-    r"|(?P<tonight>tonight|this\s+evening|this\s+afternoon|this\s+morning)"
-    rf"|(?P<day>today|tomorrow|(?:the\s+)?day\s+after\s+tomorrow|(?:on\s+)?(?:next\s+|this\s+)?{_WEEKDAYS}"
+    rf"|(?P<every>(?:every|each)\s+(?:(?P<every_d>{_EN_DURATION})|(?P<every_u>second|minute|hour|day|week|fortnight))|(?P<ly>hourly|daily|weekly))"
+    r"|(?P<tonight>tonight|tonite|this\s+evening|this\s+afternoon|this\s+morning)"
+    rf"|(?P<day>today|tomm?orr?ow|tmrw|(?:the\s+)?day\s+after\s+tomm?orr?ow|(?:on\s+)?(?:next\s+|this\s+)?{_WEEKDAYS}"
     rf"|(?:on\s+)?{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?|(?:on\s+)?(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS})"
     rf"(?:\s+(?P<day_part>{_PARTS_EN}))?"
     rf"|(?P<part>(?:in\s+the\s+{_PARTS_EN})|at\s+night)"
@@ -452,7 +485,7 @@ _EN_BACK: Final = re.compile(rf"(?:^|[\s,]+)(?:{_EN_PIECE})$", _I)
 #: Words that say "a time" in a text that was not read as one.
 _EN_TIMEISH: Final = re.compile(
     r"\b(?:\d+\s*(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|[smhdw])|"
-    r"seconds?|minutes?|hours?|days?|weeks?|today|tonight|tomorrow|noon|midnight|"
+    r"seconds?|minutes?|hours?|days?|weeks?|fortnights?|today|tonight|tomorrow|noon|midnight|"
     r"o'?clock|\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}[:.]\d{2}|morning|afternoon|evening|"
     rf"{_WEEKDAYS}|soon|later|sometime|in\s+a\s+(?:while|bit|moment)|every|weekdays?|weekends?)\b",
     _I,
@@ -538,12 +571,12 @@ def _en_piece(found: re.Match[str], when: _When) -> None:
     elif found["tonight"]:
         word = found["tonight"].lower()
         when.day_offset = 0
-        when.part = "night" if word == "tonight" else word.split()[-1]
+        when.part = "night" if word in {"tonight", "tonite"} else word.split()[-1]
     elif found["day"]:
         day = re.sub(r"\s+", " ", found["day"].lower())
         day = re.sub(r"^on ", "", day)
         day = day.removeprefix("this ")
-        when.day = day
+        when.day = re.sub(r"tomm?orr?ow|tmrw", "tomorrow", day)
         if found["day_part"]:
             when.part = found["day_part"].lower()
     elif found["part"]:
@@ -606,6 +639,7 @@ def _en_clock(found: re.Match[str], when: _When, typed: str) -> None:
 
 _PART_HOURS: Final = {"morning": 9, "noon": 12, "afternoon": 15, "evening": 18, "night": 20}
 _PM_PARTS: Final = {"afternoon", "evening", "night"}
+_LATE_PARTS: Final = {"evening", "night"}
 
 
 def _hour_minute(
@@ -619,6 +653,8 @@ def _hour_minute(
     if when.clock is None:
         if when.part is None:
             return None
+        if when.part == "early":
+            return Ask(lang, _WHAT_TIME_EARLY)  # 凌晨: some hour before dawn, never a default
         return _PART_HOURS[when.part], 0
     hour, minute = when.clock
     if when.meridiem in {"am", "pm"}:
@@ -633,6 +669,8 @@ def _hour_minute(
         if routine and 7 <= hour <= 12:
             return hour, minute
         return Ask(lang, _AM_PM[lang].format(clock=when.clock_text, hour=hour))
+    if when.part in _LATE_PARTS and hour == 12:
+        return 24, minute  # "tonight at 12", "晚上12点": the midnight that ends the day
     if when.part in _PM_PARTS and hour < 12:
         hour += 12
     if when.part == "noon" and hour < 6:
@@ -640,6 +678,7 @@ def _hour_minute(
     return hour, minute
 
 
+_WHAT_TIME_EARLY: Final = "凌晨几点？例如“凌晨5点”。"
 _AM_PM: Final = {
     "en": 'At {clock} in the morning or in the evening? Say "{hour}am" or "{hour}pm".',
     "zh": "{clock}是上午还是晚上？请说“上午{clock}”或“晚上{clock}”。",
@@ -658,6 +697,8 @@ def _day_date(when: _When, now: dt.datetime, lang: Language) -> dt.date | None:
         return now.date() + dt.timedelta(days=when.day_offset)
     if when.month_day is not None:
         month, day = when.month_day
+        if month == -1:  # next month's
+            month = now.month % 12 + 1
         try:
             date = dt.date(now.year, month, day)
             return date if date >= now.date() else date.replace(year=now.year + 1)
@@ -712,21 +753,56 @@ def _selector(when: _When, lang: Language, time: TimeContext) -> tuple[str, JSON
         return clock
     if clock is None:
         return Ask(lang, _WHAT_TIME[lang].format(day=(when.parts or [""])[0]))
+    if when.day is not None and when.day.startswith("next ") and lang == "en":
+        asked = _next_weekday(when, now)
+        if asked is not None:
+            return asked
     if when.day is not None or when.day_offset is not None or when.month_day is not None:
         day = _day_date(when, now, lang)
         if day is None:
             return _unreadable((when.parts or [""])[0], lang)
+        if clock[0] == 24:
+            day += dt.timedelta(days=1)
+    elif clock[0] == 24:
+        day = now.date() + dt.timedelta(days=1)
     else:
         day = now.date()
-        if clock <= (now.hour, now.minute) and when.part is None:
-            day += dt.timedelta(days=1)
-        elif clock <= (now.hour, now.minute) and when.part in {"morning", "afternoon", "evening"}:
-            day += dt.timedelta(days=1)  # "in the morning" is the next one
+        if clock <= (now.hour, now.minute):
+            day += dt.timedelta(days=1)  # "at 5pm", "in the morning", "凌晨3点": the next one
     return "at", {
         "date": day.isoformat(),
-        "time": f"{clock[0]:02d}:{clock[1]:02d}:00",
+        "time": f"{clock[0] % 24:02d}:{clock[1]:02d}:00",
         "time_zone": zone,
     }
+
+
+_DAY_NAMES: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTH_NAMES: Final = (
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)  # fmt: skip
+
+
+def _next_weekday(when: _When, now: dt.datetime) -> Ask | None:
+    """ "next friday": the coming Friday when it is already in next week (said on a Wednesday,
+    "next monday" is in 5 days); a question naming both dates when the coming one is still in
+    this week (said on a Monday, "next tuesday" may be tomorrow or the Tuesday after), by a week
+    that starts on Monday or on Sunday."""
+    assert when.day is not None
+    name = when.day.removeprefix("next ")
+    ahead = (_ISO_DAYS[name[:3]] - now.isoweekday() - 1) % 7 + 1  # 1 to 7 days from today
+    coming = now.date() + dt.timedelta(days=ahead)
+    if ahead == 7 or not (coming.isoweekday() > now.isoweekday() or now.isoweekday() == 7):
+        when.day, when.day_offset = None, ahead
+        return None
+    later = coming + dt.timedelta(days=7)
+    first, second = (f"{_MONTH_NAMES[d.month - 1]} {d.day}" for d in (coming, later))
+    weekday = _DAY_NAMES[coming.weekday()]
+    return Ask(
+        "en",
+        f'By "{when.day}" do you mean {weekday}, {first} or {weekday}, {second}? '
+        f'Say "on {first}" or "on {second}".',
+    )
 
 
 def _next_week(when: _When, time: TimeContext) -> None:
@@ -746,7 +822,7 @@ def _routine(when: _When, lang: Language, zone: str) -> tuple[str, JSONValue] | 
         return clock
     if clock is None:
         return Ask(lang, _WHAT_TIME[lang].format(day=when.rule_text))
-    hour, minute = clock
+    hour, minute = clock[0] % 24, clock[1]
     wall = f"{hour:02d}:{minute:02d}:00"
     if when.rule == "daily" or (when.rule == "weekly" and len(when.days) == 7):
         return "daily", {"time": wall, "time_zone": zone}
@@ -797,7 +873,10 @@ _WHAT_TIME: Final = {
 
 
 _REMIND_EN: Final = re.compile(
-    r"\b(?:remind\s+me|set\s+(?:a\s+|an\s+)?(?:reminder|alarm)|remember\s+me)\b", _I
+    r"\b(?:(?:remind|remnd|remid|rmind|reimnd|remaind)\s+me"
+    r"|(?:set|create|add|make)\s+(?:me\s+)?(?:a\s+|an\s+)?(?:reminder|alarm)|remember\s+me"
+    r"|(?P<wake>wake\s+me(?:\s+up)?))\b|^reminder\b",
+    _I,
 )
 _POLITE_EN: Final = re.compile(
     r"^(?:(?:please|pls|hey|hi|ok|okay|can\s+you|could\s+you|would\s+you|will\s+you|"
@@ -877,7 +956,10 @@ def _read_create_en(text: str, time: TimeContext) -> Reading:
     after = text[found.end() :].strip()
     after = re.sub(r"[\s,]+(?:please|pls|thanks|thank\s+you)$", "", after, flags=_I)
     task = _take_front(after, when)
-    task = _CONNECTOR_EN.sub("", task, count=1)
+    if re.match(r"for\s", task, _I):  # "set a reminder for 3:45pm to pick up the kids"
+        task = _CONNECTOR_EN.sub("", _take_front(task[4:], when), count=1)
+    else:
+        task = _CONNECTOR_EN.sub("", task, count=1)
     task = _take_back(task, when).strip(" ,")
     task = _trim(re.sub(r"^[\"'“‘](.*)[\"'”’]$", r"\1", task))
     leftover = _en_timeish_edge(task)
@@ -898,8 +980,12 @@ def _read_create_en(text: str, time: TimeContext) -> Reading:
             f'When should I remind you about "{task}"? For example "in 10 minutes", '
             '"at 5pm" or "tomorrow morning".',
         )
+    if not task and found["wake"] and not when.empty():
+        task = "wake up"  # "wake me up at 6:15 tomorrow"
     if not task:
-        return Ask("en", f"What should I remind you of {' '.join(when.parts or [])}?")
+        said = " ".join(when.parts or [])
+        said = f"at {said}" if said[:1].isdigit() else said  # "set an alarm for 7am"
+        return Ask("en", f"What should I remind you of {said}?")
     selector = _selector(when, "en", time)
     if isinstance(selector, Ask):
         return selector
@@ -919,12 +1005,12 @@ _WHAT_AND_WHEN: Final = {
 
 _ZH_DAY: Final = (
     r"(?P<day>今天|明天|后天|大后天|(?P<next>下个?)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天])"
-    r"|(?P<mon>\d{1,2})月(?P<dom>\d{1,2})[日号])"
+    r"|(?P<mon>\d{1,2})月(?P<dom>\d{1,2})[日号]|下个?月(?P<ndom>\d{1,2})[日号])"
 )
 _ZH_PART: Final = r"(?P<part>早上|早晨|上午|中午|下午|傍晚|晚上|夜里|凌晨|今晚|明早|明晚|明天早上)"
 _ZH_CLOCK: Final = (
     rf"(?P<clock>(?P<ch>{_ZH_NUM})[点點时](?:(?P<cm>{_ZH_NUM})分?|(?P<chalf>半)|(?P<cq>一刻|三刻))?"
-    r"|(?P<dh>\d{1,2})[:：](?P<dm>\d{2}))"
+    r"|(?P<dh>\d{1,2})[:：](?P<dm>\d{2})|(?P<midnight>午夜|半夜12点|半夜十二点))"
 )
 _ZH_ANY_AMOUNT: Final = re.sub(r"\?P<\w+>", "?:", _ZH_AMOUNT)
 _ZH_WD: Final = r"[一二三四五六日天]"
@@ -1037,6 +1123,8 @@ def _zh_day(found: re.Match[str], when: _When) -> None:
         when.day = f"next:{weekday}" if found["next"] else "周" + "一二三四五六日"[weekday]
     elif found["mon"]:
         when.month_day = (int(found["mon"]), int(found["dom"]))
+    elif found["ndom"]:
+        when.month_day = (-1, int(found["ndom"]))  # 下个月15号: the month after this one
     else:
         when.day = found["day"]
 
@@ -1046,6 +1134,9 @@ def _zh_clock(found: re.Match[str], when: _When) -> None:
         when.problem = "two_clocks"
         return
     when.clock_text = found["clock"]
+    if found["midnight"]:
+        when.clock, when.meridiem = (0, 0), "24h"
+        return
     if found["dh"]:
         when.clock = (int(found["dh"]), int(found["dm"]))
         when.meridiem = "24h"
@@ -1058,7 +1149,7 @@ def _zh_clock(found: re.Match[str], when: _When) -> None:
     when.meridiem = "24h" if hour == 0 or hour > 12 else None
 
 
-_REMIND_ZH: Final = re.compile(r"提醒一下我|提醒我|叫我|提醒")
+_REMIND_ZH: Final = re.compile(r"提醒一下我|提醒我|(?P<wake>叫醒我)|叫我|提醒")
 _POLITE_ZH: Final = re.compile(r"^(?:请你?|麻烦你?|帮我|你)+")
 
 
@@ -1095,6 +1186,8 @@ def _read_create_zh(text: str, time: TimeContext) -> Reading:
         if not task:
             return Ask("zh", _WHAT_AND_WHEN["zh"])
         return Ask("zh", f"什么时候提醒你“{task}”？例如“10分钟后”“下午3点”或“明天早上9点”。")
+    if not task and found["wake"] and not when.empty():
+        task = "起床"  # "明早6点叫醒我"
     if not task:
         return Ask("zh", f"{''.join(when.parts or [])}要提醒你什么？")
     selector = _selector(when, "zh", time)
@@ -1301,6 +1394,52 @@ def _read_update_zh(message: str, time: TimeContext) -> Reading | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Snoozing the reminder delivered last
+
+_SNOOZE_EN: Final = re.compile(
+    r"^(?:(?:please|pls|ok|okay)[\s,]+)?(?:snooze(?:\s+(?:it|that|this|(?:the|this)\s+reminder))?"
+    r"|remind\s+me\s+(?:again|once\s+more)(?:\s+later)?|remind\s+me\s+later)"
+    rf"(?:\s+(?:for|by|in|after)?\s*(?P<duration>{_EN_DURATION}))?(?P<rest>\s.*)?$",
+    _I,
+)
+_SNOOZE_ZH: Final = re.compile(
+    rf"^(?:请)?(?:(?P<duration>{_ZH_ANY_AMOUNT})(?:之|以)?后|(?P<later>稍后|等会儿?|待会儿?|过一会儿?))?"
+    r"再(?:提醒|叫)(?:我)?(?:一次|一下)?(?:吧)?$"
+    rf"|^(?:请)?(?:推迟|延后|贪睡)(?P<duration2>{_ZH_ANY_AMOUNT})?(?:吧)?$"
+)
+#: The longest snooze, in minutes (a week; the tool's own limit).
+_MAX_SNOOZE_MINUTES: Final = 7 * 24 * 60
+_SNOOZE_HOW_LONG: Final = {
+    "en": 'For how long? Say "snooze 10 minutes" or "snooze 1 hour" (at most a week).',
+    "zh": "要推迟多久？请说“10分钟后再提醒我”或“1小时后再提醒我”（最多一周）。",
+}
+
+
+def _snooze(text: str, lang: Language) -> Reading | None:
+    """A snooze of the reminder delivered last ("snooze 10 minutes", "remind me again in an
+    hour", "10分钟后再提醒我"), or the question how long; ``None`` when it is none."""
+    if lang == "zh":
+        found = _SNOOZE_ZH.match(text)
+        if found is None:
+            return None
+        duration = found["duration"] or found["duration2"]
+        amounts: list[tuple[float, str]] = []
+        for piece in re.finditer(_ZH_AMOUNT, duration or ""):
+            amounts.extend(_zh_amount(piece) or [])
+    else:
+        found = _SNOOZE_EN.match(re.sub(r"[\s,]+(?:please|pls|thanks)$", "", text, flags=_I))
+        if found is None:
+            return None
+        if found["rest"]:  # "remind me later to call mom": a reminder's text, not a snooze
+            return None
+        amounts = _en_amounts([found["duration"]]) if found["duration"] else []
+    seconds = _canonical_duration(amounts)[1] if amounts else 0
+    if not amounts or seconds % 60 or not 1 <= seconds // 60 <= _MAX_SNOOZE_MINUTES:
+        return Ask(lang, _SNOOZE_HOW_LONG[lang])
+    return Snooze(lang, seconds // 60)
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def read(text: str, time: TimeContext) -> Reading | None:
@@ -1314,6 +1453,9 @@ def read(text: str, time: TimeContext) -> Reading | None:
             return Confirm(lang, kind)  # type: ignore[arg-type]
     if (_LIST_ZH if lang == "zh" else _LIST_EN).match(flat):
         return ListAll(lang)
+    snoozed = _snooze(flat, lang)
+    if snoozed is not None:
+        return snoozed
     cancelled = _cancel(flat, lang)
     if cancelled is not None:
         return cancelled

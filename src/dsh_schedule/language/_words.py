@@ -17,8 +17,8 @@ from typing import Final, Literal
 
 from dsh_hookspecs import InvalidTimeZoneError, JSONValue, TimeContext, load_time_zone
 
+from .._instants import parse_instant
 from ._grammar import Language
-from ._instants import parse_instant
 
 __all__ = [
     "am_or_pm",
@@ -34,10 +34,13 @@ __all__ = [
     "no_time_of_day",
     "not_found",
     "nothing_to_add",
+    "nothing_to_snooze",
     "problem",
     "quote",
     "rule",
     "said",
+    "snooze_which",
+    "snoozed",
     "updated",
     "when",
 ]
@@ -296,6 +299,12 @@ _PROBLEMS: Final[dict[str, tuple[str, str]]] = {
         'I am not sure it was saved; ask "what reminders do I have?" to check',
         "不确定是否已保存；请问“我有哪些提醒”来确认",
     ),
+    "already_snoozed": ("it is already snoozed", "它已经推迟过了"),
+    "already_done": ("it is already marked done", "它已经标记为完成了"),
+    "not_found": (
+        "that reminder did not come up in this conversation",
+        "这个对话里没有到期过这个提醒",
+    ),
     "corrupt_schedule_log": (
         "this conversation's reminder records are damaged",
         "这个对话的提醒记录已损坏",
@@ -313,14 +322,22 @@ def problem(value: JSONValue, lang: Language) -> str | None:
     return words[1] if lang == "zh" else words[0]
 
 
+def _refusal(value: JSONValue, lang: Language, en: str, zh: str) -> str | None:
+    """ "I could not ``en``: ..." for a refusal ``value`` or anything that is no answer (an
+    object); ``None`` for an answer."""
+    refused = problem(value, lang)
+    if refused is None and isinstance(value, dict):
+        return None
+    refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
+    return f"没能{zh}：{refused}。" if lang == "zh" else f"I could not {en}: {refused}."
+
+
 def created(value: JSONValue, time: TimeContext, lang: Language) -> str:
     """The reply to ``schedule_create``'s ``value``."""
-    refused = problem(value, lang)
-    if refused is not None or not isinstance(value, dict):
-        refused = refused or ("出了点问题" if lang == "zh" else "something went wrong")
-        if lang == "zh":
-            return f"没能设置这个提醒：{refused}。"
-        return f"I could not set that reminder: {refused}."
+    refusal = _refusal(value, lang, "set that reminder", "设置这个提醒")
+    if refusal is not None:
+        return refusal
+    assert isinstance(value, dict)  # _refusal answers for anything else
     text = quote(name(value), lang)
     repeats = rule(value, time, lang)
     if repeats is not None:
@@ -433,6 +450,35 @@ def ask_add(view: dict[str, JSONValue], say: str, time: TimeContext, lang: Langu
     if lang == "zh":
         return f"你已经有{text}，{at}。还要再加一个吗？请说“{say}”。"
     return f'You already have {text} {at}. Add another? Say "{say}".'
+
+
+def snoozed(value: JSONValue, time: TimeContext, lang: Language) -> str:
+    """The reply to ``schedule_snooze``'s ``value`` (the new one-time reminder, or a refusal)."""
+    refusal = _refusal(value, lang, "snooze it", "推迟这个提醒")
+    if refusal is not None:
+        return refusal
+    assert isinstance(value, dict)  # _refusal answers for anything else
+    text = quote(name(value), lang)
+    at = when(str(value.get("scheduledAt")), time, lang)
+    if lang == "zh":
+        return f"好的，{at}再提醒你{text}。"
+    return f"Snoozed: I will remind you of {text} again {at}."
+
+
+def nothing_to_snooze(lang: Language) -> str:
+    """The reply to a snooze when no reminder was delivered in this conversation."""
+    if lang == "zh":
+        return "这里还没有到期的提醒可以推迟。"
+    return "No reminder has come up here yet, so there is nothing to snooze."
+
+
+def snooze_which(prompts: Sequence[str], lang: Language) -> str:
+    """The reply to a snooze when the last delivery brought several reminders at once."""
+    if lang == "zh":
+        listed = "、".join(quote(p, lang) for p in prompts)
+        return f"刚才同时到期了几个提醒（{listed}），请在要推迟的那个提醒上点“推迟”。"
+    listed = ", ".join(quote(p, lang) for p in prompts)
+    return f"Several reminders came up at once ({listed}); use Snooze on the one you mean."
 
 
 def nothing_to_add(lang: Language) -> str:
