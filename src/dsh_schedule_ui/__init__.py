@@ -24,9 +24,14 @@ from dsh_schedule import SCHEDULE_CHANGE, ReminderView
 STATIC: Final = Path(__file__).resolve().parent / "static"
 #: The reminder card module.
 REMINDER_ROW: Final = STATIC / "reminder-row.js"
-#: The modules, in load order: the strings the others use come first.
+#: The modules, in load order: the strings the others use come first, then the helpers the
+#: card, the panel and the boards import (they register nothing themselves; registering them
+#: has the host serve them).
 MODULES: Final = (
     "schedule-words",
+    "occurrence",
+    "sent-notices",
+    "occurrence-controls",
     "reminder-row",
     "tool-summaries",
     "reminders-panel",

@@ -16,21 +16,18 @@ import {
   actionOutcome,
   itemState,
   localInputValue,
-  NoticeWatch,
-  noticeLines,
-  occurrenceNotices,
   occurrenceState,
   offsetIso,
   pickedUntil,
-  renderReminderCard,
-  resetOccurrences,
   SNOOZE_TOOL,
   snoozeChoices,
   untilText,
-  useNoticeWatch,
   wallInstant,
   zoneOffsetMinutes,
-} from "../../src/dsh_schedule_ui/static/reminder-row.js";
+} from "../../src/dsh_schedule_ui/static/occurrence.js";
+import { resetOccurrences } from "../../src/dsh_schedule_ui/static/occurrence-controls.js";
+import { renderReminderCard, useNoticeWatch } from "../../src/dsh_schedule_ui/static/reminder-row.js";
+import { NoticeWatch, noticeLines, occurrenceNotices } from "../../src/dsh_schedule_ui/static/sent-notices.js";
 import { createCancels, renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
 import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-words.js";
 import { deferred, settle } from "./async-helpers.mjs";

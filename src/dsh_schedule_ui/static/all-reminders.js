@@ -12,7 +12,8 @@
 // host adds each row's Session link. Everything the Session supplies reaches the DOM only as
 // text nodes.
 
-import { itemState, occurrenceControls, occurrenceKey } from "./reminder-row.js";
+import { itemState, occurrenceKey } from "./occurrence.js";
+import { occurrenceControls } from "./occurrence-controls.js";
 import { cancelOutcome, DELETE_TOOL } from "./reminders-panel.js";
 import { instantMs, ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
 

@@ -25,7 +25,8 @@ import {
   textElement,
   timeElement,
 } from "./schedule-words.js";
-import { itemState, occurrenceControls, occurrenceKey } from "./reminder-row.js";
+import { itemState, occurrenceKey } from "./occurrence.js";
+import { occurrenceControls } from "./occurrence-controls.js";
 
 export const VIEW_NAME = "schedule.reminders";
 export const DELETE_TOOL = "schedule_delete";

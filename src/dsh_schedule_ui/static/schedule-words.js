@@ -350,6 +350,14 @@ export function textElement(doc, tag, content, className) {
   return element;
 }
 
+/** A text-only `<button type="button">` with its `data-focus-key` (the focus follows rebuilds). */
+export function buttonElement(doc, text, className, focusKey) {
+  const element = textElement(doc, "button", text, className);
+  element.setAttribute("type", "button");
+  element.setAttribute("data-focus-key", focusKey);
+  return element;
+}
+
 /** A `<time>` for an ISO instant with its exact UTC instant as the tooltip. */
 export function timeElement(doc, iso, text, time, className) {
   const element = textElement(doc, "time", text, className);
