@@ -34,6 +34,8 @@ MODULES: Final = (
     "occurrence-controls",
     "reminder-row",
     "tool-summaries",
+    "panel-state",
+    "edit-form",
     "reminders-panel",
     "all-reminders",
 )

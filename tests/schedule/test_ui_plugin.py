@@ -30,6 +30,8 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
             "ui-schedule",
             RendererAsset(name="tool-summaries", path=str(STATIC / "tool-summaries.js")),
         ),
+        ("ui-schedule", RendererAsset(name="panel-state", path=str(STATIC / "panel-state.js"))),
+        ("ui-schedule", RendererAsset(name="edit-form", path=str(STATIC / "edit-form.js"))),
         (
             "ui-schedule",
             RendererAsset(name="reminders-panel", path=str(STATIC / "reminders-panel.js")),

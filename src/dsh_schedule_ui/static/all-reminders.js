@@ -14,7 +14,7 @@
 
 import { itemState, occurrenceKey } from "./occurrence.js";
 import { occurrenceControls } from "./occurrence-controls.js";
-import { cancelOutcome, DELETE_TOOL } from "./reminders-panel.js";
+import { cancelOutcome, DELETE_TOOL } from "./panel-state.js";
 import { instantMs, ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
 
 export const PLUGIN = "schedule";
