@@ -10,6 +10,8 @@ const STATIC = new URL("../../src/dsh_host/web/static/", import.meta.url);
 
 const LAYERS = {
   core: [
+    "board-data.js",
+    "board-rows.js",
     "errors.js",
     "i18n.js",
     "json.js",

@@ -15,7 +15,8 @@
 // panels.js the panels opened on a phone and the focus a panel holds.
 
 import { api, authHeaders, currentToken, sessionPath } from "./api.js";
-import { Boards, boardApi, markSeen, readLastSeen } from "./board.js";
+import { Boards } from "./board.js";
+import { boardApi, markSeen, readLastSeen } from "./board-data.js";
 import {
   applyTheme,
   debugMode,
