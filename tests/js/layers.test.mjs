@@ -34,7 +34,7 @@ const LAYERS = {
     "render.js",
     "session-list.js",
   ],
-  app: ["app.js", "session-view.js"],
+  app: ["app-actions.js", "app-navigation.js", "app.js", "session-view.js"],
   // The service worker runs apart from the page: it imports nothing.
   worker: ["sw.js"],
 };
