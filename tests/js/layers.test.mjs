@@ -33,6 +33,7 @@ const LAYERS = {
     "registry.js",
     "render.js",
     "session-list.js",
+    "transcript-view.js",
   ],
   app: ["app-actions.js", "app-navigation.js", "app.js", "session-view.js"],
   // The service worker runs apart from the page: it imports nothing.

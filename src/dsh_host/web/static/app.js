@@ -3,10 +3,11 @@
 // (session-list.js), the open Session (session-view.js), the boards plugins register (board.js:
 // a whole board, and the start page's first rows and what arrived while the person was away),
 // the delete confirmation (delete-session.js), the Notifications dialog (notifications.js: the
-// channels, a test notification, Web Push on this device), the renderers (render.js with nodes.js,
-// panels.js, chrome.js), the moves between what the page shows (app-navigation.js) and the
-// user's actions (app-actions.js). Only this module imports the network layer (api.js, sse.js);
-// it hands the others what they call; rendering modules import neither.
+// channels, a test notification, Web Push on this device), the renderers (render.js and
+// transcript-view.js with nodes.js, panels.js, chrome.js), the moves between what the page
+// shows (app-navigation.js) and the user's actions (app-actions.js). Only this module imports
+// the network layer (api.js, sse.js); it hands the others what they call; rendering modules
+// import neither.
 //
 // What the page shows: an open Session (`?session=`), a whole board (`?board=`), or, with
 // neither, the start page. One owner per piece of state: api.js the token; SessionList the
