@@ -14,6 +14,7 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
             "ui-schedule",
             RendererAsset(name="schedule-words", path=str(STATIC / "schedule-words.js")),
         ),
+        ("ui-schedule", RendererAsset(name="schedule-dom", path=str(STATIC / "schedule-dom.js"))),
         ("ui-schedule", RendererAsset(name="occurrence", path=str(STATIC / "occurrence.js"))),
         ("ui-schedule", RendererAsset(name="sent-notices", path=str(STATIC / "sent-notices.js"))),
         (

@@ -15,7 +15,8 @@
 import { itemState, occurrenceKey } from "./occurrence.js";
 import { occurrenceControls } from "./occurrence-controls.js";
 import { cancelOutcome, DELETE_TOOL } from "./panel-state.js";
-import { instantMs, ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
+import { textElement } from "./schedule-dom.js";
+import { instantMs, ruleOf, ruleWords, scoped } from "./schedule-words.js";
 
 export const PLUGIN = "schedule";
 export const PENDING_BOARD = "schedule.pending";

@@ -5,7 +5,8 @@
 // and Save, which runs `schedule_update` as the user's action through the `runTool` it is given
 // with `expected` = the record the form showed. Text reaches the DOM only as text nodes.
 
-import { buttonElement, reminderName, scoped, textElement } from "./schedule-words.js";
+import { buttonElement, textElement } from "./schedule-dom.js";
+import { reminderName, scoped } from "./schedule-words.js";
 import {
   cancelKey,
   editShape,

@@ -7,7 +7,8 @@
 // is done or snoozed it says so ("Done ✓", "Snoozed until 18:10"). Text reaches the DOM only as
 // text nodes.
 
-import { buttonElement, instantMs, scoped, textElement, timeElement } from "./schedule-words.js";
+import { buttonElement, textElement, timeElement } from "./schedule-dom.js";
+import { instantMs, scoped } from "./schedule-words.js";
 import {
   ACK_TOOL,
   actionErrorText,

@@ -18,6 +18,7 @@
 // page's NoticeWatch (sent-notices.js). Everything the Session supplies reaches the DOM only as
 // text nodes.
 
+import { textElement, timeElement } from "./schedule-dom.js";
 import {
   instantMs,
   latenessText,
@@ -25,8 +26,6 @@ import {
   ruleOf,
   ruleWords,
   scoped,
-  textElement,
-  timeElement,
 } from "./schedule-words.js";
 import { EVENT_TYPE, occurrenceKey, occurrenceState } from "./occurrence.js";
 import { occurrenceControls } from "./occurrence-controls.js";

@@ -14,16 +14,14 @@
 // deleted Session (`deleteNote`). Everything the Session supplies reaches the DOM only as text
 // nodes.
 
+import { buttonElement, textElement, timeElement } from "./schedule-dom.js";
 import {
-  buttonElement,
   instantMs,
   latenessText,
   reminderName,
   ruleOf,
   ruleWords,
   scoped,
-  textElement,
-  timeElement,
 } from "./schedule-words.js";
 import { itemState, occurrenceKey } from "./occurrence.js";
 import { occurrenceControls } from "./occurrence-controls.js";
