@@ -6,6 +6,7 @@
 // what changed), and the panel's state on one page (each Cancel's and each open Edit form's, by
 // Session and reminder). No DOM, no network.
 
+import { localInputValue } from "./occurrence.js";
 import { clockText, instantMs, isoWeekdays, scoped } from "./schedule-words.js";
 
 export const VIEW_NAME = "schedule.reminders";
@@ -154,19 +155,8 @@ export function editShape(item) {
 
 /** The `YYYY-MM-DD` date and `HH:MM` time of `ms` on the wall clock of `timeZone`. */
 export function wallClock(ms, timeZone) {
-  const parts = {};
-  const format = new Intl.DateTimeFormat("en-GB", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-  });
-  for (const part of format.formatToParts(new Date(ms))) parts[part.type] = part.value;
-  const date = `${parts.year}-${parts.month}-${parts.day}`;
-  return { date, time: `${parts.hour}:${parts.minute}` };
+  const [date, time] = localInputValue(ms, timeZone).split("T");
+  return { date, time };
 }
 
 /** A rule's `HH:mm:ss.SSS` as a time input shows it: `HH:MM`, with the seconds when not zero. */

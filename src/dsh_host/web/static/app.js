@@ -200,23 +200,14 @@ const notifyDialog = new NotifyDialog({
   onPermission: renderNotifyButton,
 });
 
+/** The parts the moves and the actions work on. */
+const parts = { registry, sessions, view, boards, notice, busy, page, screen, deleteDialog };
+
 /** The moves between an open Session, a whole board and the start page (app-navigation.js). */
-const nav = createNavigation({ registry, view, boards, notice, page, screen });
+const nav = createNavigation(parts);
 
 /** The person's actions and the controls wired to them (app-actions.js). */
-const actions = createActions({
-  http: { api, sessionPath },
-  registry,
-  sessions,
-  view,
-  boards,
-  notice,
-  busy,
-  page,
-  deleteDialog,
-  nav,
-  rerenderAll,
-});
+const actions = createActions({ ...parts, http: { api, sessionPath }, nav, rerenderAll });
 
 // ------------------------------------------------------------------ the page in a new language
 
