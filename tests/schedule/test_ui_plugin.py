@@ -54,6 +54,13 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
     assert host.plugins.renderer_assets() == []
 
 
+def test_every_module_file_is_registered():
+    # The host serves a plugin's asset only when it is registered: a module the others import
+    # but that is not registered would not load in the page.
+    assert sorted(MODULES) == sorted(path.stem for path in STATIC.glob("*.js"))
+    assert len(set(MODULES)) == len(MODULES)
+
+
 def test_the_plugin_has_no_runtime_hooks():
     hooks = {name for name in dir(ScheduleUIPlugin) if name.startswith("dsh_")}
     assert hooks == {"dsh_renderer_assets"}
