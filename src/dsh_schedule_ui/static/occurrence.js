@@ -11,6 +11,7 @@ export const EVENT_TYPE = "schedule/change";
 
 export const ACK_TOOL = "schedule_ack";
 export const SNOOZE_TOOL = "schedule_snooze";
+
 /** Whether `a` and `b` are one instant (ISO strings in any offset). */
 export function sameInstant(a, b) {
   const ms = instantMs(a);
