@@ -9,8 +9,11 @@ four schedule tools (a cancel names its reminder and offers Undo) and of the plu
 follow-ups, the Reminders panel over the ``schedule.reminders`` Session view (rules in words,
 and Edit through ``schedule_update`` with the shown record as ``expected``), and the boards over
 the rows the Schedule plugin posts for every Session ("All reminders" with the start page's
-"Coming up", and what was delivered while the person was away); and one stylesheet. Session
-text always reaches the DOM as text.
+"Coming up", and what was delivered while the person was away); and one stylesheet. The modules
+those import (the pure cores of an occurrence and of the panel, where a delivery was sent, the
+shared Done and Snooze controls, the Edit form and the text-only DOM builders) are contributed
+too, so that the host serves them; their default exports register nothing. Session text always
+reaches the DOM as text.
 """
 
 from __future__ import annotations
@@ -24,11 +27,19 @@ from dsh_schedule import SCHEDULE_CHANGE, ReminderView
 STATIC: Final = Path(__file__).resolve().parent / "static"
 #: The reminder card module.
 REMINDER_ROW: Final = STATIC / "reminder-row.js"
-#: The modules, in load order: the strings the others use come first.
+#: The modules, in load order: the strings the others use come first, then the helpers the
+#: card, the panel and the boards import (they register nothing themselves; registering them
+#: has the host serve them).
 MODULES: Final = (
     "schedule-words",
+    "schedule-dom",
+    "occurrence",
+    "sent-notices",
+    "occurrence-controls",
     "reminder-row",
     "tool-summaries",
+    "panel-state",
+    "edit-form",
     "reminders-panel",
     "all-reminders",
 )

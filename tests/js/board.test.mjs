@@ -9,17 +9,17 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
+import { Boards } from "../../src/dsh_host/web/static/board.js";
 import {
   AWAY_SHOWN,
   boardApi,
-  Boards,
   LAST_SEEN_KEY,
   markSeen,
   MAX_LIMIT,
   PAGE_SIZE,
   readLastSeen,
   rowsSince,
-} from "../../src/dsh_host/web/static/board.js";
+} from "../../src/dsh_host/web/static/board-data.js";
 import { setLocale } from "../../src/dsh_host/web/static/i18n.js";
 import { RendererRegistry } from "../../src/dsh_host/web/static/registry.js";
 import { deferred, settle } from "./async-helpers.mjs";

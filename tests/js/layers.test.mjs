@@ -1,6 +1,8 @@
 // The browser client's floors: what each module may import. Only the app layer (app.js, the
 // composition root) imports the network layer; rendering imports neither the network nor the
-// app layer; the pure core imports only the pure core (no DOM, no network).
+// app layer; the pure core imports only the pure core (no DOM, no network). The Schedule
+// plugin's modules have floors of their own: its pure core, the DOM its entries share, and the
+// entries (the modules that register something), which no other module imports.
 
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -10,6 +12,8 @@ const STATIC = new URL("../../src/dsh_host/web/static/", import.meta.url);
 
 const LAYERS = {
   core: [
+    "board-data.js",
+    "board-rows.js",
     "errors.js",
     "i18n.js",
     "json.js",
@@ -31,8 +35,9 @@ const LAYERS = {
     "registry.js",
     "render.js",
     "session-list.js",
+    "transcript-view.js",
   ],
-  app: ["app.js", "session-view.js"],
+  app: ["app-actions.js", "app-navigation.js", "app.js", "session-view.js"],
   // The service worker runs apart from the page: it imports nothing.
   worker: ["sw.js"],
 };
@@ -50,8 +55,8 @@ const layerOf = new Map(
   Object.entries(LAYERS).flatMap(([layer, files]) => files.map((file) => [file, layer])),
 );
 
-function imports(file) {
-  const text = readFileSync(new URL(file, STATIC), "utf8");
+function imports(file, folder = STATIC) {
+  const text = readFileSync(new URL(file, folder), "utf8");
   return [...text.matchAll(/^import[^;]*?from "\.\/([^"]+)";/gms)].map((match) => match[1]);
 }
 
@@ -70,6 +75,47 @@ test("no module imports above its floor; only app.js imports the network", () =>
       }
       if (targetLayer === "network" && file !== "app.js") {
         wrong.push(`${file} -> ${target}: only app.js imports the network`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+const PLUGIN = new URL("../../src/dsh_schedule_ui/static/", import.meta.url);
+
+const PLUGIN_LAYERS = {
+  core: ["occurrence.js", "panel-state.js", "schedule-words.js", "sent-notices.js"],
+  rendering: ["edit-form.js", "occurrence-controls.js", "schedule-dom.js"],
+  entry: ["all-reminders.js", "reminder-row.js", "reminders-panel.js", "tool-summaries.js"],
+};
+
+const PLUGIN_MAY_IMPORT = {
+  core: ["core"],
+  rendering: ["core", "rendering"],
+  entry: ["core", "rendering"],
+};
+
+const pluginLayerOf = new Map(
+  Object.entries(PLUGIN_LAYERS).flatMap(([layer, files]) => files.map((file) => [file, layer])),
+);
+
+test("every plugin module has a layer, and the layers name only modules that exist", () => {
+  const files = readdirSync(PLUGIN).filter((name) => name.endsWith(".js")).sort();
+  assert.deepEqual([...pluginLayerOf.keys()].sort(), files);
+});
+
+test("no plugin module imports above its floor, nor anything but its sibling modules", () => {
+  const wrong = [];
+  for (const [file, layer] of pluginLayerOf) {
+    const text = readFileSync(new URL(file, PLUGIN), "utf8");
+    const all = [...text.matchAll(/^import[^;]*?from "([^"]+)";/gms)].map((match) => match[1]);
+    for (const target of all) {
+      if (!target.startsWith("./")) wrong.push(`${file} -> ${target}: not a sibling module`);
+    }
+    for (const target of imports(file, PLUGIN)) {
+      const targetLayer = pluginLayerOf.get(target);
+      if (!PLUGIN_MAY_IMPORT[layer].includes(targetLayer)) {
+        wrong.push(`${file} (${layer}) -> ${target} (${targetLayer})`);
       }
     }
   }

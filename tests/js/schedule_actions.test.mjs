@@ -16,22 +16,20 @@ import {
   actionOutcome,
   itemState,
   localInputValue,
-  NoticeWatch,
-  noticeLines,
-  occurrenceNotices,
   occurrenceState,
   offsetIso,
   pickedUntil,
-  renderReminderCard,
-  resetOccurrences,
   SNOOZE_TOOL,
   snoozeChoices,
   untilText,
-  useNoticeWatch,
   wallInstant,
   zoneOffsetMinutes,
-} from "../../src/dsh_schedule_ui/static/reminder-row.js";
-import { createCancels, renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
+} from "../../src/dsh_schedule_ui/static/occurrence.js";
+import { resetOccurrences } from "../../src/dsh_schedule_ui/static/occurrence-controls.js";
+import { renderReminderCard, useNoticeWatch } from "../../src/dsh_schedule_ui/static/reminder-row.js";
+import { NoticeWatch, noticeLines, occurrenceNotices } from "../../src/dsh_schedule_ui/static/sent-notices.js";
+import { createCancels } from "../../src/dsh_schedule_ui/static/panel-state.js";
+import { renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
 import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-words.js";
 import { deferred, settle } from "./async-helpers.mjs";
 import { FakeElement, fakeDocument } from "./fake-dom.mjs";

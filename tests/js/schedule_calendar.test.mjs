@@ -12,7 +12,8 @@ import { registerMessages, t } from "../../src/dsh_host/web/static/i18n.js";
 import { createTime } from "../../src/dsh_host/web/static/time.js";
 import { renderRow, rowReminder } from "../../src/dsh_schedule_ui/static/all-reminders.js";
 import { renderReminderCard, validateReminderView } from "../../src/dsh_schedule_ui/static/reminder-row.js";
-import { createCancels, panelState, renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
+import { createCancels, panelState } from "../../src/dsh_schedule_ui/static/panel-state.js";
+import { renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
 import {
   clockText,
   cronWords,

@@ -17,12 +17,12 @@ import {
   formValues,
   panelState,
   recordOf,
-  renderPanel,
   UPDATE_TOOL,
   updateArguments,
   updateOutcome,
   wallClock,
-} from "../../src/dsh_schedule_ui/static/reminders-panel.js";
+} from "../../src/dsh_schedule_ui/static/panel-state.js";
+import { renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
 import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-words.js";
 import { fakeDocument } from "./fake-dom.mjs";
 

@@ -7,15 +7,14 @@ import { describe, test } from "node:test";
 import { registerMessages, t } from "../../src/dsh_host/web/static/i18n.js";
 import { RendererRegistry } from "../../src/dsh_host/web/static/registry.js";
 import { createTime } from "../../src/dsh_host/web/static/time.js";
-import registerPanel, {
+import {
   cancelOutcome,
   createCancels,
   DELETE_TOOL,
   panelState,
-  panelSummary,
-  renderPanel,
   VIEW_NAME,
-} from "../../src/dsh_schedule_ui/static/reminders-panel.js";
+} from "../../src/dsh_schedule_ui/static/panel-state.js";
+import registerPanel, { panelSummary, renderPanel } from "../../src/dsh_schedule_ui/static/reminders-panel.js";
 import { messages, NAMESPACE } from "../../src/dsh_schedule_ui/static/schedule-words.js";
 import { fakeDocument } from "./fake-dom.mjs";
 

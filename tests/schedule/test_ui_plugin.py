@@ -14,6 +14,13 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
             "ui-schedule",
             RendererAsset(name="schedule-words", path=str(STATIC / "schedule-words.js")),
         ),
+        ("ui-schedule", RendererAsset(name="schedule-dom", path=str(STATIC / "schedule-dom.js"))),
+        ("ui-schedule", RendererAsset(name="occurrence", path=str(STATIC / "occurrence.js"))),
+        ("ui-schedule", RendererAsset(name="sent-notices", path=str(STATIC / "sent-notices.js"))),
+        (
+            "ui-schedule",
+            RendererAsset(name="occurrence-controls", path=str(STATIC / "occurrence-controls.js")),
+        ),
         (
             "ui-schedule",
             RendererAsset(
@@ -24,6 +31,8 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
             "ui-schedule",
             RendererAsset(name="tool-summaries", path=str(STATIC / "tool-summaries.js")),
         ),
+        ("ui-schedule", RendererAsset(name="panel-state", path=str(STATIC / "panel-state.js"))),
+        ("ui-schedule", RendererAsset(name="edit-form", path=str(STATIC / "edit-form.js"))),
         (
             "ui-schedule",
             RendererAsset(name="reminders-panel", path=str(STATIC / "reminders-panel.js")),
@@ -43,6 +52,13 @@ async def test_ui_schedule_registers_its_modules_then_its_stylesheet(host):
     assert STYLESHEET.is_file()
     await host.unload_plugin("ui-schedule")
     assert host.plugins.renderer_assets() == []
+
+
+def test_every_module_file_is_registered():
+    # The host serves a plugin's asset only when it is registered: a module the others import
+    # but that is not registered would not load in the page.
+    assert sorted(MODULES) == sorted(path.stem for path in STATIC.glob("*.js"))
+    assert len(set(MODULES)) == len(MODULES)
 
 
 def test_the_plugin_has_no_runtime_hooks():

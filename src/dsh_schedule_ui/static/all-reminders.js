@@ -12,9 +12,11 @@
 // host adds each row's Session link. Everything the Session supplies reaches the DOM only as
 // text nodes.
 
-import { itemState, occurrenceControls, occurrenceKey } from "./reminder-row.js";
-import { cancelOutcome, DELETE_TOOL } from "./reminders-panel.js";
-import { instantMs, ruleOf, ruleWords, scoped, textElement } from "./schedule-words.js";
+import { itemState, occurrenceKey } from "./occurrence.js";
+import { occurrenceControls } from "./occurrence-controls.js";
+import { cancelOutcome, DELETE_TOOL } from "./panel-state.js";
+import { textElement } from "./schedule-dom.js";
+import { instantMs, ruleOf, ruleWords, scoped } from "./schedule-words.js";
 
 export const PLUGIN = "schedule";
 export const PENDING_BOARD = "schedule.pending";

@@ -1,6 +1,8 @@
-// ui-schedule: the `schedule` locale namespace (English and Chinese) and the pure helpers the
-// card, the tool summaries and the Reminders panel share. The default export registers the
-// namespace with the host's registry.
+// ui-schedule: the plugin's words. The `schedule` locale namespace (English and Chinese) and
+// the pure helpers that word what the card, the tool summaries, the Reminders panel and the
+// boards show (instants, lateness, rules in words, a reminder's name). No DOM: the text-only
+// builders are schedule-dom.js. The default export registers the namespace with the host's
+// registry.
 
 export const NAMESPACE = "schedule";
 /** A delivery recorded more than this long after its due time is shown as late. */
@@ -340,22 +342,6 @@ export function latenessText(lateMs, reason, t, time) {
   const s = scoped(t);
   const late = s("late", { duration: time.duration(lateMs) });
   return reason === "busy" || reason === "offline" ? `${late} · ${s(`reason.${reason}`)}` : late;
-}
-
-/** A text-only element: `content` always becomes one text node. */
-export function textElement(doc, tag, content, className) {
-  const element = doc.createElement(tag);
-  if (className) element.className = className;
-  element.appendChild(doc.createTextNode(String(content)));
-  return element;
-}
-
-/** A `<time>` for an ISO instant with its exact UTC instant as the tooltip. */
-export function timeElement(doc, iso, text, time, className) {
-  const element = textElement(doc, "time", text, className);
-  element.setAttribute("datetime", iso);
-  element.setAttribute("title", time.utc(instantMs(iso)));
-  return element;
 }
 
 const CLOCK = /^([01][0-9]|2[0-3]):([0-5][0-9]):([0-5][0-9])(?:\.([0-9]{1,3}))?$/;

@@ -5,7 +5,7 @@
 // the plugin's follow-ups ("Reminder handed to the assistant"). Pure functions of what the host
 // hands over; the default export registers them.
 
-import { actionErrorText } from "./reminder-row.js";
+import { actionErrorText } from "./occurrence.js";
 import { instantMs, reminderName, ruleOf, ruleWords, scoped } from "./schedule-words.js";
 
 /** The plugin name the Schedule's follow-ups carry in `source.plugin`. */

@@ -3,9 +3,11 @@
 // (session-list.js), the open Session (session-view.js), the boards plugins register (board.js:
 // a whole board, and the start page's first rows and what arrived while the person was away),
 // the delete confirmation (delete-session.js), the Notifications dialog (notifications.js: the
-// channels, a test notification, Web Push on this device), the renderers (render.js with nodes.js,
-// panels.js, chrome.js) and the user's actions. Only this module imports the network layer
-// (api.js, sse.js); rendering modules import neither.
+// channels, a test notification, Web Push on this device), the renderers (render.js and
+// transcript-view.js with nodes.js, panels.js, chrome.js), the moves between what the page
+// shows (app-navigation.js) and the user's actions (app-actions.js). Only this module imports
+// the network layer (api.js, sse.js); it hands the others what they call; rendering modules
+// import neither.
 //
 // What the page shows: an open Session (`?session=`), a whole board (`?board=`), or, with
 // neither, the start page. One owner per piece of state: api.js the token; SessionList the
@@ -15,20 +17,21 @@
 // panels.js the panels opened on a phone and the focus a panel holds.
 
 import { api, authHeaders, currentToken, sessionPath } from "./api.js";
-import { Boards, boardApi, markSeen, readLastSeen } from "./board.js";
+import { createActions } from "./app-actions.js";
+import { createNavigation } from "./app-navigation.js";
+import { Boards } from "./board.js";
+import { boardApi, markSeen, readLastSeen } from "./board-data.js";
 import {
   applyTheme,
   debugMode,
   noticeArrivals,
   refreshTimes,
   renderNotifyButton,
-  setDrawer,
   wireChrome,
 } from "./chrome.js";
-import { DeleteDialog, deleteQuestion, sessionBadges } from "./delete-session.js";
+import { DeleteDialog } from "./delete-session.js";
 import { els } from "./dom.js";
-import { errorMessage } from "./errors.js";
-import { getLocale, onLocaleChange, setLocale, t } from "./i18n.js";
+import { getLocale, t } from "./i18n.js";
 import { NotifyDialog } from "./notifications.js";
 import { renderPanels } from "./panels.js";
 import { RendererRegistry } from "./registry.js";
@@ -36,7 +39,6 @@ import { applyStaticText, renderChrome, renderDraft, renderStatus, renderStop } 
 import { SessionList, sessionsPath } from "./session-list.js";
 import { SessionView } from "./session-view.js";
 import { connectEvents } from "./sse.js";
-import { browserTimeZone, sendWithZone } from "./streaming.js";
 
 const SESSIONS_REFRESH_MS = 15000;
 
@@ -141,7 +143,7 @@ const page = {
 const sessions = new SessionList({
   load: (page) => api("GET", sessionsPath(page)),
   currentId: () => view.current?.id ?? null,
-  onSelect: (id) => openSession(id),
+  onSelect: (id) => nav.openSession(id),
   onChange: () => page.chrome(),
 });
 
@@ -166,8 +168,8 @@ const boards = new Boards({
   registry,
   http: boardApi(api),
   runTool: runToolOn,
-  openSession: (id) => openSession(id),
-  openBoard: (name) => showBoard(name),
+  openSession: (id) => nav.openSession(id),
+  openBoard: (name) => nav.showBoard(name),
   onChange: () => page.boards(),
   document,
 });
@@ -198,95 +200,18 @@ const notifyDialog = new NotifyDialog({
   onPermission: renderNotifyButton,
 });
 
-// ------------------------------------------------------------------ what the page shows
+/** The parts the moves and the actions work on. */
+const parts = { registry, sessions, view, boards, notice, busy, page, screen, deleteDialog };
 
-/** The address names what is shown: `?session=` or `?board=` (other parameters stay). */
-function setAddress({ session = null, board = null } = {}) {
-  const url = new URL(window.location.href);
-  for (const [key, value] of [
-    ["session", session],
-    ["board", board],
-  ]) {
-    if (value) url.searchParams.set(key, value);
-    else url.searchParams.delete(key);
-  }
-  window.history.replaceState(null, "", url);
-}
+/** The moves between an open Session, a whole board and the start page (app-navigation.js). */
+const nav = createNavigation(parts);
 
-function leaveBoard() {
-  if (screen.board === null) return;
-  screen.board = null;
-  boards.closeView();
-}
+/** The person's actions and the controls wired to them (app-actions.js). */
+const actions = createActions({ ...parts, http: { api, sessionPath }, nav, rerenderAll });
 
-/** Show Session `id` (from the list, a board's link, a new Session or a branch). */
-function showSession(id) {
-  leaveBoard();
-  view.select(id);
-  page.boards();
-}
+// ------------------------------------------------------------------ the page in a new language
 
-/** Open Session `id` for the person: the keyboard lands in its message box. */
-function openSession(id) {
-  showSession(id);
-  setDrawer(false);
-  els.composer.focus();
-}
-
-/** Show the whole board `name` instead of a Session. */
-function showBoard(name, { focus = true } = {}) {
-  if (registry.board(name) === null) return;
-  view.close();
-  notice.set(null);
-  screen.board = name;
-  setAddress({ board: name });
-  page.sessions();
-  page.panels();
-  page.chrome();
-  boards.openView(name);
-  page.boards();
-  setDrawer(false);
-  if (focus) els.boardHeading.focus();
-}
-
-/** The start page: no Session open, no board shown. */
-function goHome() {
-  view.close();
-  leaveBoard();
-  setAddress();
-  page.sessions();
-  page.panels();
-  page.chrome();
-  page.status();
-  page.boards();
-  boards.loadHome();
-  setDrawer(false);
-}
-
-// ------------------------------------------------------------------ deleting a Session
-
-/** Ask, then delete the open Session: the page returns to the start page without it. */
-function askDelete() {
-  const current = view.current;
-  if (current === null) return;
-  const id = current.id;
-  const badges = () =>
-    sessionBadges(sessions.find(id), view.current?.id === id ? view.current.views?.views : null);
-  deleteDialog.ask({
-    question: () => deleteQuestion({ name: sessions.label(id), badges: badges(), registry }),
-    remove: () => api("DELETE", sessionPath(id)),
-    done: async () => {
-      const name = sessions.label(id);
-      boards.forgetSession(id);
-      if (view.current?.id === id) goHome();
-      notice.set("status.deleted", { name });
-      els.emptyTitle.focus();
-      await sessions.refresh();
-    },
-    returnFocus: () => els.deleteSession.focus(),
-  });
-}
-
+/** Everything the page shows again, in the language now chosen. */
 function rerenderAll() {
   applyStaticText();
   applyTheme();
@@ -319,165 +244,6 @@ function renderExamples() {
     return button;
   });
   els.examples.replaceChildren(...buttons);
-}
-
-// ------------------------------------------------------------------ actions
-
-/**
- * Run one user action at a time per name: the chrome keeps its button disabled (through any
- * re-render meanwhile) until it settles, and a failure becomes the status notice.
- */
-async function runAction(name, action) {
-  if (busy.has(name)) return;
-  busy.add(name);
-  page.chrome();
-  try {
-    await action();
-  } catch (error) {
-    notice.set("status.error", { message: errorMessage(error) }, "error");
-  } finally {
-    busy.delete(name);
-    page.chrome();
-  }
-}
-
-async function createSession() {
-  const created = await api("POST", "/api/sessions", {});
-  await sessions.refresh();
-  showSession(created.id);
-  notice.set("status.created");
-  els.composer.focus();
-}
-
-async function forkCurrent() {
-  const current = view.current;
-  if (!current) return;
-  const child = await api("POST", sessionPath(current.id, "/fork"), {});
-  await sessions.refresh();
-  showSession(child.id);
-  notice.set("status.forked");
-  els.composer.focus();
-}
-
-function startRename() {
-  if (!view.current) return;
-  els.renameInput.value = els.sessionName.textContent;
-  els.renameForm.hidden = false;
-  els.sessionName.hidden = true;
-  els.rename.hidden = true;
-  els.renameInput.focus();
-  els.renameInput.select?.();
-}
-
-function endRename() {
-  els.renameForm.hidden = true;
-  els.sessionName.hidden = false;
-  els.rename.hidden = false;
-}
-
-async function renameCurrent() {
-  const current = view.current;
-  const name = els.renameInput.value.trim();
-  if (!current || name === "") return;
-  await api("POST", sessionPath(current.id, "/name"), { name });
-  endRename();
-  await sessions.refresh();
-  notice.set("status.renamed");
-  els.rename.focus();
-}
-
-async function flushCurrent() {
-  const current = view.current;
-  if (!current) return;
-  const result = await api("POST", sessionPath(current.id, "/flush"));
-  if (view.current !== current) return;
-  notice.set(result?.durable ? "status.flushed" : "status.flushNotDurable", {
-    seq: result?.throughSeq,
-  });
-}
-
-/** Stop the turn the open Session runs (the host answers false when it had already ended). */
-async function stopCurrent() {
-  const current = view.current;
-  const turn = current?.runningTurn() ?? null;
-  if (turn === null) return;
-  const result = await api("POST", sessionPath(current.id, "/turn/cancel"));
-  // Its turn/end ("Stopped") comes on the stream; until then the same turn is not offered again.
-  if (result?.cancelled === true) current.stopping = turn;
-  page.status();
-}
-
-function sendMessage() {
-  const text = els.composer.value;
-  if (text.trim() === "") return;
-  const current = view.current;
-  // Read before the POST: sending resumes a cold Session (and the selection may change).
-  const wasCold = current !== null && sessions.find(current.id)?.live === false;
-  runAction("send", async () => {
-    let target = current;
-    if (target === null) {
-      // Typing with no Session open starts one, as in any chat app.
-      const created = await api("POST", "/api/sessions", {});
-      await sessions.refresh();
-      showSession(created.id);
-      target = view.current;
-    }
-    // The browser's zone, for this message's turn only ("tomorrow at 9" means here).
-    const post = (body) => api("POST", sessionPath(target.id, "/messages"), body);
-    await sendWithZone(post, text, browserTimeZone());
-    if (view.current === target) {
-      els.composer.value = "";
-      notice.set(null);
-      if (!target.conn.connected) target.conn.reconnectNow();
-    }
-    if (wasCold) await sessions.refresh();
-  });
-}
-
-function wireEvents() {
-  els.rename.addEventListener("click", startRename);
-  els.renameCancel.addEventListener("click", () => {
-    endRename();
-    els.rename.focus();
-  });
-  els.renameForm.addEventListener("submit", (event) => {
-    event.preventDefault();
-    runAction("rename", renameCurrent);
-  });
-  els.renameInput.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") {
-      endRename();
-      els.rename.focus();
-    }
-  });
-  els.newSession.addEventListener("click", () => runAction("create", createSession));
-  els.homeEntry.addEventListener("click", () => {
-    goHome();
-    els.emptyTitle.focus();
-  });
-  els.deleteSession.addEventListener("click", askDelete);
-  els.fork.addEventListener("click", () => runAction("fork", forkCurrent));
-  els.flush.addEventListener("click", () => runAction("flush", flushCurrent));
-  els.stop.addEventListener("click", () => runAction("stop", stopCurrent));
-  els.loadOlder.addEventListener("click", () => view.current?.win.loadOlder());
-  // loadOlder itself ignores calls while a page loads or when there is no more history.
-  els.scroll.addEventListener("scroll", () => {
-    if (els.scroll.scrollTop < 24) view.current?.win.loadOlder();
-  });
-  els.form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    sendMessage();
-  });
-  els.composer.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
-      event.preventDefault();
-      sendMessage();
-    }
-  });
-  for (const button of els.langButtons) {
-    button.addEventListener("click", () => setLocale(button.getAttribute("data-locale")));
-  }
-  onLocaleChange(rerenderAll);
 }
 
 // ------------------------------------------------------------------ plugins and boot
@@ -524,7 +290,7 @@ async function boot() {
   applyStaticText();
   renderExamples();
   wireChrome();
-  wireEvents();
+  actions.wireEvents();
   await loadRenderers(readConfig());
   registry.onPanelsChange(() => {
     page.panels();
@@ -546,7 +312,7 @@ async function boot() {
   const initial = query.get("session");
   const board = query.get("board");
   if (initial) view.select(initial, { updateUrl: false });
-  else if (board && registry.board(board) !== null) showBoard(board, { focus: false });
+  else if (board && registry.board(board) !== null) nav.showBoard(board, { focus: false });
   page.boards();
   boards.loadHome(awaySince);
   window.setInterval(() => {

@@ -9,7 +9,7 @@
 
 import { errorMessage } from "./errors.js";
 import { StreamResume } from "./resume.js";
-import { TranscriptView } from "./render.js";
+import { TranscriptView } from "./transcript-view.js";
 import { SessionWindow } from "./session-window.js";
 import { StreamingDraft } from "./streaming.js";
 
