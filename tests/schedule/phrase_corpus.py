@@ -118,6 +118,93 @@ CORPUS: list[tuple[str, Any]] = [
     ("remind me at 9:15am to stand up", ("create", "stand up", at("2026-08-05", "09:15:00"))),
     ("remind me at noon to eat lunch", ("create", "eat lunch", at("2026-08-05", "12:00:00"))),
     ("remind me at midnight to sleep", ("create", "sleep", at("2026-08-06", "00:00:00"))),
+    # tomorrow's midnight may start tomorrow (tonight's) or end it: both are named, and each
+    # answer the question suggests reads as the instant it names
+    (
+        "remind me tomorrow at midnight to take out the bins",
+        (
+            "ask",
+            'By "tomorrow at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me tomorrow midnight to take out the bins",
+        (
+            "ask",
+            'By "tomorrow midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me at midnight tomorrow to take out the bins",
+        (
+            "ask",
+            'By "at midnight tomorrow" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me to take out the bins tomorrow at midnight",
+        (
+            "ask",
+            'By "tomorrow at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "tomorrow at midnight remind me to take out the bins",
+        (
+            "ask",
+            'By "tomorrow at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me tomorrow night at midnight to take out the bins",
+        (
+            "ask",
+            'By "tomorrow night at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me tomorrow night at 12 to take out the bins",
+        (
+            "ask",
+            'By "tomorrow night at 12" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me tmrw at midnight to take out the bins",
+        (
+            "ask",
+            'By "tmrw at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "remind me on August 6 at 00:00 to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me on August 7 at 00:00 to take out the bins",
+        ("create", "take out the bins", at("2026-08-07", "00:00:00")),
+    ),
+    # the coming midnight, the one that ends today, as "at midnight" alone
+    (
+        "remind me tonight at midnight to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me at midnight tonight to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me today at midnight to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me tonight at 12 to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
+    (
+        "remind me tomorrow at 00:00 to take out the bins",
+        ("create", "take out the bins", at("2026-08-06", "00:00:00")),
+    ),
     (
         "remind me at 9am UTC to stand up",
         ("create", "stand up", at("2026-08-05", "09:00:00", "UTC")),
@@ -1010,6 +1097,55 @@ CORPUS: list[tuple[str, Any]] = [
     ("今晚十一点提醒我关灯", ("create", "关灯", at("2026-08-05", "23:00:00"))),
     ("晚上12点提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
     ("午夜提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    # 明天午夜, 明晚12点: the midnight that starts tomorrow or the one that ends it; both named
+    (
+        "明天午夜提醒我关灯",
+        (
+            "ask",
+            "“明天午夜”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    (
+        "明晚12点提醒我关灯",
+        (
+            "ask",
+            "“明晚12点”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    (
+        "明天晚上12点提醒我关灯",
+        (
+            "ask",
+            "“明天晚上12点”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    (
+        "提醒我明天午夜关灯",
+        (
+            "ask",
+            "“明天午夜”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    (
+        "明晚午夜提醒我关灯",
+        (
+            "ask",
+            "“明晚午夜”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    (
+        "明天半夜12点提醒我关灯",
+        (
+            "ask",
+            "“明天半夜12点”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    ("8月6日0点提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("8月7日0点提醒我关灯", ("create", "关灯", at("2026-08-07", "00:00:00"))),
+    ("今晚12点提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("今晚午夜提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("今天午夜提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
+    ("明天0点提醒我关灯", ("create", "关灯", at("2026-08-06", "00:00:00"))),
     ("每天晚上12点提醒我关灯", ("create", "关灯", daily("00:00:00"))),
     ("凌晨3点提醒我看球", ("create", "看球", at("2026-08-06", "03:00:00"))),
     ("凌晨提醒我看球", ("ask", "凌晨几点？例如“凌晨5点”。")),
@@ -1045,7 +1181,8 @@ CORPUS: list[tuple[str, Any]] = [
 
 #: Days of the week that read differently from other days, each on its own clock (09:00 in
 #: Shanghai): "next tuesday" said on a Monday may mean tomorrow or the Tuesday after, so it asks,
-#: naming both dates; the dates it names then read as they say.
+#: naming both dates; the dates it names then read as they say. "tomorrow at midnight" names the
+#: dates of that clock's tomorrow.
 MONDAY = TimeContext(now_ms=parse_instant("2026-08-10T01:00:00.000Z"), time_zone=SH)
 SUNDAY = TimeContext(now_ms=parse_instant("2026-08-09T01:00:00.000Z"), time_zone=SH)
 ON_OTHER_DAYS: list[tuple[TimeContext, str, Any]] = [
@@ -1098,6 +1235,34 @@ ON_OTHER_DAYS: list[tuple[TimeContext, str, Any]] = [
             'By "next friday" do you mean Friday, August 14 or Friday, August 21? Say "on August 14" or "on August 21".',
         ),
     ),
+    (
+        MONDAY,
+        "remind me tomorrow at midnight to submit the form",
+        (
+            "ask",
+            'By "tomorrow at midnight" do you mean the start of Tuesday, August 11 (tonight) or the end of it (00:00 on Wednesday, August 12)? Say "on August 11 at 00:00" or "on August 12 at 00:00".',
+        ),
+    ),
+    (
+        MONDAY,
+        "remind me on August 11 at 00:00 to submit the form",
+        ("create", "submit the form", at("2026-08-11", "00:00:00")),
+    ),
+    (
+        MONDAY,
+        "remind me on August 12 at 00:00 to submit the form",
+        ("create", "submit the form", at("2026-08-12", "00:00:00")),
+    ),
+    (
+        MONDAY,
+        "明晚12点提醒我交表",
+        (
+            "ask",
+            "“明晚12点”是指8月11日（周二）的开始（今晚），还是它的结束（8月12日周三0点）？请说“8月11日0点”或“8月12日0点”。",
+        ),
+    ),
+    (MONDAY, "8月11日0点提醒我交表", ("create", "交表", at("2026-08-11", "00:00:00"))),
+    (MONDAY, "8月12日0点提醒我交表", ("create", "交表", at("2026-08-12", "00:00:00"))),
     (MONDAY, "下周二上午10点提醒我开会", ("create", "开会", at("2026-08-18", "10:00:00"))),
     (MONDAY, "周二上午10点提醒我开会", ("create", "开会", at("2026-08-11", "10:00:00"))),
     (MONDAY, "明天上午10点提醒我开会", ("create", "开会", at("2026-08-11", "10:00:00"))),
@@ -1125,6 +1290,25 @@ ON_OTHER_DAYS: list[tuple[TimeContext, str, Any]] = [
 #: ``schedule_list`` and calls ``schedule_update`` (``test_conversation.py``).
 UPDATES: list[tuple[str, Any]] = [
     ("move schedule-2 to 10:00", ("update", "schedule-2", {"times": ("10:00:00",)})),
+    (
+        "move the stretch reminder to tomorrow at midnight",
+        (
+            "ask",
+            'By "tomorrow at midnight" do you mean the start of Thursday, August 6 (tonight) or the end of it (00:00 on Friday, August 7)? Say "on August 6 at 00:00" or "on August 7 at 00:00".',
+        ),
+    ),
+    (
+        "move the stretch reminder to August 7 at 00:00",
+        ("update", "stretch", at("2026-08-07", "00:00:00")),
+    ),
+    (
+        "把伸展的提醒改到明天午夜",
+        (
+            "ask",
+            "“明天午夜”是指8月6日（周四）的开始（今晚），还是它的结束（8月7日周五0点）？请说“8月6日0点”或“8月7日0点”。",
+        ),
+    ),
+    ("把伸展的提醒改到8月7日0点", ("update", "伸展", at("2026-08-07", "00:00:00"))),
     (
         "move my 9am reminder to 10",
         ("update", "9am", {"at": ("09:00",), "times": ("10:00:00", "22:00:00")}),

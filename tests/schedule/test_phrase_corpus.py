@@ -103,6 +103,14 @@ def test_what_a_new_user_first_typed_is_understood() -> None:
     assert "August 18" in question[1]
     # "晚上12点" is the midnight that ends the evening, never noon
     assert corpus["晚上12点提醒我关灯"] == ("create", "关灯", at("2026-08-06", "00:00:00"))
+    # tomorrow's midnight names both instants; the coming midnight does not ask
+    question = corpus["remind me tomorrow at midnight to take out the bins"]
+    assert question[0] == "ask"
+    assert "August 6 at 00:00" in question[1]
+    assert "August 7 at 00:00" in question[1]
+    assert corpus["明晚12点提醒我关灯"][0] == "ask"
+    for message in ("remind me tonight at midnight to take out the bins", "今晚12点提醒我关灯"):
+        assert corpus[message][2] == at("2026-08-06", "00:00:00"), message
     # "remind me again in 10 minutes" snoozes; it never sets a reminder that says "again"
     assert corpus["remind me again in 10 minutes"] == ("snooze", 10)
     for message in (

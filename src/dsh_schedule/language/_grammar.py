@@ -22,9 +22,11 @@ phrase resolves against ``schedule_list``.
 It never guesses: a part that looks like a time but cannot be read, a bare hour without am or
 pm (except in a routine, where 7 to 11 are the morning's and 12 is noon, and in a change, where
 the reminder's own time decides), a day without a time, a date that could be either of two
-("next tuesday" said on a Monday: tomorrow or the Tuesday after; both are named), a reminder
-without a text or without a time, a snooze without a length, each becomes an :class:`Ask` that
-names the part and says what would work, in the message's language.
+("next tuesday" said on a Monday: tomorrow or the Tuesday after; both are named), a midnight
+that could start tomorrow or end it ("tomorrow at midnight", "明晚12点": both are named; "at
+midnight" alone and "tonight at midnight" are the coming one), a reminder without a text or
+without a time, a snooze without a length, each becomes an :class:`Ask` that names the part and
+says what would work, in the message's language.
 """
 
 from __future__ import annotations
@@ -397,6 +399,7 @@ class _When:
     clock: tuple[int, int] | None = None
     meridiem: str | None = None  # "am", "pm", or None
     clock_text: str | None = None
+    midnight: bool = False  # the clock was a word for midnight ("midnight", "午夜"), not "00:00"
     zone: str | None = None
     month_day: tuple[int, int] | None = None  # 8月7日
     rule: Literal["daily", "weekly", "monthly"] | None = None  # a routine at a time of day
@@ -623,7 +626,8 @@ def _en_clock(found: re.Match[str], when: _When, typed: str) -> None:
     zone = found["zone"] or found["zone2"]
     when.zone = zone_name(zone) if zone else None
     if found["noon"]:
-        when.clock = (0, 0) if found["noon"].lower() == "midnight" else (12, 0)
+        when.midnight = found["noon"].lower() == "midnight"
+        when.clock = (0, 0) if when.midnight else (12, 0)
         when.meridiem = "24h"
     elif found["h24"]:
         when.clock = (int(found["h24"]), int(found["m24"]))
@@ -761,8 +765,10 @@ def _selector(when: _When, lang: Language, time: TimeContext) -> tuple[str, JSON
         day = _day_date(when, now, lang)
         if day is None:
             return _unreadable((when.parts or [""])[0], lang)
-        if clock[0] == 24:
-            day += dt.timedelta(days=1)
+        if (when.midnight or clock[0] == 24) and when.day in _TOMORROW:
+            return _which_midnight(when, day, lang)
+        if clock[0] == 24 or (when.midnight and day == now.date()):
+            day += dt.timedelta(days=1)  # "tonight at midnight": the one that ends today
     elif clock[0] == 24:
         day = now.date() + dt.timedelta(days=1)
     else:
@@ -802,6 +808,33 @@ def _next_weekday(when: _When, now: dt.datetime) -> Ask | None:
         "en",
         f'By "{when.day}" do you mean {weekday}, {first} or {weekday}, {second}? '
         f'Say "on {first}" or "on {second}".',
+    )
+
+
+#: The day words of tomorrow, whose midnight may be the one that starts it or the one that ends it.
+_TOMORROW: Final = frozenset({"tomorrow", "明天"})
+
+
+def _which_midnight(when: _When, day: dt.date, lang: Language) -> Ask:
+    """ "tomorrow at midnight", "明天午夜", "明晚12点": the midnight that starts tomorrow
+    (tonight's) or the one that ends it; a question naming both instants."""
+    end = day + dt.timedelta(days=1)
+    if lang == "zh":
+        said = "".join(when.parts or [])
+        first, second = (f"{d.month}月{d.day}日" for d in (day, end))
+        start_day, end_day = ("周" + "一二三四五六日"[d.weekday()] for d in (day, end))
+        return Ask(
+            "zh",
+            f"“{said}”是指{first}（{start_day}）的开始（今晚），还是它的结束（{second}{end_day}0点）？"
+            f"请说“{first}0点”或“{second}0点”。",
+        )
+    said = " ".join(when.parts or [])
+    first, second = (f"{_MONTH_NAMES[d.month - 1]} {d.day}" for d in (day, end))
+    start_day, end_day = (_DAY_NAMES[d.weekday()] for d in (day, end))
+    return Ask(
+        "en",
+        f'By "{said}" do you mean the start of {start_day}, {first} (tonight) or the end of it '
+        f'(00:00 on {end_day}, {second})? Say "on {first} at 00:00" or "on {second} at 00:00".',
     )
 
 
@@ -1135,7 +1168,7 @@ def _zh_clock(found: re.Match[str], when: _When) -> None:
         return
     when.clock_text = found["clock"]
     if found["midnight"]:
-        when.clock, when.meridiem = (0, 0), "24h"
+        when.clock, when.meridiem, when.midnight = (0, 0), "24h", True
         return
     if found["dh"]:
         when.clock = (int(found["dh"]), int(found["dm"]))
