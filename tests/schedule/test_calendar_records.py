@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 
 from dsh_hookspecs import BoardEntry, Event
@@ -64,6 +65,45 @@ def cron_data(schedule_id: str = "schedule-1", **overrides: Any) -> dict[str, An
     }
     data.update(overrides)
     return data
+
+
+def every_data(schedule_id: str = "schedule-1") -> dict[str, Any]:
+    return {
+        "id": schedule_id,
+        "kind": "every",
+        "prompt": "p",
+        "everySeconds": 300,
+        "scheduledAt": AT,
+    }
+
+
+#: The records ``daily_data()``, ``weekly_data()`` and ``cron_data()`` decode to; a case that
+#: expects another record spells its difference with ``attrs.evolve``.
+DAILY = DailyRecord(
+    id="schedule-1",
+    kind="daily",
+    prompt="Stand up",
+    time="09:00:00.000",
+    time_zone="Europe/Paris",
+    scheduled_at=AT,
+)
+WEEKLY = WeeklyRecord(
+    id="schedule-1",
+    kind="weekly",
+    prompt="Stand up",
+    time="09:00:00.000",
+    time_zone="Europe/Paris",
+    weekdays=(1, 2, 3, 4, 5),
+    scheduled_at=AT,
+)
+CRON = CronRecord(
+    id="schedule-1",
+    kind="cron",
+    prompt="Pay rent",
+    expression="0 9 1 * *",
+    time_zone="UTC",
+    scheduled_at=AT,
+)
 
 
 def create(record: dict[str, Any]) -> dict[str, Any]:
@@ -223,77 +263,37 @@ def test_a_calendar_dispatch_object_is_consistent_or_refused() -> None:
     assert not Dispatch(id="a", accepted_at=AT).calendar
 
 
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [
-        (
-            create(daily_data(title="Standup")),
-            Create(
-                record=DailyRecord(
-                    id="schedule-1",
-                    kind="daily",
-                    prompt="Stand up",
-                    time="09:00:00.000",
-                    time_zone="Europe/Paris",
-                    scheduled_at=AT,
-                    title="Standup",
-                )
-            ),
+ROUND_TRIPS: dict[str, tuple[dict[str, Any], Any]] = {
+    "daily with a title": (
+        create(daily_data(title="Standup")),
+        Create(record=attrs.evolve(DAILY, title="Standup")),
+    ),
+    "weekly on Sundays": (
+        create(weekly_data(weekdays=[7])),
+        Create(record=attrs.evolve(WEEKLY, weekdays=(7,))),
+    ),
+    "cron in New York": (
+        create(cron_data(expression="*/15 9-17 * * 1-5", timeZone="America/New_York")),
+        Create(
+            record=attrs.evolve(CRON, expression="*/15 9-17 * * 1-5", time_zone="America/New_York")
         ),
-        (
-            create(weekly_data(weekdays=[7])),
-            Create(
-                record=WeeklyRecord(
-                    id="schedule-1",
-                    kind="weekly",
-                    prompt="Stand up",
-                    time="09:00:00.000",
-                    time_zone="Europe/Paris",
-                    weekdays=(7,),
-                    scheduled_at=AT,
-                )
-            ),
-        ),
-        (
-            create(cron_data(expression="*/15 9-17 * * 1-5", timeZone="America/New_York")),
-            Create(
-                record=CronRecord(
-                    id="schedule-1",
-                    kind="cron",
-                    prompt="Pay rent",
-                    expression="*/15 9-17 * * 1-5",
-                    time_zone="America/New_York",
-                    scheduled_at=AT,
-                )
-            ),
-        ),
-        (
-            calendar_dispatch(next_at=None),
-            Dispatch(id="schedule-1", accepted_at=AT, occurrence_at=AT, next_at=None),
-        ),
-        (
-            update("schedule-1", {**cron_data(), "title": "Rent"}),
-            Update(
-                id="schedule-1",
-                record=CronRecord(
-                    id="schedule-1",
-                    kind="cron",
-                    prompt="Pay rent",
-                    expression="0 9 1 * *",
-                    time_zone="UTC",
-                    scheduled_at=AT,
-                    title="Rent",
-                ),
-            ),
-        ),
-        (
-            create({"id": "a", "kind": "at", "prompt": "p", "scheduledAt": AT, "title": "x" * 120}),
-            Create(
-                record=AtRecord(id="a", kind="at", prompt="p", scheduled_at=AT, title="x" * 120)
-            ),
-        ),
-    ],
-)
+    ),
+    "last calendar dispatch": (
+        calendar_dispatch(next_at=None),
+        Dispatch(id="schedule-1", accepted_at=AT, occurrence_at=AT, next_at=None),
+    ),
+    "update of a cron with a title": (
+        update("schedule-1", {**cron_data(), "title": "Rent"}),
+        Update(id="schedule-1", record=attrs.evolve(CRON, title="Rent")),
+    ),
+    "at with a 120-character title": (
+        create({"id": "a", "kind": "at", "prompt": "p", "scheduledAt": AT, "title": "x" * 120}),
+        Create(record=AtRecord(id="a", kind="at", prompt="p", scheduled_at=AT, title="x" * 120)),
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "expected"), ROUND_TRIPS.values(), ids=ROUND_TRIPS.keys())
 def test_calendar_shapes_round_trip_in_wire_order(data: dict[str, Any], expected: Any) -> None:
     change = decode_change(data)
     assert change == expected
@@ -322,89 +322,69 @@ def test_a_title_is_the_last_key_of_a_record_and_absent_without_one() -> None:
 # ---------------------------------------------------------------------------------------------
 # The fold.
 
-DAILY = DailyRecord(
-    id="schedule-1",
-    kind="daily",
-    prompt="Stand up",
-    time="09:00:00.000",
-    time_zone="Europe/Paris",
-    scheduled_at=AT,
-)
+
+CORRUPTIONS: dict[str, tuple[list[Any], str]] = {
+    "daily dispatch without acceptedAt": (
+        [create(daily_data()), {"version": 1, "operation": "dispatch", "id": "schedule-1"}],
+        "daily dispatch must contain acceptedAt (id 'schedule-1')",
+    ),
+    "daily dispatch with acceptedAt only": (
+        [
+            create(daily_data()),
+            {"version": 1, "operation": "dispatch", "id": "schedule-1", "acceptedAt": AT},
+        ],
+        "daily dispatch must contain occurrenceAt and nextAt (id 'schedule-1')",
+    ),
+    "daily dispatch before scheduledAt": (
+        [create(daily_data()), calendar_dispatch(accepted_at="2026-08-05T06:59:59.999Z")],
+        "daily dispatch cannot precede the active scheduledAt",
+    ),
+    "cron occurrence before scheduledAt": (
+        [create(cron_data()), calendar_dispatch(occurrence_at="2026-08-05T06:59:59.999Z")],
+        "cron occurrenceAt must lie from the active scheduledAt through acceptedAt",
+    ),
+    "weekly occurrence after acceptedAt": (
+        [
+            create(weekly_data()),
+            calendar_dispatch(accepted_at=AT, occurrence_at="2026-08-05T07:00:00.001Z"),
+        ],
+        "weekly occurrenceAt must lie from the active scheduledAt through acceptedAt",
+    ),
+    "daily nextAt not after acceptedAt": (
+        [create(daily_data()), calendar_dispatch(next_at=AT)],
+        "daily nextAt must come after acceptedAt (id 'schedule-1')",
+    ),
+    "calendar dispatch of an every": (
+        [create(every_data()), calendar_dispatch()],
+        "every dispatch must not contain occurrenceAt or nextAt (id 'schedule-1')",
+    ),
+    "calendar dispatch of an at": (
+        [
+            create({"id": "schedule-1", "kind": "at", "prompt": "p", "scheduledAt": AT}),
+            calendar_dispatch(),
+        ],
+        "one-shot dispatch must not contain acceptedAt (id 'schedule-1')",
+    ),
+    "update holding another id": (
+        [create(daily_data()), update("schedule-1", daily_data("schedule-2"))],
+        "update of id 'schedule-1' holds a record of id 'schedule-2'",
+    ),
+    "update of a never created id": (
+        [update("schedule-1", daily_data())],
+        "update targets inactive id 'schedule-1'",
+    ),
+    "update of an ended id": (
+        [
+            create(daily_data()),
+            calendar_dispatch(next_at=None),
+            update("schedule-1", daily_data()),
+        ],
+        "update targets inactive id 'schedule-1'",
+    ),
+}
 
 
-@pytest.mark.parametrize(
-    ("payloads", "problem"),
-    [
-        (
-            [create(daily_data()), {"version": 1, "operation": "dispatch", "id": "schedule-1"}],
-            "daily dispatch must contain acceptedAt (id 'schedule-1')",
-        ),
-        (
-            [
-                create(daily_data()),
-                {"version": 1, "operation": "dispatch", "id": "schedule-1", "acceptedAt": AT},
-            ],
-            "daily dispatch must contain occurrenceAt and nextAt (id 'schedule-1')",
-        ),
-        (
-            [create(daily_data()), calendar_dispatch(accepted_at="2026-08-05T06:59:59.999Z")],
-            "daily dispatch cannot precede the active scheduledAt",
-        ),
-        (
-            [create(cron_data()), calendar_dispatch(occurrence_at="2026-08-05T06:59:59.999Z")],
-            "cron occurrenceAt must lie from the active scheduledAt through acceptedAt",
-        ),
-        (
-            [
-                create(weekly_data()),
-                calendar_dispatch(accepted_at=AT, occurrence_at="2026-08-05T07:00:00.001Z"),
-            ],
-            "weekly occurrenceAt must lie from the active scheduledAt through acceptedAt",
-        ),
-        (
-            [create(daily_data()), calendar_dispatch(next_at=AT)],
-            "daily nextAt must come after acceptedAt (id 'schedule-1')",
-        ),
-        (
-            [
-                create(
-                    {
-                        "id": "schedule-1",
-                        "kind": "every",
-                        "prompt": "p",
-                        "everySeconds": 300,
-                        "scheduledAt": AT,
-                    }
-                ),
-                calendar_dispatch(),
-            ],
-            "every dispatch must not contain occurrenceAt or nextAt (id 'schedule-1')",
-        ),
-        (
-            [
-                create({"id": "schedule-1", "kind": "at", "prompt": "p", "scheduledAt": AT}),
-                calendar_dispatch(),
-            ],
-            "one-shot dispatch must not contain acceptedAt (id 'schedule-1')",
-        ),
-        (
-            [create(daily_data()), update("schedule-1", daily_data("schedule-2"))],
-            "update of id 'schedule-1' holds a record of id 'schedule-2'",
-        ),
-        (
-            [update("schedule-1", daily_data())],
-            "update targets inactive id 'schedule-1'",
-        ),
-        (
-            [
-                create(daily_data()),
-                calendar_dispatch(next_at=None),
-                update("schedule-1", daily_data()),
-            ],
-            "update targets inactive id 'schedule-1'",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("payloads", "problem"), CORRUPTIONS.values(), ids=CORRUPTIONS.keys())
 def test_calendar_transitions_that_corrupt_the_stream(payloads: list[Any], problem: str) -> None:
     with pytest.raises(ScheduleLogError, match=rf"at seq {len(payloads) - 1}: ") as caught:
         fold(log(*payloads), 0)
@@ -424,22 +404,8 @@ def test_a_calendar_dispatch_moves_the_record_to_its_frozen_next_target_or_ends_
         ),
     )
     assert fold(events, 0).active == (
-        DailyRecord(
-            id="schedule-1",
-            kind="daily",
-            prompt="Stand up",
-            time="09:00:00.000",
-            time_zone="Europe/Paris",
-            scheduled_at=later,
-        ),
-        CronRecord(
-            id="schedule-2",
-            kind="cron",
-            prompt="Pay rent",
-            expression="0 9 1 * *",
-            time_zone="UTC",
-            scheduled_at=AT,
-        ),
+        attrs.evolve(DAILY, scheduled_at=later),
+        attrs.evolve(CRON, id="schedule-2"),
     )
 
 

@@ -57,6 +57,7 @@ import os
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -1697,41 +1698,48 @@ def test_schedule_state_machine() -> None:
     )
 
 
+#: One step of a replayed run: a rule of the machine with its arguments bound.
+Step = Callable[[ScheduleMachine], None]
+
+
+def replay(first: list[tuple[str, int]], *steps: Step) -> None:
+    """Run one sequence the machine found, as Hypothesis prints it: boot with ``first``, then
+    each step, with the reference model checked after the boot and after every step but the
+    last, which the teardown follows."""
+    state = ScheduleMachine()
+    state.boot(first=first)
+    state.reference_model_holds()
+    *checked, last = steps
+    for step in checked:
+        step(state)
+        state.reference_model_holds()
+    last(state)
+    state.teardown()
+
+
 def test_a_create_caught_at_its_barrier_may_still_become_durable_through_another_flush() -> None:
     # Found by the machine: the record is in the log while its barrier hangs, and the earlier
     # turn's checkpoint commits it before the crash. Nobody was told, so it is uncertain, not
     # a phantom.
-    state = ScheduleMachine()
-    state.boot(first=[])
-    state.reference_model_holds()
-    state.list_reminders(index=0)
-    state.reference_model_holds()
-    state.restart(index=0, kind="crash", raw="")
-    state.reference_model_holds()
-    state.inject_failure(failure=("flush", ["raise"]))
-    state.reference_model_holds()
-    state.chat(index=0, seconds=0, text="hello")
-    state.reference_model_holds()
-    state.restart(index=0, kind="crash_in_create_barrier", raw="")
-    state.teardown()
+    replay(
+        [],
+        partial(ScheduleMachine.list_reminders, index=0),
+        partial(ScheduleMachine.restart, index=0, kind="crash", raw=""),
+        partial(ScheduleMachine.inject_failure, failure=("flush", ["raise"])),
+        partial(ScheduleMachine.chat, index=0, seconds=0, text="hello"),
+        partial(ScheduleMachine.restart, index=0, kind="crash_in_create_barrier", raw=""),
+    )
 
 
 def test_a_turn_waiting_for_storage_in_its_own_task_is_settled() -> None:
     # Found by the machine: a follow-up's model call waits for its turn/start in the turn's
     # own task (the one Stop cancels), which is as settled as a driver waiting for storage.
-    state = ScheduleMachine()
-    state.boot(first=[("", 1)])
-    state.reference_model_holds()
-    for _ in range(4):
-        state.new_session()
-        state.reference_model_holds()
-    state.chat(index=0, seconds=0, text="list reminders")
-    state.reference_model_holds()
-    state.create_every(index=450, raw="", seconds=300)
-    state.reference_model_holds()
-    state.inject_failure(failure=("append", 1))
-    state.reference_model_holds()
-    state.inject_failure(failure=("flush", ["ok", "ok", "raise", "ok"]))
-    state.reference_model_holds()
-    state.clock(move=("advance", 1))
-    state.teardown()
+    replay(
+        [("", 1)],
+        *[partial(ScheduleMachine.new_session)] * 4,
+        partial(ScheduleMachine.chat, index=0, seconds=0, text="list reminders"),
+        partial(ScheduleMachine.create_every, index=450, raw="", seconds=300),
+        partial(ScheduleMachine.inject_failure, failure=("append", 1)),
+        partial(ScheduleMachine.inject_failure, failure=("flush", ["ok", "ok", "raise", "ok"])),
+        partial(ScheduleMachine.clock, move=("advance", 1)),
+    )
