@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, cast
 
 from .._backend import EncodedNotice, StorageConflictError, StorageError, check_position
 from .._writes import OutboxPlan, plan_outbox
+from ._schema import Connection
 
 if TYPE_CHECKING:
     from .._writes import BoardSet, Request
-    from ._writer import Connection
 
 _LOCK_SQL = "SELECT id, length FROM sessions WHERE id = ANY(%s) ORDER BY id FOR UPDATE"
 _CREATE_SQL = (

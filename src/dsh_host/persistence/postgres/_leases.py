@@ -23,7 +23,7 @@ import structlog
 from dsh_hookspecs import Once
 
 from .._backend import SessionLiveElsewhereError
-from ._writer import Connection
+from ._schema import Connection
 
 log = structlog.get_logger(__name__)
 

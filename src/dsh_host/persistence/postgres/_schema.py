@@ -31,6 +31,9 @@ import psycopg
 
 from .._backend import StorageCorruptError, StorageError
 
+#: One connection to the database, as every module of this backend uses it.
+Connection = psycopg.AsyncConnection[tuple[object, ...]]
+
 #: The version of the schema below, stored in ``dsh_schema``.
 SCHEMA_VERSION = 4
 

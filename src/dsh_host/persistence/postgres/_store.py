@@ -112,12 +112,13 @@ from ._schema import (
     PAGE_SQL,
     PAGE_THROUGH,
     SCHEMA_VERSION,
+    Connection,
     ensure_schema,
     plain,
     redacted,
 )
 from ._transfer import HELD_SQL, SNAPSHOT_SQL, export_all, import_all
-from ._writer import Connection, PgWriter
+from ._writer import PgWriter
 
 __all__ = ["SCHEMA_VERSION", "PostgresBackend", "is_postgres_url", "redacted"]
 

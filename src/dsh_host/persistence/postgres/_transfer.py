@@ -27,8 +27,7 @@ from .._backend import (
 )
 from .._writes import Request
 from ._batch import Fence, Replan, lock_lengths, write_planned
-from ._schema import LOAD_MANY_SQL
-from ._writer import Connection
+from ._schema import LOAD_MANY_SQL, Connection
 
 #: The most events one read of the export takes (unless one Session alone holds more).
 EVENTS_PER_READ = 4096

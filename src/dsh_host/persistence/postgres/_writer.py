@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import psycopg
 import structlog
@@ -46,14 +46,10 @@ from .._backend import (
 )
 from .._writes import Outcomes, Request, plan_outbox
 from ._batch import Fence, Replan, lock_lengths, write_outbox, write_planned
-from ._schema import is_fenced, is_request_error
-
-if TYPE_CHECKING:
-    from ._leases import PgLeases
+from ._leases import PgLeases
+from ._schema import Connection, is_fenced, is_request_error
 
 log = structlog.get_logger(__name__)
-
-Connection = psycopg.AsyncConnection[tuple[object, ...]]
 
 #: Take the leases of several Sessions (locked by the batch already) free to this owner.
 _CLAIM_SQL = (
