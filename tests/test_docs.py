@@ -78,3 +78,42 @@ def test_nothing_points_outside_the_repository_for_its_design():
         if outside.search(path.read_text(encoding="utf-8")) and path != Path(__file__).resolve()
     ]
     assert found == []
+
+
+PAGE = re.compile(r"docs/([\w-]+)\.md")
+QUOTED = re.compile(r'docs/([\w-]+)\.md,\s+"([^"]+)"')
+HISTORY = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+
+
+def headings(path: Path) -> set[str]:
+    """The text of every heading of ``path``."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {heading.strip() for heading in re.findall(r"^#{1,6} (.+)$", text, re.MULTILINE)}
+
+
+def test_code_names_only_pages_and_headings_that_exist():
+    missing = []
+    for path in CODE:
+        text = " ".join(path.read_text(encoding="utf-8").replace("#:", " ").split())
+        for page in PAGE.findall(text):
+            if not (ROOT / "docs" / f"{page}.md").is_file():
+                missing.append(f"{path.relative_to(ROOT)}: docs/{page}.md")
+        for page, heading in QUOTED.findall(text):
+            doc = ROOT / "docs" / f"{page}.md"
+            if doc.is_file() and heading not in headings(doc):
+                missing.append(f'{path.relative_to(ROOT)}: docs/{page}.md, "{heading}"')
+    assert missing == []
+
+
+def test_the_code_speaks_design_not_history():
+    # A docstring that says "issue 11 item 2" means nothing to the next engineer: it says what
+    # the code does and points at a section of docs/.
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for folder in ("src", "hookspecs")
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.suffix in {".py", ".js", ".css", ".html", ".toml"}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HISTORY.search(line)
+    ]
+    assert found == []

@@ -478,3 +478,83 @@ def test_packages_import_from_the_built_wheel(wheel, tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+# -- circles: no two modules import each other, not even for typing ------------------------------
+
+
+def import_graph(package: str, package_dir: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports by name (typing-only imports included).
+
+    A package's ``__init__`` that a module reaches only as the parent of what it imports is not
+    an edge: ``from .persistence import Backend`` names ``persistence``, but
+    ``from .persistence._backend import Backend`` does not."""
+    modules = module_names(package_dir, package)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for _line, target, _imported, _typing_only in imports_of(name, path, set(modules)):
+            if target in modules and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_no_module_imports_one_that_imports_it_back(package):
+    assert circles(import_graph(package, PACKAGES[package])) == []
+
+
+def test_the_circle_check_finds_a_typing_only_circle_and_a_long_one(tmp_path):
+    root = tmp_path / "toy"
+    files = {
+        "__init__.py": "from ._a import A\n",
+        "_a.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ._b import B\nA = 1\n"
+        ),
+        "_b.py": "from ._a import A\nB = A\n",
+        "_c.py": "from . import _d\n",
+        "_d.py": "from ._e import E\n",
+        "_e.py": "import toy._c\nE = 1\n",
+        "_f.py": "from ._a import A\n",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    assert circles(import_graph("toy", root)) == [
+        ["toy._a", "toy._b"],
+        ["toy._c", "toy._d", "toy._e"],
+    ]

@@ -23,15 +23,17 @@ and Sessions; they are re-exported here.
 Every backend runs the same request checks before touching its store (:func:`encode_append`)
 and decides conflicts with what is stored by the same rules (:func:`check_position`).
 
-Leases (issue 11 item 5): a backend several processes share (PostgreSQL) also offers
-:class:`Leases` as its ``leases`` attribute (:func:`leases_of`). A Session is live on at most
-one host: the host acquires its lease before making it live, renews it, and releases it when it
-goes cold. Every append carries the holder's epoch (a fencing token) and the database refuses one
-whose epoch is no longer current. SQLite and memory keep their single-process lock and have none.
+Leases (docs/always-on.md, "Several hosts on one PostgreSQL"): a backend several processes share
+(PostgreSQL) also offers :class:`Leases` as its ``leases`` attribute (:func:`leases_of`). A Session
+is live on at most one host: the host acquires its lease before making it live, renews it, and
+releases it when it goes cold. Every append carries the holder's epoch (a fencing token) and the
+database refuses one whose epoch is no longer current. SQLite and memory keep their single-process
+lock and have none.
 
-The durable wake index (issue 11): besides its log, a stored Session holds at most one wake
-entry per plugin (``plugin -> at_ms``), written only by :meth:`Backend.append` in the same
-transaction as that batch's events, so the index never runs ahead of or behind the log.
+The durable wake index (docs/always-on.md, "The durable wake index"): besides its log, a stored
+Session holds at most one wake entry per plugin (``plugin -> at_ms``), written only by
+:meth:`Backend.append` in the same transaction as that batch's events, so the index never runs ahead
+of or behind the log.
 
 The board: a host-wide durable projection across Sessions. A stored Session holds board rows
 (``(plugin, key) -> BoardEntry(kind, at_ms, data)``, posted with
@@ -303,7 +305,7 @@ class PagedBackend(Protocol):
 
 
 class Leases(Protocol):
-    """One live owner per Session across hosts sharing a database (issue 11 item 5).
+    """One live owner per Session across hosts sharing a database.
 
     The lease of a Session is ``(owner, epoch, expiry)`` in the database. :meth:`acquire` takes
     it when it is free, expired or already this process's, and makes the epoch larger;

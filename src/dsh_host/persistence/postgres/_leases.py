@@ -1,4 +1,5 @@
-"""Session leases on PostgreSQL: one live owner per Session across hosts (issue 11 item 5).
+"""Session leases on PostgreSQL: one live owner per Session across hosts
+(docs/always-on.md, "Several hosts on one PostgreSQL").
 
 :class:`PgLeases` is :class:`~dsh_host.persistence.Leases` for :class:`PostgresBackend`. Each
 process is an *owner* (a random name). The epochs it holds are kept here; the writer reads them

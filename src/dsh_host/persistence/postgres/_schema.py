@@ -5,21 +5,21 @@ starting together on an empty database create it once. ``dsh_schema`` holds one 
 schema version; a database written by a newer dsh (a higher version) is refused at open with a
 :class:`StorageError` naming both versions, never altered.
 
-``sessions`` carries each Session's lease (issue 11 item 5): ``owner`` (a process's random
-name, ``NULL`` when free), ``lease_until`` (ms of the database clock, :func:`dsh_now_ms`) and
-``epoch`` (the fencing token, larger at every change of hands). Every write sets ``writer`` to
-the epoch it was made under, and the trigger ``sessions_fenced`` refuses it (``dsh_fenced``)
-unless that is the current epoch: the database itself, not the process, keeps a host that lost
-a lease from writing behind the new owner. ``wakes`` is the durable wake index (one entry
-per plugin per Session, written in the same transaction as its batch). ``board`` holds each
+``sessions`` carries each Session's lease (docs/always-on.md, "Several hosts on one PostgreSQL"):
+``owner`` (a process's random name, ``NULL`` when free), ``lease_until`` (ms of the database clock,
+:func:`dsh_now_ms`) and ``epoch`` (the fencing token, larger at every change of hands). Every write
+sets ``writer`` to the epoch it was made under, and the trigger ``sessions_fenced`` refuses it
+(``dsh_fenced``) unless that is the current epoch: the database itself, not the process, keeps a
+host that lost a lease from writing behind the new owner. ``wakes`` is the durable wake index (one
+entry per plugin per Session, written in the same transaction as its batch). ``board`` holds each
 Session's board rows (read across Sessions by plugin and kind, soonest first, through
 ``board_by_kind``) and ``names`` each Session's stored name, both written in the transaction of
-their batch. Session ids, plugin names and board keys sort by code point (``COLLATE "C"``), as
-they do in SQLite. ``outbox`` holds the notices waiting to be sent outside the page, one entry
-per channel (``id``: insertion order), filed in the transaction of their batch and claimed by
-``(status, next_ms)`` with ``FOR UPDATE SKIP LOCKED``. A version 1 database (before leases) gets
-the lease columns and the fence at open, a version 1 or 2 database (before the board) gets the
-board and the names, empty, and a version 1 to 3 database gets the outbox, empty.
+their batch. Session ids, plugin names and board keys sort by code point (``COLLATE "C"``), as they
+do in SQLite. ``outbox`` holds the notices waiting to be sent outside the page, one entry per
+channel (``id``: insertion order), filed in the transaction of their batch and claimed by ``(status,
+next_ms)`` with ``FOR UPDATE SKIP LOCKED``. A version 1 database (before leases) gets the lease
+columns and the fence at open, a version 1 or 2 database (before the board) gets the board and the
+names, empty, and a version 1 to 3 database gets the outbox, empty.
 """
 
 from __future__ import annotations

@@ -27,11 +27,11 @@ the due entries it takes (``FOR UPDATE SKIP LOCKED``, so hosts claiming at once 
 never take the same one) and marks them in the same transaction; a settle is one statement,
 fenced by the claim's owner. Neither loads a Session nor needs its lease.
 
-Leases (issue 11 item 5): :attr:`PostgresBackend.leases` (:mod:`._leases`) holds this
-process's leases; every append carries the epoch it holds and the database refuses a stale one
-(:class:`StorageFencedError`). Due wakes of a Session another live host leases are not listed
-here (that host delivers them); once its lease runs out they are. Closing the backend releases
-every lease it holds.
+Leases (docs/always-on.md, "Several hosts on one PostgreSQL"): :attr:`PostgresBackend.leases`
+(:mod:`._leases`) holds this process's leases; every append carries the epoch it holds and the
+database refuses a stale one (:class:`StorageFencedError`). Due wakes of a Session another live host
+leases are not listed here (that host delivers them); once its lease runs out they are. Closing the
+backend releases every lease it holds.
 """
 
 from __future__ import annotations
