@@ -7,7 +7,7 @@ morning to water the plants" (zone UTC); its turn ends with one ``at`` reminder.
 then holds for it (header, events, its wake entry, its board row, its stored name) is read back
 and replicated under new random Session ids (``uuid4().hex``, as the host makes them), with
 creation times one millisecond apart, straight through the backend's own API:
-``SQLiteBackend.append(id, 0, events, header, wakes, board=..., name=...)``, thousands of
+``SQLiteBackend.append(Write(id, 0, events, header, wakes, board=..., name=...))``, thousands of
 appends awaited at once so that the group-committing writer stores each batch in one
 transaction (WAL, ``synchronous=FULL``). No HTTP and no Agent is involved. The build rate is
 Sessions stored per second; the bytes per pending reminder are the database file plus its WAL
@@ -73,6 +73,8 @@ from dsh_host.testing import wait_until
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 from _common import publish, target
+
+from dsh_host.persistence import Write
 
 SIZES = [int(n) for n in os.environ.get("REST_SIZES", "10000,1000000").split(",") if n.strip()]
 KEEP = os.environ.get("REST_DIR")
@@ -147,9 +149,9 @@ async def capture_template(folder: Path) -> Template:
         if event.type == "schedule/change"
         and isinstance(event.data, dict)
         and event.data.get("operation") == "create"
-    ]
-    kinds = [c["schedule"]["kind"] for c in creates if isinstance(c.get("schedule"), dict)]  # type: ignore[index]
-    if kinds != ["at"] or list(stored.wakes) != ["schedule"] or len(stored.board) != 1:
+    ] kinds = [c["schedule"]["kind"] for c in creates if isinstance(c.get("schedule"), dict)]  #
+    type: ignore[index] if kinds != ["at"] or list(stored.wakes) != ["schedule"] or
+    len(stored.board) != 1:
         raise InvalidRunError(
             f"the template is not one `at` reminder: creates {kinds}, wakes {stored.wakes}, "
             f"board {stored.board}"
@@ -182,13 +184,15 @@ async def build(folder: Path, template: Template, count: int) -> dict[str, Any]:
                 header = dataclasses.replace(template.header, id=sid, created_at=base + index)
                 appends.append(
                     backend.append(
-                        sid,
-                        0,
-                        template.events,
-                        header,
-                        template.wakes,
-                        board=template.board,
-                        name=template.name,
+                        Write(
+                            sid,
+                            0,
+                            template.events,
+                            header,
+                            template.wakes,
+                            board=template.board,
+                            name=template.name,
+                        ),
                     )
                 )
             await asyncio.gather(*appends)

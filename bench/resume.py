@@ -59,6 +59,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 from _common import latency_summary, publish, ratio, target
 
+from dsh_host.persistence import Write
+
 SESSIONS = 1_000
 EVENTS = 1_000
 WARMUP = 20
@@ -175,7 +177,7 @@ async def write_data(folder: Path) -> list[str]:
                 sid = uuid.uuid4().hex
                 created = now - 86_400_000
                 header = SessionHeader(version=1, id=sid, created_at=created)
-                batch.append(backend.append(sid, 0, session_log(created, now), header))
+                batch.append(backend.append(Write(sid, 0, session_log(created, now), header)))
                 ids.append(sid)
             await asyncio.gather(*batch)
     finally:

@@ -42,6 +42,7 @@ class DshProcess:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.stderr_lines: list[str] = []
+        self._stderr_grew = threading.Condition()
         self._pumps = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True),
             threading.Thread(target=self._pump, args=(self.proc.stderr, False), daemon=True),
@@ -54,7 +55,9 @@ class DshProcess:
             if is_stdout:
                 self.lines.put(line.rstrip("\n"))
             else:
-                self.stderr_lines.append(line)
+                with self._stderr_grew:
+                    self.stderr_lines.append(line)
+                    self._stderr_grew.notify_all()
         stream.close()
 
     def wait_for_line(self, pattern: str | re.Pattern[str], timeout: float = 20.0) -> re.Match[str]:
@@ -79,6 +82,17 @@ class DshProcess:
     @property
     def stderr(self) -> str:
         return "".join(self.stderr_lines)
+
+    def wait_logged(
+        self, event: str, timeout: float = 20.0, **fields: object
+    ) -> list[dict[str, object]]:
+        """:meth:`logged` once it holds at least one record (stderr is read on its own thread,
+        so a record written before a stdout line may still be on its way); ``TimeoutError``
+        after ``timeout`` seconds."""
+        with self._stderr_grew:
+            if not self._stderr_grew.wait_for(lambda: self.logged(event, **fields), timeout):
+                raise TimeoutError(f"no {event!r} record; stderr:\n{self.stderr}")
+        return self.logged(event, **fields)
 
     def logged(self, event: str, **fields: object) -> list[dict[str, object]]:
         """The structured log records (JSON lines on stderr) named ``event`` so far whose

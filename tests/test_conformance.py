@@ -137,10 +137,11 @@ class Overwriting:
         rows = sorted(self.logs.values(), key=lambda row: (row[0].created_at, row[0].id))
         return [StoredSummary(header=header, length=len(events)) for header, events in rows]
 
-    async def append(self, session_id, start, events, header=None):
+    async def append(self, write):
         self._check()
-        if header is not None:
-            self.logs[session_id] = (header, list(events))
+        session_id, start, events = write.session_id, write.start, write.events
+        if write.header is not None:
+            self.logs[session_id] = (write.header, list(events))
             return
         if session_id not in self.logs:
             raise StorageConflictError(f"session {session_id} does not exist")

@@ -108,6 +108,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
             "the storage contract",
             [
                 "persistence/_outbox",
+                "persistence/_write",
                 "persistence/_backend",
                 "persistence/_writes",
                 "persistence/_loads",

@@ -9,25 +9,21 @@ import asyncio
 import heapq
 import inspect
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
 from ._records import BoardRow, StoredSession, StoredSummary
 from .persistence import (
-    NO_POSTS,
-    NO_WAKES,
     Backend,
     DueWake,
     OutboxBackend,
-    OutboxChange,
     OutboxClaim,
     OutboxRow,
     OutboxStatus,
     SessionCursor,
     SessionRow,
     StorageError,
+    Write,
     session_count,
     session_page,
 )
@@ -223,36 +219,14 @@ class FaultInjectingBackend:
     async def earliest_outbox(self) -> int | None:
         return await self._outbox().earliest_outbox()
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-        outbox: Sequence[OutboxChange] = (),
-    ) -> None:
-        self.plan.append_calls.append((session_id, start, len(events)))
+    async def append(self, write: Write) -> None:
+        self.plan.append_calls.append((write.session_id, write.start, len(write.events)))
         if self.plan.gate is not None:
             await self.plan.gate.wait()
         if self.plan.fail_appends:
             self.plan.fail_appends -= 1
             raise StorageError("injected write failure")
-        if outbox:
-            await self.inner.append(
-                session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
-            )
-        elif board or name is not None:
-            await self.inner.append(
-                session_id, start, events, header, wakes, board=board, name=name
-            )
-        elif wakes:
-            await self.inner.append(session_id, start, events, header, wakes)
-        else:  # passed only when they change: a backend written before them still works
-            await self.inner.append(session_id, start, events, header)
+        await self.inner.append(write)
         if self.plan.fail_after_commit:
             self.plan.fail_after_commit -= 1
             raise StorageError("injected failure after commit")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import Event, SessionHeader
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, Write
 from dsh_schedule import AfterRecord, Create, Dispatch, encode_change, reminder_framing
 
 from .harness import BrowserView, Lane, Receipt, Success, install_plugin
@@ -77,7 +77,7 @@ async def store(folder: Path, entries: list[tuple[str, Any]]) -> list[Event]:
     await backend.open()
     try:
         header = SessionHeader(version=1, id=SESSION, created_at=1_785_931_200_000)
-        await backend.append(SESSION, 0, events, header)
+        await backend.append(Write(SESSION, 0, events, header))
     finally:
         await backend.close()
     return events

@@ -5,13 +5,12 @@ delete runs)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dsh_hookspecs import BoardEntry, Event, SessionHeader
-from dsh_host.persistence import NO_POSTS, NO_WAKES, SQLiteBackend
+from dsh_hookspecs import BoardEntry
+from dsh_host.persistence import SQLiteBackend, Write
 from dsh_host.testing import FaultInjectingBackend
 
 from .board_plugin import PLUGIN, fold
@@ -37,28 +36,19 @@ class RecordingSQLite(SQLiteBackend):
         super().__init__(data_dir)
         self.calls: list[Call] = []
 
-    async def append(  # noqa: PLR0917 - the parameters of Backend.append
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-    ) -> None:
+    async def append(self, write: Write) -> None:
         self.calls.append(
             Call(
-                session_id,
-                start,
-                tuple(e.type for e in events),
-                header is not None,
-                None if wakes is NO_WAKES else dict(wakes),
-                None if board is NO_POSTS else dict(board),
-                name,
+                write.session_id,
+                write.start,
+                tuple(e.type for e in write.events),
+                write.header is not None,
+                dict(write.wakes) or None,
+                dict(write.board) or None,
+                write.name,
             )
         )
-        await super().append(session_id, start, events, header, wakes, board=board, name=name)
+        await super().append(write)
 
     def of(self, session_id: str) -> list[Call]:
         return [call for call in self.calls if call.session_id == session_id]

@@ -27,7 +27,7 @@ from dsh_host.cli._backup import (
     compare_stores,
     run_backup,
 )
-from dsh_host.persistence import SQLiteBackend, opened
+from dsh_host.persistence import SQLiteBackend, Write, opened
 from tests.procs import LISTENING, ROOT, DshProcess, run_dsh
 
 CREATED = 1_700_000_000_000
@@ -52,14 +52,18 @@ def _store(data: Path, sessions: int, events: int = 3) -> None:
             await asyncio.gather(
                 *(
                     backend.append(
-                        f"s{n:03d}",
-                        0,
-                        [
-                            Event(seq=i, type="note", time=CREATED + i, data={"n": n, "text": "x"})
-                            for i in range(events)
-                        ],
-                        SessionHeader(version=1, id=f"s{n:03d}", created_at=CREATED + n),
-                        name=f"session {n}",
+                        Write(
+                            f"s{n:03d}",
+                            0,
+                            [
+                                Event(
+                                    seq=i, type="note", time=CREATED + i, data={"n": n, "text": "x"}
+                                )
+                                for i in range(events)
+                            ],
+                            SessionHeader(version=1, id=f"s{n:03d}", created_at=CREATED + n),
+                            name=f"session {n}",
+                        ),
                     )
                     for n in range(sessions)
                 )

@@ -93,6 +93,7 @@ def test_dsh_serve_rebuilds_a_migrated_store_before_it_serves(tmp_path: Path) ->
         assert proc.logged("host.board_rebuild_started")
         (done,) = proc.logged("host.board_rebuilt")
         assert (done["sessions"], done["failed"]) == (1, 0)
+        proc.wait_logged("web.listening")  # its stderr line may trail the stdout one
         assert proc.stderr.index("host.board_rebuilt") < proc.stderr.index("web.listening")
     finally:
         status = proc.interrupt()

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from dsh_hookspecs import SessionHeader
-from dsh_host.persistence import SQLiteBackend, opened
+from dsh_host.persistence import SQLiteBackend, Write, opened
 from tests.procs import DSH, LISTENING, ROOT, DshProcess, run_dsh
 
 
@@ -38,7 +38,7 @@ def test_reindex_rebuilds_the_wake_index_of_a_data_folder(tmp_path):
     async def store() -> None:
         async with opened(SQLiteBackend(data)) as backend:
             header = SessionHeader(version=1, id="s1", created_at=1_700_000_000_000)
-            await backend.append("s1", 0, [], header, wakes={"gone": 1_785_931_260_000})
+            await backend.append(Write("s1", 0, [], header, wakes={"gone": 1_785_931_260_000}))
 
     async def earliest() -> int | None:
         async with opened(SQLiteBackend(data)) as backend:
@@ -325,7 +325,7 @@ def _store_with_sessions(data: Path, *ids: str) -> None:
         async with opened(SQLiteBackend(data)) as backend:
             for n, sid in enumerate(ids):
                 header = SessionHeader(version=1, id=sid, created_at=1_700_000_000_000 + n)
-                await backend.append(sid, 0, [], header)
+                await backend.append(Write(sid, 0, [], header))
 
     asyncio.run(write())
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from dsh_hookspecs import SessionHeader
-from dsh_host.persistence import SQLiteBackend, opened
+from dsh_host.persistence import SQLiteBackend, Write, opened
 from tests.api import wait_for
 from tests.procs import LISTENING, DshProcess, run_dsh
 
@@ -27,10 +27,12 @@ def _store(data: Path, count: int) -> list[str]:
             await asyncio.gather(
                 *(
                     backend.append(
-                        f"s{n:03d}",
-                        0,
-                        [],
-                        SessionHeader(version=1, id=f"s{n:03d}", created_at=CREATED + n),
+                        Write(
+                            f"s{n:03d}",
+                            0,
+                            [],
+                            SessionHeader(version=1, id=f"s{n:03d}", created_at=CREATED + n),
+                        ),
                     )
                     for n in range(count)
                 )

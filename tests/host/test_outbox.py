@@ -21,7 +21,7 @@ from dsh_hookspecs import Host, JSONValue, Notice, hookimpl
 from dsh_host import LiveHost
 from dsh_host.notify import Message, Outcome
 from dsh_host.notify._sender import MAX_ATTEMPTS, Channels, OutboxSender, Route, retry_delay
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, Write
 from dsh_host.persistence._outbox import OutboxChange, OutboxRow
 from dsh_host.testing import ManualClock
 
@@ -247,11 +247,13 @@ async def test_a_claim_left_by_a_dead_host_is_resent_only_where_a_repeat_is_drop
 
     header = make_header("s-dead")
     await backend.append(
-        "s-dead",
-        0,
-        [],
-        header,
-        outbox=[OutboxChange(PLUGIN, "r1@t", notice(), ("mail", "hook"), T0)],
+        Write(
+            "s-dead",
+            0,
+            [],
+            header,
+            outbox=[OutboxChange(PLUGIN, "r1@t", notice(), ("mail", "hook"), T0)],
+        ),
     )
     # A host claims both, "sends", and dies before settling.
     claims = await backend.claim_outbox(T0, 10, "dead-host", T0 + 30_000)

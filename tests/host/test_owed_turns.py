@@ -17,7 +17,7 @@ from dsh_hookspecs import Event, JSONValue
 from dsh_host import Detached, LiveHost
 from dsh_host.conformance import make_header
 from dsh_host.core._session import TURNS_WAKE
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, Write
 from dsh_host.testing import ManualClock, wait_until
 from tests.host.test_cold_delivery import advance_until
 
@@ -39,7 +39,7 @@ async def _store(folder: Path, clock: ManualClock, events: list[Event], *, entry
     backend = SQLiteBackend(folder)
     await backend.open()
     wakes = {TURNS_WAKE: clock.now_ms() - 1_000} if entry else None
-    await backend.append("s", 0, events, make_header("s"), wakes)
+    await backend.append(Write("s", 0, events, make_header("s"), wakes))
     await backend.close()
 
 

@@ -14,6 +14,7 @@ from dsh_host.persistence import (
     PrefixDivergedError,
     StorageError,
     StoredSession,
+    Write,
     events_identical,
 )
 from dsh_host.testing import FaultInjectingBackend, wait_until
@@ -112,11 +113,11 @@ async def test_a_stored_prefix_that_diverges_is_refused_and_never_overwritten(ho
 async def test_a_longer_stored_log_is_divergent(host, backend):
     header = SessionHeader(version=1, id="long", created_at=0)
     events = [Event(seq=i, type="x/y", time=0, data={}) for i in range(3)]
-    await backend.inner.append("long", 0, events, header)
+    await backend.inner.append(Write("long", 0, events, header))
     session = await host.sessions.resume("long")
     # Pretend init must reconcile (as after a failed write) against a store that grew.
     foreign = [Event(seq=i, type="x/y", time=0, data={"foreign": True}) for i in (3, 4)]
-    await backend.inner.append("long", 3, foreign)
+    await backend.inner.append(Write("long", 3, foreign))
     host.persistence._states[session].cursor = None  # type: ignore[attr-defined]
     with pytest.raises(PrefixDivergedError, match="storage holds 5 events"):
         await host.sessions.flush(session)

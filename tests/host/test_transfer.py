@@ -40,7 +40,7 @@ from dsh_host.cli._transfer import (
     verify,
 )
 from dsh_host.conformance import make_events, make_header
-from dsh_host.persistence import MemoryBackend, PostgresBackend, SQLiteBackend, StoredSession
+from dsh_host.persistence import MemoryBackend, PostgresBackend, SQLiteBackend, StoredSession, Write
 from dsh_host.testing import ManualClock, wait_until
 from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
 from tests.schedule.harness import settle_quiet
@@ -182,7 +182,7 @@ async def test_export_of_chosen_sessions_and_of_an_empty_store(tmp_path: Path) -
     source = MemoryBackend()
     await source.open()
     for sid, created in (("b", 2), ("a", 1), ("c", 3)):
-        await source.append(sid, 0, make_events(0, 2), make_header(sid, created))
+        await source.append(Write(sid, 0, make_events(0, 2), make_header(sid, created)))
     chosen = await _export_bytes(source, ["c", "a"])
     lines = chosen.splitlines()
     head = json.loads(lines[0])
@@ -375,7 +375,7 @@ async def _target_digest(data: Path) -> str:
 async def _seeded(data: Path) -> str:
     backend = SQLiteBackend(data)
     await backend.open()
-    await backend.append("kept", 0, make_events(0, 2), make_header("kept", 0))
+    await backend.append(Write("kept", 0, make_events(0, 2), make_header("kept", 0)))
     await backend.close()
     return await _target_digest(data)
 
@@ -611,13 +611,13 @@ async def test_verify_names_a_missing_or_different_session() -> None:
     await source.open()
     await target.open()
     for backend in (source, target):
-        await backend.append("a", 0, make_events(0, 1), make_header("a", 1))
-    await target.append("extra", 0, [], make_header("extra", 0))  # the target may hold more
+        await backend.append(Write("a", 0, make_events(0, 1), make_header("a", 1)))
+    await target.append(Write("extra", 0, [], make_header("extra", 0)))  # the target may hold more
     assert (await verify(source, target)).sessions == 1
-    await source.append("b", 0, make_events(0, 1), make_header("b", 2))
+    await source.append(Write("b", 0, make_events(0, 1), make_header("b", 2)))
     with pytest.raises(Exception, match="session b is missing from the target"):
         await verify(source, target)
-    await target.append("b", 0, make_events(0, 1, tag="other"), make_header("b", 2))
+    await target.append(Write("b", 0, make_events(0, 1, tag="other"), make_header("b", 2)))
     with pytest.raises(Exception, match="session b's log differs in the target"):
         await verify(source, target)
 

@@ -7,15 +7,15 @@ how the host writes it: in the same append as the batch, never an extra write on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsh_hookspecs import Event, Session, SessionHeader, SessionNotLiveError, hookimpl
+from dsh_hookspecs import Session, SessionNotLiveError, hookimpl
 from dsh_host import LiveHost, LiveSessionStore
-from dsh_host.persistence import NO_WAKES, MemoryBackend, SQLiteBackend
+from dsh_host.persistence import MemoryBackend, SQLiteBackend, Write
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 
 PLUGIN = "waker"
@@ -32,16 +32,9 @@ class Recording(MemoryBackend):
         super().__init__()
         self.calls: list[Call] = []
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-    ) -> None:
-        self.calls.append((start, len(events), None if wakes is NO_WAKES else dict(wakes)))
-        await super().append(session_id, start, events, header, wakes)
+    async def append(self, write: Write) -> None:
+        self.calls.append((write.start, len(write.events), dict(write.wakes) or None))
+        await super().append(write)
 
 
 @pytest.fixture

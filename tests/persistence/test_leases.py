@@ -23,6 +23,7 @@ from dsh_host.persistence import (
     SessionLiveElsewhereError,
     StorageError,
     StorageFencedError,
+    Write,
     leases_of,
     opened,
 )
@@ -59,7 +60,7 @@ def _run_out(url: str, sid: str) -> None:
 
 async def _created(backend: PostgresBackend, *sids: str) -> None:
     for sid in sids:
-        await backend.append(sid, 0, make_events(0, 1), make_header(sid))
+        await backend.append(Write(sid, 0, make_events(0, 1), make_header(sid)))
 
 
 def _lost(backend: PostgresBackend) -> list[str]:
@@ -93,7 +94,7 @@ async def test_a_released_lease_goes_to_the_next_host_with_a_larger_epoch(
     assert _row(url, "s1")[0] is None
     await b.leases.acquire("s1")
     assert _row(url, "s1")[:3] == ("host-b", 2, 2)
-    await b.append("s1", 1, make_events(1, 1))
+    await b.append(Write("s1", 1, make_events(1, 1)))
     await b.leases.acquire("s1")  # held already: nothing changes
     assert _row(url, "s1")[1:] == (2, 2, 2)
 
@@ -101,7 +102,7 @@ async def test_a_released_lease_goes_to_the_next_host_with_a_larger_epoch(
 async def test_closing_a_backend_releases_every_lease_it_holds(url: str) -> None:
     async with opened(PostgresBackend(url, owner="host-a")) as a:
         for sid in ("s1", "s2"):
-            await a.append(sid, 0, make_events(0, 1), make_header(sid))
+            await a.append(Write(sid, 0, make_events(0, 1), make_header(sid)))
     assert _row(url, "s1")[0] is None
     assert _row(url, "s2")[0] is None
 
@@ -114,8 +115,8 @@ async def test_a_lease_nobody_renews_runs_out_after_its_time_to_live_a_renewed_o
     other = PostgresBackend(url, owner="other")
     async with opened(alive), opened(dead), opened(other):
         assert alive.leases.renew_interval == pytest.approx(0.2)
-        await alive.append("kept", 0, make_events(0, 1), make_header("kept"))
-        await dead.append("left", 0, make_events(0, 1), make_header("left"))
+        await alive.append(Write("kept", 0, make_events(0, 1), make_header("kept")))
+        await dead.append(Write("left", 0, make_events(0, 1), make_header("left")))
         with pytest.raises(SessionLiveElsewhereError):
             await other.leases.acquire("left")
         loop = asyncio.get_running_loop()
@@ -139,11 +140,11 @@ async def test_the_database_refuses_an_append_made_under_a_stale_epoch(
     await _created(a, "s1", "s2")
     _run_out(url, "s1")  # a was paused past its lease ...
     await b.leases.acquire("s1")  # ... and b took s1 over
-    await b.append("s1", 1, make_events(1, 1))
+    await b.append(Write("s1", 1, make_events(1, 1)))
     # a wakes up and writes both Sessions in one group: s1 alone is refused.
     stale, fine = await asyncio.gather(
-        a.append("s1", 2, make_events(2, 1), wakes={"p": 5}),
-        a.append("s2", 1, make_events(1, 1)),
+        a.append(Write("s1", 2, make_events(2, 1), wakes={"p": 5})),
+        a.append(Write("s2", 1, make_events(1, 1))),
         return_exceptions=True,
     )
     assert isinstance(stale, StorageFencedError)
@@ -159,7 +160,7 @@ async def test_the_database_refuses_an_append_made_under_a_stale_epoch(
     assert _row(url, "s1") == ("host-b", 2, 2, 2)
     # Having lost it, a claims it on its next write only once the lease is free again.
     with pytest.raises(StorageFencedError):
-        await a.append("s1", 2, [], wakes={"p": 5})
+        await a.append(Write("s1", 2, [], wakes={"p": 5}))
     assert lost == ["s1"]  # told once
     assert a.leases.fenced == 2
 
@@ -213,7 +214,7 @@ async def test_due_wakes_of_a_session_another_live_host_leases_wait_for_its_leas
     hosts: tuple[PostgresBackend, PostgresBackend], url: str
 ) -> None:
     a, b = hosts
-    await a.append("s1", 0, make_events(0, 1), make_header("s1"), wakes={"p": 1000})
+    await a.append(Write("s1", 0, make_events(0, 1), make_header("s1"), wakes={"p": 1000}))
     assert await a.due_wakes(10**13, 10) == [("s1", "p", 1000)]
     assert await b.due_wakes(10**13, 10) == []  # a delivers it
     earliest = await b.earliest_wake()
@@ -250,12 +251,12 @@ async def test_a_write_after_a_restart_claims_the_free_lease_in_its_own_transact
         await _created(a, "s1")
     async with opened(PostgresBackend(url, owner="host-b")) as b:
         assert not b.leases.held("s1")
-        await b.append("s1", 1, make_events(1, 1))
+        await b.append(Write("s1", 1, make_events(1, 1)))
         assert b.leases.held("s1")
         assert _row(url, "s1") == ("host-b", 2, 2, 2)
         async with opened(PostgresBackend(url, owner="host-c")) as c:
             with pytest.raises(StorageFencedError):
-                await c.append("s1", 2, make_events(2, 1))  # b holds it
+                await c.append(Write("s1", 2, make_events(2, 1)))  # b holds it
             assert c.leases.fenced == 1
     assert _row(url, "s1") == (None, 2, 2, 2)
 
@@ -265,7 +266,7 @@ async def test_a_version_1_database_gets_its_leases_and_fence_at_open(
     url: str,
 ) -> None:
     async with opened(PostgresBackend(url)) as first:
-        await first.append("s1", 0, make_events(0, 1), make_header("s1"))
+        await first.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
     for sql in (
         "DROP TABLE board",  # added by version 3
         "DROP TABLE names",
@@ -279,7 +280,7 @@ async def test_a_version_1_database_gets_its_leases_and_fence_at_open(
     async with opened(PostgresBackend(url, owner="host-a")) as a:
         with psycopg.connect(url) as conn:
             assert conn.execute("SELECT version FROM dsh_schema").fetchall() == [(SCHEMA_VERSION,)]
-        await a.append("s1", 1, make_events(1, 1))
+        await a.append(Write("s1", 1, make_events(1, 1)))
         assert _row(url, "s1") == ("host-a", 1, 1, 2)
         with psycopg.connect(url, autocommit=True) as conn, pytest.raises(psycopg.Error):
             conn.execute("UPDATE sessions SET writer = 0 WHERE id = 's1'")
@@ -294,7 +295,7 @@ async def test_concurrent_acquires_of_one_session_share_one_epoch(
     await asyncio.gather(*(b.leases.acquire("s1") for _ in range(5)))
     assert _row(url, "s1")[:2] == ("host-b", 2)  # taken once, not five times
     assert b.leases.epoch("s1") == 2
-    await b.append("s1", 1, make_events(1, 1))  # the epoch recorded is the current one
+    await b.append(Write("s1", 1, make_events(1, 1)))  # the epoch recorded is the current one
 
 
 async def test_releases_asked_for_together_all_hand_their_sessions_on(

@@ -26,6 +26,7 @@ from dsh_host.persistence import (
     StorageConflictError,
     StorageCorruptError,
     StorageError,
+    Write,
     is_postgres_url,
     opened,
     redacted,
@@ -65,7 +66,7 @@ async def test_first_open_creates_the_versioned_schema_once_even_when_hosts_star
     await asyncio.gather(*(b.open() for b in backends))
     try:
         assert _version(url) == [(SCHEMA_VERSION,)]
-        await backends[0].append("s1", 0, make_events(0, 2), make_header("s1"))
+        await backends[0].append(Write("s1", 0, make_events(0, 2), make_header("s1")))
         assert_stored(await backends[3].load("s1"), make_header("s1"), make_events(0, 2))
     finally:
         await asyncio.gather(*(b.close() for b in backends))
@@ -77,7 +78,7 @@ async def test_a_database_of_a_newer_schema_version_is_refused_and_left_alone(
 ) -> None:
     backend = PostgresBackend(url)
     await backend.open()
-    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
     await backend.close()
     pg_cluster.execute(url, "UPDATE dsh_schema SET version = %s", SCHEMA_VERSION + 1)
     newer = PostgresBackend(url)
@@ -137,7 +138,7 @@ async def test_concurrent_appends_share_transactions(url: str) -> None:
         ids = [f"s{i:02d}" for i in range(40)]
         await asyncio.gather(
             *(
-                backend.append(sid, 0, make_events(0, 2), make_header(sid, i))
+                backend.append(Write(sid, 0, make_events(0, 2), make_header(sid, i)))
                 for i, sid in enumerate(ids)
             )
         )
@@ -153,16 +154,16 @@ async def test_two_processes_on_one_database_serialize_in_the_database(url: str)
     await two.open()
     try:
         created = await asyncio.gather(
-            one.append("s1", 0, make_events(0, 1, "one"), make_header("s1", 1)),
-            two.append("s1", 0, make_events(0, 1, "two"), make_header("s1", 2)),
+            one.append(Write("s1", 0, make_events(0, 1, "one"), make_header("s1", 1))),
+            two.append(Write("s1", 0, make_events(0, 1, "two"), make_header("s1", 2))),
             return_exceptions=True,
         )
         assert created.count(None) == 1
         assert isinstance(next(r for r in created if r is not None), StorageConflictError)
         first = "one" if created[0] is None else "two"
         raced = await asyncio.gather(
-            one.append("s1", 1, make_events(1, 2, "one")),
-            two.append("s1", 1, make_events(1, 2, "two")),
+            one.append(Write("s1", 1, make_events(1, 2, "one"))),
+            two.append(Write("s1", 1, make_events(1, 2, "two"))),
             return_exceptions=True,
         )
         assert raced.count(None) == 1
@@ -183,12 +184,12 @@ async def test_an_append_after_close_is_refused_and_close_waits_for_queued_appen
     backend = PostgresBackend(url)
     await backend.open()
     appends = [
-        backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}")) for i in range(5)
+        backend.append(Write(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}"))) for i in range(5)
     ]
     # gather starts them in order: every append is queued before close() begins.
     assert await asyncio.gather(*appends, backend.close()) == [None] * 6
     with pytest.raises(StorageError, match="not open"):
-        await backend.append("s9", 0, [], make_header("s9"))
+        await backend.append(Write("s9", 0, [], make_header("s9")))
     again = PostgresBackend(url)
     await again.open()
     try:
@@ -291,7 +292,7 @@ async def test_a_damaged_event_row_fails_only_the_load_of_its_session(
 ) -> None:
     async with opened(PostgresBackend(url)) as backend:
         for sid in ("s1", "s2"):
-            await backend.append(sid, 0, make_events(0, 3), make_header(sid))
+            await backend.append(Write(sid, 0, make_events(0, 3), make_header(sid)))
         pg_cluster.execute(
             url, "UPDATE events SET data = '{bad' WHERE session_id = 's1' AND seq = 1"
         )
@@ -309,7 +310,7 @@ async def test_connections_the_server_dropped_are_replaced_before_the_next_appen
     url: str,
 ) -> None:
     async with opened(PostgresBackend(url)) as backend:
-        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
         dbname = url.rsplit("/", 1)[1]
         # Waits (up to 10 s each) until every connection of the backend has ended.
         pg_cluster.execute(
@@ -318,7 +319,7 @@ async def test_connections_the_server_dropped_are_replaced_before_the_next_appen
             "WHERE datname = %s AND pid <> pg_backend_pid()",
             dbname,
         )
-        await backend.append("s1", 1, make_events(1, 2))
+        await backend.append(Write("s1", 1, make_events(1, 2)))
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 3))
 
 
@@ -328,15 +329,15 @@ async def test_one_bad_request_of_a_batch_fails_alone(
 ) -> None:
     async with opened(PostgresBackend(url)) as backend:
         for sid in ("bad", "good"):
-            await backend.append(sid, 0, make_events(0, 3), make_header(sid))
+            await backend.append(Write(sid, 0, make_events(0, 3), make_header(sid)))
         # Outside damage: "bad" records 1 event but holds 3, so writing seq 1 breaks the key.
         pg_cluster.execute(url, "UPDATE sessions SET length = 1 WHERE id = 'bad'")
         commits = backend.commits
         results = await asyncio.gather(
-            backend.append("bad", 1, make_events(1, 1, "new")),
-            backend.append("good", 3, make_events(3, 1), wakes={"p": 5}),
-            backend.append("fresh", 0, make_events(0, 1), make_header("fresh")),
-            backend.append("nul\x00id", 0, [], make_header("nul\x00id")),
+            backend.append(Write("bad", 1, make_events(1, 1, "new"))),
+            backend.append(Write("good", 3, make_events(3, 1), wakes={"p": 5})),
+            backend.append(Write("fresh", 0, make_events(0, 1), make_header("fresh"))),
+            backend.append(Write("nul\x00id", 0, [], make_header("nul\x00id"))),
             return_exceptions=True,
         )
         assert isinstance(results[0], StorageCorruptError)
@@ -358,7 +359,7 @@ async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> 
     await asyncio.gather(*(h.open() for h in hosts))
     try:
         ids = [f"s{i:02d}" for i in range(30)]
-        await hosts[0].append(ids[0], 0, [], make_header(ids[0]))
+        await hosts[0].append(Write(ids[0], 0, [], make_header(ids[0])))
         # Every host creates or appends to every Session, in a different order: each Session
         # is created once and every position is won exactly once.
         for round_ in range(3):
@@ -366,7 +367,12 @@ async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> 
             results = await asyncio.gather(
                 *(
                     host.append(
-                        sid, round_, make_events(round_, 1), None if round_ else make_header(sid)
+                        Write(
+                            sid,
+                            round_,
+                            make_events(round_, 1),
+                            None if round_ else make_header(sid),
+                        )
                     )
                     for host, order in zip(hosts, orders, strict=True)
                     for sid in order
@@ -387,7 +393,9 @@ async def test_hosts_committing_overlapping_batches_never_deadlock(url: str) -> 
 def test_reindex_on_postgresql_rebuilds_the_wake_index(url: str) -> None:
     async def store() -> None:
         async with opened(PostgresBackend(url)) as backend:
-            await backend.append("s1", 0, [], make_header("s1"), wakes={"gone": 1_785_931_260_000})
+            await backend.append(
+                Write("s1", 0, [], make_header("s1"), wakes={"gone": 1_785_931_260_000})
+            )
 
     async def earliest() -> int | None:
         async with opened(PostgresBackend(url)) as backend:
@@ -410,7 +418,7 @@ async def test_a_second_open_while_opening_or_open_is_refused(url: str) -> None:
         assert "already open" in str(results[1])
         with pytest.raises(StorageError, match="already open"):
             await backend.open()
-        await backend.append("s1", 0, [], make_header("s1"))
+        await backend.append(Write("s1", 0, [], make_header("s1")))
     finally:
         await backend.close()
     again = PostgresBackend(url)

@@ -27,6 +27,7 @@ from dsh_host.persistence import (
     StorageCorruptError,
     StorageError,
     StoredSummary,
+    Write,
     damaged_sessions,
     list_sessions_read_only,
     read_only_page,
@@ -103,7 +104,7 @@ def start_creates(backend: SQLiteBackend, count: int, *, length: int) -> list[as
     """Appends creating ``s0`` .. ``s<count-1>`` with ``length`` events each, as tasks."""
     return [
         asyncio.create_task(
-            backend.append(f"s{i}", 0, make_events(0, length), make_header(f"s{i}"))
+            backend.append(Write(f"s{i}", 0, make_events(0, length), make_header(f"s{i}")))
         )
         for i in range(count)
     ]
@@ -120,7 +121,7 @@ def wal_bytes(db: Path) -> int:
 async def test_database_uses_wal_full_sync_and_foreign_keys(
     tmp_path: Path, backend: SQLiteBackend
 ) -> None:
-    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
     outside = sqlite3.connect(tmp_path / DB)
     try:
         assert outside.execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -145,7 +146,7 @@ async def test_database_uses_wal_full_sync_and_foreign_keys(
 
 async def test_all_sqlite_work_runs_on_one_worker_thread(backend: SQLiteBackend) -> None:
     threads: set[int] = set()
-    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
     for _ in range(3):
         threads.add(await backend._call(threading.get_ident))
         await backend.load("s1")
@@ -176,19 +177,19 @@ async def test_concurrent_appends_share_one_transaction(backend: SQLiteBackend) 
 
 async def test_a_conflicting_request_in_a_group_fails_alone(backend: SQLiteBackend) -> None:
     for i in range(5):
-        await backend.append(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}"))
+        await backend.append(Write(f"s{i}", 0, make_events(0, 1), make_header(f"s{i}")))
     before_commits, before_appends = backend.commits, backend.appends
     blocker = BlockedWorker(backend)
     try:
         calls = {
-            "ok-s0": backend.append("s0", 1, make_events(1, 1)),
-            "ok-s0-again": backend.append("s0", 2, make_events(2, 2)),  # sees the one above
-            "wrong-start-s1": backend.append("s1", 5, make_events(5, 1)),
-            "ok-s2": backend.append("s2", 1, make_events(1, 3)),
-            "exists-s3": backend.append("s3", 0, make_events(0, 4), make_header("s3", 9)),
-            "missing": backend.append("ghost", 0, make_events(0, 1)),
-            "ok-new": backend.append("new", 0, make_events(0, 2), make_header("new")),
-            "ok-new-more": backend.append("new", 2, make_events(2, 1)),
+            "ok-s0": backend.append(Write("s0", 1, make_events(1, 1))),
+            "ok-s0-again": backend.append(Write("s0", 2, make_events(2, 2))),  # sees the one above
+            "wrong-start-s1": backend.append(Write("s1", 5, make_events(5, 1))),
+            "ok-s2": backend.append(Write("s2", 1, make_events(1, 3))),
+            "exists-s3": backend.append(Write("s3", 0, make_events(0, 4), make_header("s3", 9))),
+            "missing": backend.append(Write("ghost", 0, make_events(0, 1))),
+            "ok-new": backend.append(Write("new", 0, make_events(0, 2), make_header("new"))),
+            "ok-new-more": backend.append(Write("new", 2, make_events(2, 1))),
         }
         tasks = {name: asyncio.create_task(call) for name, call in calls.items()}
         await wait_until(lambda: backend.pending == len(calls))
@@ -210,7 +211,7 @@ async def test_a_conflicting_request_in_a_group_fails_alone(backend: SQLiteBacke
 
 
 async def test_a_failed_commit_fails_every_request_of_its_group(backend: SQLiteBackend) -> None:
-    await backend.append("s0", 0, make_events(0, 1), make_header("s0"))
+    await backend.append(Write("s0", 0, make_events(0, 1), make_header("s0")))
     conn = backend._conn
     assert conn is not None
 
@@ -223,8 +224,10 @@ async def test_a_failed_commit_fails_every_request_of_its_group(backend: SQLiteB
     blocker = BlockedWorker(backend)
     try:
         tasks = [
-            asyncio.create_task(backend.append("s0", 1, make_events(1, 1))),
-            asyncio.create_task(backend.append("s1", 0, make_events(0, 1), make_header("s1"))),
+            asyncio.create_task(backend.append(Write("s0", 1, make_events(1, 1)))),
+            asyncio.create_task(
+                backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
+            ),
         ]
         await wait_until(lambda: backend.pending == 2)
     finally:
@@ -237,7 +240,7 @@ async def test_a_failed_commit_fails_every_request_of_its_group(backend: SQLiteB
     assert_stored(await backend.load("s0"), make_header("s0"), make_events(0, 1))
     assert await backend.load("s1") is None
     # The backend keeps working after a failed group.
-    await backend.append("s0", 1, make_events(1, 1))
+    await backend.append(Write("s0", 1, make_events(1, 1)))
     assert_stored(await backend.load("s0"), make_header("s0"), make_events(0, 2))
 
 
@@ -251,7 +254,7 @@ async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
         closing = asyncio.create_task(backend.close())
         await wait_until(lambda: not backend._writer.accepting)
         with pytest.raises(StorageError, match="not open"):
-            await backend.append("late", 0, [], make_header("late"))
+            await backend.append(Write("late", 0, [], make_header("late")))
     finally:
         blocker.release()
     await closing
@@ -270,7 +273,7 @@ async def test_close_waits_for_queued_appends(tmp_path: Path) -> None:
 async def test_a_second_backend_on_the_same_folder_is_refused(
     tmp_path: Path, backend: SQLiteBackend
 ) -> None:
-    await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+    await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
     second = SQLiteBackend(tmp_path)
     with pytest.raises(DataDirLockedError) as caught:
         await second.open()
@@ -279,7 +282,7 @@ async def test_a_second_backend_on_the_same_folder_is_refused(
     assert f"pid {os.getpid()}" in message
     assert "already in use by another dsh process" in message
     # The refused open left the first backend working.
-    await backend.append("s1", 1, make_events(1, 1))
+    await backend.append(Write("s1", 1, make_events(1, 1)))
     await backend.close()
     await second.open()
     try:
@@ -312,7 +315,7 @@ CHILD = """
 import asyncio, sys
 from pathlib import Path
 from dsh_hookspecs import Event, SessionHeader
-from dsh_host.persistence import SQLiteBackend
+from dsh_host.persistence import SQLiteBackend, Write
 
 async def main(mode: str, folder: str) -> None:
     backend = SQLiteBackend(Path(folder))
@@ -321,11 +324,11 @@ async def main(mode: str, folder: str) -> None:
     if mode == "hold":
         sys.stdin.readline()
     else:
-        await backend.append("s", 0, [], SessionHeader(version=1, id="s", created_at=1))
+        await backend.append(Write("s", 0, [], SessionHeader(version=1, id="s", created_at=1)))
         seq = 0
         while True:
             event = Event(seq=seq, type="tick", time=seq, data={"n": seq, "pad": "x" * 300})
-            await backend.append("s", seq, [event])
+            await backend.append(Write("s", seq, [event]))
             print(f"child: committed {seq}", flush=True)
             seq += 1
     await backend.close()
@@ -447,15 +450,15 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
     live, copy = tmp_path / "live", tmp_path / "copy"
     async with opened(live) as backend:
         for sid in ("a", "b", "c"):
-            await backend.append(sid, 0, make_events(0, 2, sid), make_header(sid))
+            await backend.append(Write(sid, 0, make_events(0, 2, sid), make_header(sid)))
         for round_ in range(3):
             for sid in ("a", "b", "c"):
                 start = 2 + 2 * round_
-                await backend.append(sid, start, make_events(start, 2, sid))
+                await backend.append(Write(sid, start, make_events(start, 2, sid)))
         before_last = wal_bytes(live / DB)
         # The last commit is large: it spans several WAL frames.
         big = [make_event(8 + i, {"blob": "y" * 2000, "i": i}) for i in range(10)]
-        await backend.append("c", 8, big)
+        await backend.append(Write("c", 8, big))
         after_last = wal_bytes(live / DB)
         assert after_last > before_last > 32  # nothing was checkpointed: all in the WAL
         # Snapshot of the files as a crash at this instant would leave them.
@@ -478,7 +481,7 @@ async def test_a_damaged_wal_tail_loses_at_most_the_last_commit(
             c_events += big
         assert_stored(await reopened.load("c"), make_header("c"), c_events)
         # The recovered store is writable at the recovered cursor.
-        await reopened.append("c", len(c_events), [make_event(len(c_events), "after")])
+        await reopened.append(Write("c", len(c_events), [make_event(len(c_events), "after")]))
 
 
 # -- corruption: reported, never repaired --------------------------------------------------
@@ -488,7 +491,9 @@ async def _write_some_data(folder: Path, sessions: int = 40) -> None:
     async with opened(folder) as backend:
         await asyncio.gather(
             *(
-                backend.append(f"s{i}", 0, make_events(0, 5, "z" * 200), make_header(f"s{i}", i))
+                backend.append(
+                    Write(f"s{i}", 0, make_events(0, 5, "z" * 200), make_header(f"s{i}", i))
+                )
                 for i in range(sessions)
             )
         )
@@ -537,7 +542,7 @@ async def test_a_damaged_page_fails_quick_check_and_is_left_alone(tmp_path: Path
 async def test_corruption_met_after_open_is_a_storage_corrupt_error(tmp_path: Path) -> None:
     async with opened(tmp_path) as backend:
         events = [make_event(i, {"blob": "q" * 500}) for i in range(200)]
-        await backend.append("s", 0, events, make_header("s"))
+        await backend.append(Write("s", 0, events, make_header("s")))
     db = tmp_path / DB
     outside = sqlite3.connect(db)
     try:
@@ -634,7 +639,7 @@ async def test_a_version_1_store_keeps_opening_and_gains_the_wake_index(tmp_path
                     make_events(0, 5, "z" * 200),
                 )
             assert await backend.earliest_wake() is None
-            await backend.append("s1", 5, [], wakes={"p": 42})
+            await backend.append(Write("s1", 5, [], wakes={"p": 42}))
             assert await backend.due_wakes(42, 10) == [("s1", "p", 42)]
     assert [e["event"] for e in logs if e["event"] == "storage.migrated"] == ["storage.migrated"]
     outside = sqlite3.connect(tmp_path / DB)
@@ -674,7 +679,7 @@ async def test_a_database_that_is_not_ours_is_reported(tmp_path: Path) -> None:
 async def test_an_empty_file_is_a_fresh_store(tmp_path: Path) -> None:
     (tmp_path / DB).write_bytes(b"")
     async with opened(tmp_path) as backend:
-        await backend.append("s1", 0, make_events(0, 1), make_header("s1"))
+        await backend.append(Write("s1", 0, make_events(0, 1), make_header("s1")))
         assert_stored(await backend.load("s1"), make_header("s1"), make_events(0, 1))
 
 
@@ -776,8 +781,8 @@ async def _acknowledged_store(folder: Path) -> SQLiteBackend:
     backend = SQLiteBackend(folder)
     await backend.open()
     for sid in ("a", "b", "c"):
-        await backend.append(sid, 0, make_events(0, 3, sid), make_header(sid))
-    await backend.append("a", 3, make_events(3, 2, "a"))
+        await backend.append(Write(sid, 0, make_events(0, 3, sid), make_header(sid)))
+    await backend.append(Write("a", 3, make_events(3, 2, "a")))
     return backend
 
 
@@ -861,7 +866,7 @@ async def test_no_alarm_without_loss_fresh_clean_crashed_or_with_a_lagging_recor
     try:
         _crash_image(live, tmp_path / "crashed", [DB, f"{DB}-wal", POSITION])
         lagging = (live / POSITION).read_bytes()
-        await backend.append("b", 3, make_events(3, 1, "b"))
+        await backend.append(Write("b", 3, make_events(3, 1, "b")))
         _crash_image(live, tmp_path / "lagging", [DB, f"{DB}-wal"])
         (tmp_path / "lagging" / POSITION).write_bytes(lagging)
     finally:
@@ -901,7 +906,7 @@ async def test_a_store_changed_after_its_clean_close_is_checked_in_full_and_refu
     await _write_some_data(live)
     shutil.copytree(live, old)  # an older copy, seal and all
     async with opened(live) as backend:
-        await backend.append("s1", 5, make_events(5, 1))
+        await backend.append(Write("s1", 5, make_events(5, 1)))
     db = live / DB
     assert (live / SEAL).is_file()  # the close was clean: the store is sealed
     if change == "damaged-page":
@@ -971,7 +976,7 @@ async def test_a_close_that_leaves_a_wal_behind_writes_no_seal(tmp_path: Path) -
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM sessions").fetchone()  # holds a read snapshot
         async with opened(tmp_path) as backend:
-            await backend.append("s0", 5, make_events(5, 1))
+            await backend.append(Write("s0", 5, make_events(5, 1)))
         assert wal_bytes(tmp_path / DB) > 0  # the reader kept the WAL
         assert not (tmp_path / SEAL).exists()
         reader.execute("COMMIT")
@@ -990,7 +995,7 @@ async def test_a_clean_close_seals_the_store_and_the_next_open_counts_nothing(
         async with opened(tmp_path) as backend:
             assert not (tmp_path / SEAL).exists()  # taken at open
             assert backend.position == (4, 20)  # the sealed position, not a count
-            await backend.append("s0", 5, make_events(5, 2))
+            await backend.append(Write("s0", 5, make_events(5, 2)))
             assert backend.position == (4, 22)
             assert len(await backend.list_sessions()) == 4
     assert _sealed_opens(logs) == 1
@@ -1035,7 +1040,7 @@ async def test_a_list_page_is_read_beside_a_holder_and_from_older_stores(
 ) -> None:
     await _write_some_data(tmp_path, sessions=5)
     async with opened(tmp_path) as holder:
-        await holder.append("s4", 5, [], name="Fourth")
+        await holder.append(Write("s4", 5, [], name="Fourth"))
         rows, count = await asyncio.to_thread(
             functools.partial(read_only_page, tmp_path, None, 2, count=True)
         )

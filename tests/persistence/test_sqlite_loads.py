@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from dsh_host.conformance import make_events, make_header
-from dsh_host.persistence import SQLiteBackend, StorageCorruptError, StorageError
+from dsh_host.persistence import SQLiteBackend, StorageCorruptError, StorageError, Write
 from dsh_host.persistence.sqlite._store import LOAD_BATCH
 from tests.persistence.test_sqlite import DB, opened, run_sql
 
@@ -29,12 +29,14 @@ async def _store(folder: Path) -> None:
         await asyncio.gather(
             *(
                 backend.append(
-                    f"s{i}", 0, make_events(0, 1 + i % 4, f"text {i}"), make_header(f"s{i}", i)
+                    Write(
+                        f"s{i}", 0, make_events(0, 1 + i % 4, f"text {i}"), make_header(f"s{i}", i)
+                    )
                 )
                 for i in range(SESSIONS)
             )
         )
-        await backend.append("s0", 1, make_events(1, 2, "later"), None, {"waker": 5})
+        await backend.append(Write("s0", 1, make_events(1, 2, "later"), None, {"waker": 5}))
 
 
 async def test_a_damaged_session_fails_alone_in_a_batch(tmp_path: Path) -> None:
@@ -113,7 +115,9 @@ async def test_reads_go_on_while_a_commit_is_held_up(tmp_path: Path) -> None:
             return write_batch(batch)
 
         backend._write_batch = slow  # type: ignore[method-assign]
-        writing = asyncio.ensure_future(backend.append("s1", 2, make_events(2, 1, "late"), None))
+        writing = asyncio.ensure_future(
+            backend.append(Write("s1", 2, make_events(2, 1, "late"), None))
+        )
         await asyncio.to_thread(held.wait, 30)
         stored = await asyncio.wait_for(backend.load("s1"), 10)  # not behind the held commit
         assert stored is not None

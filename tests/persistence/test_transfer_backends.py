@@ -25,6 +25,7 @@ from dsh_host.persistence import (
     StorageError,
     StoredSession,
     UnstorableError,
+    Write,
     check_storable,
 )
 from tests.pg import Cluster, pg_cluster  # noqa: F401 - the session's PostgreSQL cluster
@@ -100,9 +101,14 @@ async def test_export_is_ordered_by_creation_then_id_and_reads_only_headers_and_
         # Created out of order; "b" and "B" and "é" tie on createdAt: ids by code point.
         for sid, created in (("late", 3), ("b", 2), ("é", 2), ("B", 2), ("early", 1)):
             events = make_events(0, 3, tag=sid)
-            await backend.append(sid, 0, events, make_header(sid, created), {"p": 5_000})
+            await backend.append(Write(sid, 0, events, make_header(sid, created), {"p": 5_000}))
         await backend.append(
-            "b", 3, make_events(3, 1), board={("p", "k"): BoardEntry(kind="k", at_ms=9, data={})}
+            Write(
+                "b",
+                3,
+                make_events(3, 1),
+                board={("p", "k"): BoardEntry(kind="k", at_ms=9, data={})},
+            )
         )
         found = await _exported(backend)
         assert [s.header.id for s in found] == ["early", "B", "b", "é", "late"]
@@ -120,7 +126,7 @@ async def test_export_is_ordered_by_creation_then_id_and_reads_only_headers_and_
 async def test_exporting_an_unknown_id_is_refused_before_anything_is_read(store: Store) -> None:
     backend = await _open(store)
     try:
-        await backend.append("s", 0, make_events(0, 1), make_header("s"))
+        await backend.append(Write("s", 0, make_events(0, 1), make_header("s")))
         with pytest.raises(StorageError, match="no session nope is stored"):
             await _exported(backend, ["s", "nope"])
     finally:
@@ -131,9 +137,11 @@ async def test_many_sessions_and_a_big_one_export_whole_and_in_order(store: Stor
     backend = await _open(store)
     try:
         for n in range(300):  # more than a page of headers
-            await backend.append(f"s{n:03}", 0, make_events(0, n % 4), make_header(f"s{n:03}", n))
+            await backend.append(
+                Write(f"s{n:03}", 0, make_events(0, n % 4), make_header(f"s{n:03}", n))
+            )
         await backend.append(
-            "zbig", 0, make_events(0, 5000, tag="x" * 50), make_header("zbig", 999)
+            Write("zbig", 0, make_events(0, 5000, tag="x" * 50), make_header("zbig", 999))
         )
         found = await _exported(backend)
         assert [s.header.id for s in found] == [*(f"s{n:03}" for n in range(300)), "zbig"]
@@ -147,14 +155,16 @@ async def test_an_export_is_one_snapshot_while_the_store_is_written(store: Store
     writer = backend  # the snapshot reads beside the backend's own writer
     try:
         for n in range(600):
-            await backend.append(f"s{n:03}", 0, make_events(0, 2), make_header(f"s{n:03}", n))
+            await backend.append(
+                Write(f"s{n:03}", 0, make_events(0, 2), make_header(f"s{n:03}", n))
+            )
         async with aclosing(backend.export_sessions()) as sessions:
             first = await anext(sessions)
             assert first.header.id == "s000"
             # Committed after the snapshot began: a later Session, and more of listed ones.
-            await writer.append("s999", 0, make_events(0, 1), make_header("s999", 10_000))
-            await writer.append("s599", 2, make_events(2, 5))
-            await writer.append("s000", 2, make_events(2, 5))
+            await writer.append(Write("s999", 0, make_events(0, 1), make_header("s999", 10_000)))
+            await writer.append(Write("s599", 2, make_events(2, 5)))
+            await writer.append(Write("s000", 2, make_events(2, 5)))
             rest = [stored async for stored in sessions]
         assert [s.header.id for s in rest] == [f"s{n:03}" for n in range(1, 600)]
         assert {len(s.events) for s in [first, *rest]} == {2}
@@ -202,7 +212,7 @@ async def test_import_inserts_absent_sessions_with_their_derived_state(store: St
         names = {s.header.id: s.name for s in await backend.list_sessions()}
         assert names["a"] == "Groceries"
         # Appends go on after an import, from the stored length.
-        await backend.append("a", 3, make_events(3, 1))
+        await backend.append(Write("a", 3, make_events(3, 1)))
     finally:
         await backend.close()
     again = await _open(store)  # SQLite: the position record followed the import
@@ -299,7 +309,9 @@ async def test_postgresql_refuses_an_import_while_a_host_holds_a_lease(
     host = await _open(store)
     importer = await _open(store)
     try:
-        await host.append("live", 0, make_events(0, 1), make_header("live"))  # leased by host
+        await host.append(
+            Write("live", 0, make_events(0, 1), make_header("live"))
+        )  # leased by host
         assert await importer.held_elsewhere() is not None
         with pytest.raises(SessionLiveElsewhereError, match="stop every dsh serve"):
             await importer.import_sessions(_stream([_item("x", 1, 2)]))
@@ -321,7 +333,7 @@ async def test_sqlite_exports_a_store_another_process_holds_without_its_lock(
     holder = SQLiteBackend(tmp_path)
     await holder.open()
     try:
-        await holder.append("s", 0, make_events(0, 2), make_header("s"))
+        await holder.append(Write("s", 0, make_events(0, 2), make_header("s")))
         reader = SQLiteBackend(tmp_path)  # never opened
         assert [s.header.id for s in await _exported(reader)] == ["s"]
         assert await _exported(SQLiteBackend(tmp_path / "absent")) == []
@@ -334,7 +346,7 @@ async def test_sqlite_exports_a_store_another_process_holds_without_its_lock(
 async def test_sqlite_export_reports_a_damaged_row_and_a_newer_schema(tmp_path: Path) -> None:
     backend = SQLiteBackend(tmp_path)
     await backend.open()
-    await backend.append("s", 0, make_events(0, 2), make_header("s"))
+    await backend.append(Write("s", 0, make_events(0, 2), make_header("s")))
     await backend.close()
     db = sqlite3.connect(tmp_path / "dsh.sqlite3")
     with db:

@@ -10,7 +10,7 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import BoardEntry, Event
 from dsh_host import BoardChanged, LiveHost
-from dsh_host.persistence import SQLiteBackend, opened
+from dsh_host.persistence import SQLiteBackend, Write, opened
 from dsh_host.testing import wait_until
 from dsh_schedule import SCHEDULE_CHANGE, format_instant, parse_instant
 from dsh_schedule._board import DELIVERED_KEPT, TEXT_MAX_CHARS, board_text
@@ -345,14 +345,16 @@ async def test_resume_reconciles_the_stored_rows_with_the_log(tmp_path: Path):
         assert stored is not None
         assert {key for (plugin, key) in stored.board if plugin == PLUGIN} == set(wanted)
         await backend.append(
-            sid,
-            len(stored.events),
-            [],
-            board={
-                (PLUGIN, "schedule-99"): pending(START_MS, "a reminder that is gone"),
-                (PLUGIN, lost): None,
-                (PLUGIN, outdated): pending(START_MS + 7_200_000, "an older text"),
-            },
+            Write(
+                sid,
+                len(stored.events),
+                [],
+                board={
+                    (PLUGIN, "schedule-99"): pending(START_MS, "a reminder that is gone"),
+                    (PLUGIN, lost): None,
+                    (PLUGIN, outdated): pending(START_MS + 7_200_000, "an older text"),
+                },
+            ),
         )
     host, clock = await boot_sqlite(data, START_MS + 120_000)
     try:

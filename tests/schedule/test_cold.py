@@ -11,7 +11,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from dsh_host import LiveHost, Overlay, PluginLoadError, WakeChanged
-from dsh_host.persistence import MemoryBackend
+from dsh_host.persistence import MemoryBackend, Write
 from dsh_host.testing import FaultInjectingBackend, ManualClock, wait_until
 from dsh_schedule import parse_instant
 
@@ -267,7 +267,9 @@ async def test_reindex_refiles_an_entry_storage_lost(cold, memory):
     await cold.host.close_session(sid)
     loaded = await memory.load(sid)
     assert loaded is not None
-    await memory.append(sid, len(loaded.events), [], wakes={PLUGIN: None})  # the entry is lost
+    await memory.append(
+        Write(sid, len(loaded.events), [], wakes={PLUGIN: None})
+    )  # the entry is lost
     assert await stored(memory, sid) == {}
     rebuilt, entries, failed = await cold.host.reindex()
     assert (rebuilt, entries, failed) == (1, 1, [])

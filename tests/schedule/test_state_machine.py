@@ -73,16 +73,15 @@ from hypothesis.stateful import (
 )
 from structlog.testing import capture_logs
 
-from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
+from dsh_hookspecs import BoardEntry, Event, JSONValue
 from dsh_host import LiveAgent, LiveHost, LiveTurn, ScriptedModel
 from dsh_host.persistence import (
-    NO_POSTS,
-    NO_WAKES,
     DueWake,
     MemoryBackend,
     StorageError,
     StoredSession,
     StoredSummary,
+    Write,
 )
 from dsh_host.testing import FaultInjectingBackend, FaultPlan, ManualClock, wait_until
 from dsh_schedule import (
@@ -127,19 +126,9 @@ class BatchRecordingStore(MemoryBackend):
         super().__init__()
         self.batches: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-    ) -> None:
-        await super().append(session_id, start, events, header, wakes, board=board, name=name)
-        self.batches[session_id].append((start, start + len(events)))
+    async def append(self, write: Write) -> None:
+        await super().append(write)
+        self.batches[write.session_id].append((write.start, write.start + len(write.events)))
 
 
 class ProcessStorage:
@@ -170,19 +159,9 @@ class ProcessStorage:
         self._alive()
         return await self.inner.list_sessions()
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-    ) -> None:
+    async def append(self, write: Write) -> None:
         self._alive()
-        await self.inner.append(session_id, start, events, header, wakes, board=board, name=name)
+        await self.inner.append(write)
 
     async def due_wakes(self, now_ms: int, limit: int) -> Sequence[DueWake]:
         self._alive()

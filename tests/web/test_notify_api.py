@@ -26,7 +26,7 @@ from dsh_hookspecs import Notice
 from dsh_host import LiveHost
 from dsh_host.notify import parse_channels
 from dsh_host.notify._sender import Channels
-from dsh_host.persistence import OutboxChange, SQLiteBackend
+from dsh_host.persistence import OutboxChange, SQLiteBackend, Write
 from dsh_host.testing import ManualClock, wait_until
 from dsh_host.web._notify import GONE_LABEL, TEST_BODY, TEST_TITLE, iso_utc
 
@@ -412,15 +412,19 @@ async def test_notices_of_a_cold_session_are_read_from_the_outbox_without_loadin
     later = now + 3_600_000
     notice = Notice(title="Water the plants", body="the balcony ones", at_ms=now)
     await notify_host.backend.append(
-        sid,
-        len(stored.events),
-        [],
-        outbox=[
-            # Due now on the webhook and on a channel this host no longer has ...
-            OutboxChange("schedule", f"r1@{OCCURRENCE}", notice, (hook.id, "n-0123456789ab"), now),
-            # ... and a re-notification due in an hour.
-            OutboxChange("schedule", f"r1@{OCCURRENCE}#1", notice, (hook.id,), later),
-        ],
+        Write(
+            sid,
+            len(stored.events),
+            [],
+            outbox=[
+                # Due now on the webhook and on a channel this host no longer has ...
+                OutboxChange(
+                    "schedule", f"r1@{OCCURRENCE}", notice, (hook.id, "n-0123456789ab"), now
+                ),
+                # ... and a re-notification due in an hour.
+                OutboxChange("schedule", f"r1@{OCCURRENCE}#1", notice, (hook.id,), later),
+            ],
+        ),
     )
     notify_host.sender.kick()
 

@@ -53,6 +53,7 @@ from ..persistence import (
     StorageError,
     StoredSession,
     UnstorableError,
+    Write,
     check_storable,
 )
 
@@ -443,7 +444,7 @@ class Plugins(AbstractAsyncContextManager["Plugins"]):
         log when it opens (``dsh reindex``'s rebuild, on memory), and its name. The log itself
         is returned unchanged."""
         sid = stored.header.id
-        await self._memory.append(sid, 0, stored.events, stored.header)
+        await self._memory.append(Write(sid, 0, stored.events, stored.header))
         try:
             session = await self.host.sessions.rederive_wakes(sid)
             try:

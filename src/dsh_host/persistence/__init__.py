@@ -1,8 +1,10 @@
 """Durable storage of Session headers and event logs, with each Session's wake entries, board
 rows and name (the board is read across Sessions: :class:`BoardRow`).
 
-:class:`Backend` is the interface (:mod:`._backend`); three backends implement it, and page the
-Session list through an index (:class:`PagedBackend`; :func:`session_page` reads any backend):
+:class:`Backend` is the interface (:mod:`._backend`), and one durable write is one value,
+:class:`Write` (:mod:`._write`), that checks itself before any backend sees it; three backends
+implement it, and page the Session list through an index (:class:`PagedBackend`;
+:func:`session_page` reads any backend):
 
 * memory, :class:`MemoryBackend` (:mod:`._memory`): nothing survives the process, for tests;
 * SQLite, :class:`SQLiteBackend` (:mod:`.sqlite`): the embedded default, one file in the data
@@ -24,8 +26,6 @@ from __future__ import annotations
 
 from .._records import events_identical
 from ._backend import (
-    NO_POSTS,
-    NO_WAKES,
     Backend,
     BoardCursor,
     BoardRow,
@@ -48,9 +48,7 @@ from ._backend import (
     StorageReadOnlyError,
     StoredSession,
     StoredSummary,
-    check_board_post,
     check_session_cursor,
-    check_wake_instant,
     damaged_sessions,
     leases_of,
     opened,
@@ -79,6 +77,7 @@ from ._transfer import (
     UnstorableError,
     check_storable,
 )
+from ._write import NO_POSTS, NO_WAKES, Write, check_board_post, check_wake_instant
 from .postgres import PostgresBackend, is_postgres_url, redacted
 from .sqlite import (
     DataDirLock,
@@ -131,6 +130,7 @@ __all__ = [
     "StoredSession",
     "StoredSummary",
     "UnstorableError",
+    "Write",
     "check_board_post",
     "check_notice",
     "check_notice_key",

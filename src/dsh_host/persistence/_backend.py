@@ -20,8 +20,8 @@ The stored-record types (:class:`StoredSession`, :class:`StoredSummary`, :class:
 :class:`SessionListing`) live on the records floor (``dsh_host._records``), below both storage
 and Sessions; they are re-exported here.
 
-Every backend runs the same request checks before touching its store (:func:`encode_append`)
-and decides conflicts with what is stored by the same rules (:func:`check_position`).
+Every write is one value, :class:`~._write.Write`, that checks itself before any backend sees it;
+every backend decides conflicts with what is stored by the same rules (:func:`check_position`).
 
 Leases (docs/always-on.md, "Several hosts on one PostgreSQL"): a backend several processes share
 (PostgreSQL) also offers :class:`Leases` as its ``leases`` attribute (:func:`leases_of`). A Session
@@ -54,11 +54,11 @@ so a list on a store of a million Sessions reads one page, never the whole table
 log. :func:`session_page` and :func:`session_count` read any :class:`Backend` that way, falling
 back to :meth:`Backend.list_sessions` for a backend without the capability.
 
-The outbox (:mod:`._outbox`): a stored Session also holds outbox entries, notices waiting to be
-sent outside the page, one per channel. :meth:`Backend.append` files and withdraws them (its
-``outbox`` keyword, checked by :func:`check_outbox`) in the transaction of the batch that caused
-them; every backend here is also an :class:`~._outbox.OutboxBackend`, whose send worker claims,
-settles and lists them without loading any log.
+The outbox (:mod:`._outbox`): a stored Session also holds outbox entries, notices waiting to be sent
+outside the page, one per channel. :meth:`Backend.append` files and withdraws them
+(:attr:`~._write.Write.outbox`, checked by :func:`~._write.check_outbox`) in the transaction of the
+batch that caused them; every backend here is also an :class:`~._outbox.OutboxBackend`, whose send
+worker claims, settles and lists them without loading any log.
 
 Delete: :meth:`Backend.delete` removes a Session's header, events, wake entries, board rows,
 outbox entries and name in one durable transaction. Forks are independent copies (a fork's
@@ -68,22 +68,14 @@ header only names its parent), so they are not touched.
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Final, Protocol, TypeVar, cast, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
+
+import structlog
 
 from dsh_hookspecs import (
-    BOARD_DATA_MAX_BYTES,
-    BOARD_KEY_MAX_CHARS,
-    WAKE_MAX_MS,
-    WAKE_MIN_MS,
     BoardEntry,
-    Event,
-    JSONValue,
-    SessionHeader,
 )
 
 from .. import _json, _records
@@ -98,14 +90,13 @@ from .._records import damaged_sessions as damaged_sessions  # noqa: PLC0414
 from ._outbox import (
     ERROR_MAX_CHARS,
     STATUSES,
-    OutboxChange,
     OutboxClaim,
     OutboxRow,
-    check_notice,
-    check_notice_key,
     decode_notice,
-    encode_notice,
 )
+from ._write import BOARD_KIND, INT64_MAX, Write, check_int64
+
+log = structlog.get_logger(__name__)
 
 
 class StorageError(Exception):
@@ -145,12 +136,6 @@ class StorageFencedError(SessionLiveElsewhereError):
     """The database refused an append: a newer lease epoch exists, so this host lost the
     Session (it was paused or cut off longer than its lease). Nothing of it was written."""
 
-
-#: The wake entries of a batch that changes none (the default of :meth:`Backend.append`).
-NO_WAKES: Final[Mapping[str, int | None]] = MappingProxyType({})
-
-#: The board changes of a batch that changes none (the default of :meth:`Backend.append`).
-NO_POSTS: Final[Mapping[tuple[str, str], BoardEntry | None]] = MappingProxyType({})
 
 #: One due entry of the wake index: ``(session_id, plugin, at_ms)``.
 DueWake = tuple[str, str, int]
@@ -201,38 +186,13 @@ class Backend(Protocol):
         """
         ...
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-        outbox: Sequence[OutboxChange] = (),
-    ) -> None:
-        """Atomically store ``events`` (whose seqs are ``start, start+1, ...``), ``wakes``,
-        ``board``, ``name`` and ``outbox``.
+    async def append(self, write: Write) -> None:
+        """Store ``write`` atomically (see :class:`~._write.Write`): its events, wake entries,
+        board rows, name and outbox changes, all in one transaction or none of it.
 
-        With ``header``, the Session is created in the same transaction (``start`` must be 0 and
-        the id must be absent). Without it, the Session must exist and its stored length must
-        equal ``start``. Otherwise :class:`StorageConflictError` and nothing is written. When the
-        call returns, the write is durable to the backend's promise (SQLite: fsynced).
-
-        ``wakes`` (plugin -> epoch ms, or ``None`` to remove that plugin's entry) is applied to
-        the Session's wake entries in the same transaction: all of it with the events, or none.
-        So is ``board`` (``(plugin, key)`` -> :class:`~dsh_hookspecs.BoardEntry`, or ``None`` to
-        remove that row; each checked by :func:`check_board_post`), and ``name``: when not
-        ``None`` the Session's stored name becomes it (a name is never cleared). So is
-        ``outbox``: each :class:`~._outbox.OutboxChange` (checked by :func:`check_outbox`), in
-        order, inserts one ``pending`` entry per channel whose ``(session, plugin, key,
-        channel)`` is not stored yet (a stored one, in any state, is left as it is; ``attempts``
-        0, ``next_ms`` and ``updated_ms`` its ``due_ms``), or, with ``notice`` ``None``, turns
-        the ``pending`` entries of its ``(plugin, key)`` ``withdrawn``. An append with no events
-        and only wakes, board changes, a name or outbox changes is valid (it still checks
-        ``start``).
+        :class:`StorageConflictError` and nothing written when ``write.start`` does not fit what
+        is stored (:func:`check_position`). When the call returns, the write is durable to the
+        backend's promise (SQLite: fsynced).
         """
         ...
 
@@ -359,117 +319,10 @@ def leases_of(backend: object) -> Leases | None:
     return backend.leases if isinstance(backend, LeasedBackend) else None
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedAppend:
-    """An append request that passed :func:`encode_append`."""
-
-    #: The header in stored form (absent ``delegationDepth`` is 0), or ``None``.
-    header: SessionHeader | None
-    #: ``header`` as strict JSON text.
-    header_json: str | None
-    #: Each event's ``data`` as strict JSON text.
-    data_json: tuple[str, ...]
-    #: The checked wake entries of the batch, sorted by plugin (``None`` removes one).
-    wakes: tuple[tuple[str, int | None], ...] = ()
-    #: The checked board changes of the batch, sorted by ``(plugin, key)``.
-    board: tuple[EncodedPost, ...] = ()
-    #: The Session's new name, or ``None`` (unchanged).
-    name: str | None = None
-    #: The checked outbox changes of the batch, in their order.
-    outbox: tuple[EncodedNotice, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedNotice:
-    """One outbox change of an append that passed :func:`encode_append`."""
-
-    plugin: str
-    key: str
-    #: The notice as :func:`~._outbox.encode_notice` stores it, or ``None``: a withdrawal.
-    notice_json: str | None
-    #: The distinct channels to file it on (empty for a withdrawal).
-    channels: tuple[str, ...]
-    #: When it is first due (0 for a withdrawal).
-    due_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class EncodedPost:
-    """One board change of an append that passed :func:`encode_append`."""
-
-    plugin: str
-    key: str
-    #: The checked entry (its ``data`` canonical), or ``None``: the row is removed.
-    entry: BoardEntry | None
-    #: ``entry.data`` as strict JSON text (``None`` with ``entry``).
-    data_json: str | None
-
-
-def _storable_text(value: JSONValue, what: str) -> str:
-    text = _json.dumps(value)
-    if not text.isascii():  # ASCII is always valid UTF-8; only the rest can hold a lone surrogate
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _json.JSONError(f"{what} is not encodable as UTF-8: {exc.reason}") from None
-    return text
-
-
-def _check_int64(value: int, what: str) -> None:
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        raise _records.RecordError(f"{what} {value} does not fit in 64 bits")
-
-
-def check_wake_instant(at_ms: object) -> int:
-    """``at_ms`` when it is an integer (not a bool) in ``[WAKE_MIN_MS, WAKE_MAX_MS]``, else
-    ``ValueError`` naming the range."""
-    if type(at_ms) is not int or not WAKE_MIN_MS <= at_ms <= WAKE_MAX_MS:
-        raise ValueError(
-            f"a wake instant must be an integer of epoch milliseconds in "
-            f"[{WAKE_MIN_MS}, {WAKE_MAX_MS}], got {at_ms!r}"
-        )
-    return at_ms
-
-
-_BOARD_KIND = re.compile(r"[a-z0-9_]{1,32}")
-
-
-def check_board_post(key: object, entry: object) -> BoardEntry | None:
-    """``entry`` when ``key`` and it make a valid board post (:meth:`SessionStore.post
-    <dsh_hookspecs.SessionStore.post>`), else ``ValueError`` saying what is wrong. ``entry``
-    comes back with its ``data`` canonical (a copy nobody else holds)."""
-    if type(key) is not str or not 0 < len(key) <= BOARD_KEY_MAX_CHARS:
-        raise ValueError(
-            f"a board key must be a string of 1 to {BOARD_KEY_MAX_CHARS} characters, got {key!r}"
-        )
-    if entry is None:
-        return None
-    if not isinstance(entry, BoardEntry):
-        raise ValueError(f"a board entry must be a BoardEntry or None, got {entry!r}")  # noqa: TRY004
-    if type(entry.kind) is not str or not _BOARD_KIND.fullmatch(entry.kind):
-        raise ValueError(
-            f"a board entry's kind must be 1 to 32 characters of a-z, 0-9 and _, got {entry.kind!r}"
-        )
-    check_wake_instant(entry.at_ms)
-    try:
-        data = _json.canonical(entry.data)
-    except _json.JSONError as exc:
-        raise ValueError(f"a board entry's data must be JSON: {exc}") from None
-    size = len(_json.dumps(data).encode("utf-8"))
-    if size > BOARD_DATA_MAX_BYTES:
-        raise ValueError(
-            f"a board entry's data must be at most {BOARD_DATA_MAX_BYTES} bytes of JSON, got {size}"
-        )
-    return BoardEntry(kind=entry.kind, at_ms=entry.at_ms, data=data)
-
-
 def decode_board_entry(kind: object, at_ms: object, data: object) -> BoardEntry:
     """A stored board row's columns as a :class:`~dsh_hookspecs.BoardEntry`; ``ValueError``
     with a plain reason when they are not what :func:`check_board_post` lets through."""
-    if type(kind) is not str or not _BOARD_KIND.fullmatch(kind):
+    if type(kind) is not str or not BOARD_KIND.fullmatch(kind):
         raise _records.RecordError(f"the board kind {kind!r} is invalid")
     if type(at_ms) is not int:
         raise _records.RecordError(f"the board at_ms {at_ms!r} is not an integer")
@@ -497,83 +350,6 @@ def decode_board_rows(
     return board
 
 
-def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:
-    checked: list[tuple[str, int | None]] = []
-    for plugin, at_ms in wakes.items():
-        if type(plugin) is not str or not plugin:
-            raise ValueError(f"a wake entry needs a non-empty plugin name, got {plugin!r}")
-        checked.append((plugin, None if at_ms is None else check_wake_instant(at_ms)))
-    return tuple(sorted(checked))
-
-
-def _checked_board(
-    board: Mapping[tuple[str, str], BoardEntry | None],
-) -> tuple[EncodedPost, ...]:
-    checked: list[EncodedPost] = []
-    for target, entry in board.items():
-        if type(target) is not tuple or len(target) != 2:
-            raise ValueError(f"a board change needs a (plugin, key) pair, got {target!r}")
-        plugin, key = target
-        if type(plugin) is not str or not plugin:
-            raise ValueError(f"a board change needs a non-empty plugin name, got {plugin!r}")
-        post = check_board_post(key, entry)
-        data_json = None if post is None else _storable_text(post.data, "board entry data")
-        checked.append(EncodedPost(plugin, key, post, data_json))
-    return tuple(sorted(checked, key=lambda p: (p.plugin, p.key)))
-
-
-def _checked_name(name: object) -> str:
-    if type(name) is not str or not name:
-        raise ValueError(f"a stored name must be a non-empty string, got {name!r}")
-    if not name.isascii():
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"a stored name is not encodable as UTF-8: {exc.reason}") from None
-    return name
-
-
-def _checked_change(change: object) -> EncodedNotice:
-    if not isinstance(change, OutboxChange):
-        raise ValueError(  # noqa: TRY004 - a malformed request is a ValueError here
-            f"an outbox change must be an OutboxChange, got {type(change).__name__}"
-        )
-    plugin = change.plugin
-    if type(plugin) is not str or not plugin or "\x00" in plugin:
-        raise ValueError(f"an outbox change needs a non-empty plugin name, got {plugin!r}")
-    key = check_notice_key(change.key)
-    if change.notice is None:
-        return EncodedNotice(plugin, key, None, (), 0)
-    notice = check_notice(change.notice)
-    channels = change.channels
-    if type(channels) is not tuple or not all(
-        type(channel) is str and channel and "\x00" not in channel for channel in channels
-    ):
-        raise ValueError(f"an outbox change's channels must be non-empty names, got {channels!r}")
-    if len(set(channels)) != len(channels):
-        raise ValueError(f"an outbox change's channels must be distinct, got {channels!r}")
-    if type(change.due_ms) is not int or not WAKE_MIN_MS <= change.due_ms <= WAKE_MAX_MS:
-        raise ValueError(f"an outbox change's due_ms must be a wall ms, got {change.due_ms!r}")
-    text = encode_notice(notice)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"a notice is not encodable as UTF-8: {exc.reason}") from None
-    return EncodedNotice(plugin, key, text, channels, change.due_ms)
-
-
-def check_outbox(outbox: object) -> tuple[EncodedNotice, ...]:
-    """The outbox changes of an append, checked and encoded in their order; ``ValueError``
-    for a change that is not an :class:`~._outbox.OutboxChange` with a plugin name, a key
-    (:func:`~._outbox.check_notice_key`) and, unless it withdraws, a valid notice
-    (:func:`~._outbox.check_notice`), distinct non-empty channel names and a ``due_ms`` in
-    ``[WAKE_MIN_MS, WAKE_MAX_MS]``."""
-    if isinstance(outbox, str | bytes) or not isinstance(outbox, Sequence):
-        raise ValueError(f"outbox must be a sequence of OutboxChange, got {outbox!r}")  # noqa: TRY004
-    return tuple(_checked_change(change) for change in outbox)
-
-
 def check_claim(now_ms: object, limit: object, owner: object, claim_until_ms: object) -> None:
     """``ValueError`` unless the arguments of :meth:`~._outbox.OutboxBackend.claim_outbox`
     have their types: 64-bit integer instants with ``claim_until_ms`` not before ``now_ms``, a
@@ -581,7 +357,7 @@ def check_claim(now_ms: object, limit: object, owner: object, claim_until_ms: ob
     for what, value in (("now_ms", now_ms), ("claim_until_ms", claim_until_ms)):
         if type(value) is not int:
             raise ValueError(f"an outbox claim's {what} must be an integer, got {value!r}")
-        _check_int64(value, f"an outbox claim's {what}")
+        check_int64(value, f"an outbox claim's {what}")
     assert type(now_ms) is int  # checked above
     assert type(claim_until_ms) is int
     if claim_until_ms < now_ms:
@@ -612,14 +388,14 @@ def check_settle(
         raise ValueError(f"an entry is settled as pending or a final state, not {status!r}")
     if type(now_ms) is not int:
         raise ValueError(f"settle's now_ms must be an integer, got {now_ms!r}")
-    _check_int64(now_ms, "settle's now_ms")
+    check_int64(now_ms, "settle's now_ms")
     if next_ms is None:
         if status == "pending":
             raise ValueError("an entry settled as pending (a retry) needs its next_ms")
     elif type(next_ms) is not int:
         raise ValueError(f"settle's next_ms must be an integer, got {next_ms!r}")
     else:
-        _check_int64(next_ms, "settle's next_ms")
+        check_int64(next_ms, "settle's next_ms")
     if error is None:
         return None
     if type(error) is not str:
@@ -671,6 +447,49 @@ def decode_outbox_row(columns: Sequence[object]) -> OutboxRow:
     )
 
 
+def outbox_row(columns: Sequence[object], **where: object) -> OutboxRow | None:
+    """:func:`decode_outbox_row` of a stored entry, or ``None`` when it cannot be decoded,
+    logged (``storage.outbox_entry_damaged``, with ``where`` naming the store): one damaged entry
+    never hides or blocks the others."""
+    try:
+        return decode_outbox_row(columns)
+    except ValueError as exc:
+        log.warning(
+            "storage.outbox_entry_damaged",
+            **where,
+            session_id=columns[0],
+            plugin=columns[1],
+            key=columns[2],
+            channel=columns[3],
+            error=" ".join(str(exc).split()),
+        )
+        return None
+
+
+def board_rows(plugin: str, found: Iterable[Sequence[object]], **where: object) -> list[BoardRow]:
+    """The board rows of ``plugin`` in a page's stored ``(session_id, name, key, kind, at_ms,
+    data)`` columns, in their order. A row that cannot be decoded is logged
+    (``storage.board_row_damaged``, with ``where`` naming the store) and left out: the board is
+    derived state, and one damaged row never hides the board of every other Session."""
+    rows: list[BoardRow] = []
+    for sid, name, key, kind, at_ms, data in found:
+        try:
+            entry = decode_board_entry(kind, at_ms, data)
+        except ValueError as exc:
+            log.warning(
+                "storage.board_row_damaged",
+                **where,
+                session_id=sid,
+                plugin=plugin,
+                key=key,
+                error=" ".join(str(exc).split()),
+            )
+            continue
+        shown = name if isinstance(name, str) and name else None
+        rows.append(BoardRow(str(sid), shown, plugin, str(key), entry))
+    return rows
+
+
 def check_board_cursor(after: object) -> BoardCursor | None:
     """``after`` when it is ``None`` or an ``(at_ms, session_id, key)`` tuple of an integer
     and two strings, else ``ValueError``."""
@@ -684,7 +503,7 @@ def check_board_cursor(after: object) -> BoardCursor | None:
         or type(after[2]) is not str
     ):
         raise ValueError(f"a board cursor must be (at_ms, session_id, key), got {after!r}")
-    _check_int64(after[0], "a board cursor's at_ms")
+    check_int64(after[0], "a board cursor's at_ms")
     return after
 
 
@@ -693,13 +512,14 @@ def check_board_query(
     kind: object,
     *,
     limit: object = 0,
+    after: object = None,
     after_ms: object = None,
     session_id: object = None,
-) -> None:
+) -> BoardCursor | None:
     """``ValueError`` unless the arguments of :meth:`Backend.board_page` or
     :meth:`Backend.board_count` have their types: ``plugin`` and ``kind`` strings, ``limit`` a
-    non-negative integer, ``after_ms`` ``None`` or a 64-bit integer, ``session_id`` ``None`` or
-    a string."""
+    non-negative integer, ``after`` a board cursor (:func:`check_board_cursor`), ``after_ms``
+    ``None`` or a 64-bit integer, ``session_id`` ``None`` or a string. The cursor, checked."""
     if type(plugin) is not str or type(kind) is not str:
         raise ValueError(f"a board query needs a plugin and a kind, got {plugin!r}, {kind!r}")
     if type(limit) is not int or limit < 0:
@@ -707,9 +527,10 @@ def check_board_query(
     if after_ms is not None:
         if type(after_ms) is not int:
             raise ValueError(f"a board count's after_ms must be an integer, got {after_ms!r}")
-        _check_int64(after_ms, "a board count's after_ms")
+        check_int64(after_ms, "a board count's after_ms")
     if session_id is not None and type(session_id) is not str:
         raise ValueError(f"a board query's session id must be a string, got {session_id!r}")
+    return check_board_cursor(after)
 
 
 def check_session_cursor(after: object) -> SessionCursor | None:
@@ -724,7 +545,7 @@ def check_session_cursor(after: object) -> SessionCursor | None:
         or type(after[1]) is not str
     ):
         raise ValueError(f"a session cursor must be (created_at, id), got {after!r}")
-    _check_int64(after[0], "a session cursor's created_at")
+    check_int64(after[0], "a session cursor's created_at")
     return after
 
 
@@ -740,7 +561,7 @@ def session_cursor(row: SessionRow) -> SessionCursor:
     creation time cannot be read sorts before every other row (see
     :meth:`PagedBackend.list_page`)."""
     if isinstance(row, DamagedSummary):
-        return (_INT64_MAX if row.created_at is None else row.created_at), row.id
+        return (INT64_MAX if row.created_at is None else row.created_at), row.id
     return row.header.created_at, row.header.id
 
 
@@ -765,74 +586,6 @@ async def session_count(backend: Backend) -> int:
         return await backend.count_sessions()
     listing = await backend.list_sessions()
     return len(listing) + len(damaged_sessions(listing))
-
-
-def encode_append(
-    session_id: str,
-    start: int,
-    events: Sequence[Event],
-    header: SessionHeader | None,
-    wakes: Mapping[str, int | None] = NO_WAKES,
-    *,
-    board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-    name: str | None = None,
-    outbox: Sequence[OutboxChange] = (),
-) -> EncodedAppend:
-    """Check an append request's own shape and encode it as it is stored.
-
-    A malformed request is the caller's bug, not a storage outcome: it raises ``ValueError``
-    (a :class:`~dsh_host._records.RecordError` for a header or event that the strict codecs
-    would refuse on load, a :class:`~dsh_host._json.JSONError` for data that is not strict,
-    UTF-8-encodable JSON) and nothing is written. Conflicts with what is stored are decided by
-    :func:`check_position`.
-    """
-    if not session_id:
-        raise ValueError("session id must be a non-empty string")
-    if type(start) is not int or start < 0:
-        raise ValueError(f"start must be a non-negative integer, got {start!r}")
-    data_json: list[str] = []
-    for offset, event in enumerate(events):
-        if type(event.seq) is not int or event.seq != start + offset:
-            raise ValueError(
-                f"event seqs must run from {start} contiguously; "
-                f"position {offset} has seq {event.seq!r}"
-            )
-        # The envelope rules of _records.event_from_json, checked in place (hot path).
-        if type(event.type) is not str or not event.type:
-            raise _records.RecordError("event.type must be a non-empty string")
-        if type(event.time) is not int:
-            raise _records.RecordError("event.time must be an integer")
-        _check_int64(event.seq, "event.seq")
-        _check_int64(event.time, "event.time")
-        data_json.append(_storable_text(event.data, f"data of event {event.seq}"))
-    checked_wakes = _checked_wakes(wakes) if wakes else ()
-    checked_board = _checked_board(board) if board else ()
-    checked_name = None if name is None else _checked_name(name)
-    checked_outbox = check_outbox(outbox) if outbox else ()
-    if header is None:
-        return EncodedAppend(
-            header=None,
-            header_json=None,
-            data_json=tuple(data_json),
-            wakes=checked_wakes,
-            board=checked_board,
-            name=checked_name,
-            outbox=checked_outbox,
-        )
-    if header.id != session_id:
-        raise ValueError(f"header id {header.id!r} does not match session id {session_id!r}")
-    stored = _records.stored_header(header)
-    checked = _records.header_from_json(stored)
-    _check_int64(checked.created_at, "header.createdAt")
-    return EncodedAppend(
-        header=checked,
-        header_json=_storable_text(stored, "the header"),
-        data_json=tuple(data_json),
-        wakes=checked_wakes,
-        board=checked_board,
-        name=checked_name,
-        outbox=checked_outbox,
-    )
 
 
 def check_position(

@@ -54,7 +54,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import structlog
 
@@ -65,6 +65,7 @@ from .._observations import Appended, BoardChanged, Detached, Notified, Opened, 
 from .._records import events_identical, headers_identical
 from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
 from ._outbox import OutboxChange
+from ._write import Write
 
 log = structlog.get_logger(__name__)
 
@@ -419,21 +420,17 @@ class Coordinator:
                 state.wakes, state.board, state.outbox = {}, {}, {}
                 outbox = self._outbox_changes(notices) if notices else []
                 try:
-                    if board or name is not None or outbox:
-                        # Each passed only when it changes: a backend written before the board,
-                        # names and the outbox still takes every batch that changes none.
-                        extra: dict[str, Any] = {}
-                        if board:
-                            extra["board"] = board
-                        if name is not None:
-                            extra["name"] = name
-                        if outbox:
-                            extra["outbox"] = outbox
-                        await self.backend.append(session.id, start, batch, header, wakes, **extra)
-                    elif wakes:
-                        await self.backend.append(session.id, start, batch, header, wakes)
-                    else:  # the hot path: no wake, row or name changed
-                        await self.backend.append(session.id, start, batch, header)
+                    write = Write(
+                        session.id,
+                        start,
+                        batch,
+                        header,
+                        wakes,
+                        board=board,
+                        name=name,
+                        outbox=outbox,
+                    )
+                    await self.backend.append(write)
                 except BaseException:
                     # The write may or may not have committed: re-read storage next time, and
                     # write the entries and rows again with the next batch (newer ones win).

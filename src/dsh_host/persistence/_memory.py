@@ -2,7 +2,7 @@
 
 It serves tests and throwaway hosts. Stored events are the caller's (immutable) ``Event`` objects;
 their data is still checked to be strict JSON so that a test backed by memory refuses what the
-SQLite backend would refuse (:func:`~dsh_host.persistence._backend.encode_append`), and
+SQLite backend would refuse (a :class:`~dsh_host.persistence.Write` checks itself), and
 conflicts are decided by the shared :func:`~dsh_host.persistence._backend.check_position`.
 Board rows, names, deletes, Session list pages and the outbox follow the same contract (a board
 page, a list page or a claim is computed by scanning every row, which is fine at the sizes a test
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import AsyncGenerator, AsyncIterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -21,28 +21,24 @@ import structlog
 from dsh_hookspecs import BoardEntry, Event, SessionHeader
 
 from ._backend import (
-    NO_POSTS,
-    NO_WAKES,
     BoardCursor,
     BoardRow,
     DueWake,
-    EncodedNotice,
     SessionCursor,
     SessionRow,
     StorageError,
     StoredSession,
     StoredSummary,
-    check_board_cursor,
     check_board_query,
     check_claim,
     check_page_limit,
     check_position,
     check_session_cursor,
     check_settle,
-    encode_append,
 )
-from ._outbox import OutboxChange, OutboxClaim, OutboxRow, Status, decode_notice
+from ._outbox import OutboxClaim, OutboxRow, Status, decode_notice
 from ._transfer import ImportConflictError, ImportCounts, ImportedSession, same_content
+from ._write import EncodedNotice, Write
 
 log = structlog.get_logger(__name__)
 
@@ -131,22 +127,13 @@ class MemoryBackend:
         self._require_open()
         return len(self._sessions)
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-        outbox: Sequence[OutboxChange] = (),
-    ) -> None:
+    async def append(self, write: Write) -> None:
         self._require_open()
-        # Encoded only to refuse what a durable backend could not store; the text is dropped.
-        encoded = encode_append(
-            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
+        session_id, start, events, encoded = (
+            write.session_id,
+            write.start,
+            write.events,
+            write.encoded,
         )
         stored_header = encoded.header
         entry = self._sessions.get(session_id)
@@ -214,8 +201,7 @@ class MemoryBackend:
         session_id: str | None = None,
     ) -> Sequence[BoardRow]:
         self._require_open()
-        check_board_query(plugin, kind, limit=limit, session_id=session_id)
-        cursor = check_board_cursor(after)
+        cursor = check_board_query(plugin, kind, limit=limit, after=after, session_id=session_id)
         rows = (
             ((e.at_ms, sid, key), BoardRow(sid, stored.name, plugin, key, e))
             for sid, stored in self._sessions.items()
@@ -291,15 +277,7 @@ class MemoryBackend:
         async for item in sessions:
             stored = item.session
             header = stored.header
-            encoded = encode_append(
-                header.id,
-                0,
-                stored.events,
-                header,
-                stored.wakes,
-                board=dict(stored.board),
-                name=item.name,
-            )
+            encoded = item.write().encoded
             present = self._sessions.get(header.id) or staged.get(header.id)
             if present is not None:
                 mine = StoredSession(header=present.header, events=tuple(present.events))

@@ -27,10 +27,13 @@ from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import structlog
+
 from dsh_hookspecs import Event, SessionHeader
 
 from .._records import StoredSession, events_identical, headers_identical
-from ._backend import StorageConflictError, encode_append
+from ._backend import StorageConflictError
+from ._write import Write
 
 __all__ = [
     "ExportBackend",
@@ -40,8 +43,11 @@ __all__ = [
     "ImportedSession",
     "UnstorableError",
     "check_storable",
+    "logged",
     "same_content",
 ]
+
+log = structlog.get_logger(__name__)
 
 
 class ImportConflictError(StorageConflictError):
@@ -63,6 +69,20 @@ class ImportedSession:
     session: StoredSession
     name: str | None = None
 
+    def write(self) -> Write:
+        """The write that creates this Session as it is imported: its header, its whole log,
+        its wake entries, board rows and name (checked as any append's)."""
+        stored = self.session
+        return Write(
+            stored.header.id,
+            0,
+            stored.events,
+            stored.header,
+            stored.wakes,
+            board=stored.board,
+            name=self.name,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class ImportCounts:
@@ -74,6 +94,18 @@ class ImportCounts:
     #: Sessions already stored with the same header and log (left as they were).
     unchanged: int = 0
     unchanged_events: int = 0
+
+
+def logged(counts: ImportCounts, **where: object) -> ImportCounts:
+    """``counts``, once logged as ``storage.imported`` with ``where`` naming the store."""
+    log.info(
+        "storage.imported",
+        **where,
+        sessions=counts.imported,
+        events=counts.imported_events,
+        unchanged=counts.unchanged,
+    )
+    return counts
 
 
 @runtime_checkable
@@ -127,13 +159,13 @@ class UnstorableError(ValueError):
 
 def check_storable(header: SessionHeader, events: Sequence[Event]) -> None:
     """Raise :class:`UnstorableError` for the first part of a Session an append would refuse
-    (:func:`~._backend.encode_append`: 64-bit integers, contiguous seqs from 0, UTF-8 text)."""
+    (:class:`~._write.Write`: 64-bit integers, contiguous seqs from 0, UTF-8 text)."""
     try:
-        encode_append(header.id, 0, (), header)
+        Write(header.id, 0, (), header)
     except ValueError as exc:
         raise UnstorableError(None, str(exc)) from None
     for index, event in enumerate(events):
         try:
-            encode_append(header.id, index, (event,), None)
+            Write(header.id, index, (event,))
         except ValueError as exc:
             raise UnstorableError(index, str(exc)) from None

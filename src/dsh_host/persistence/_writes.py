@@ -1,10 +1,9 @@
 """What the SQLite and PostgreSQL group writers share: the queued write and its outcome.
 
-Each backend's ``append`` encodes the Session's new events (and header, on create), wake
-entries, board changes, name and outbox changes once, on the event loop, into a :class:`Request`
-(:func:`append_request`) and queues it; its ``delete`` queues a :class:`Request` too
-(:func:`delete_request`), so a delete is ordered after every append requested before it. The
-writer task commits queued requests in groups (:mod:`.sqlite._writer`,
+Each backend's ``append`` turns a :class:`~._write.Write` (checked and encoded when it was made)
+into a :class:`Request` (:func:`append_request`) and queues it; its ``delete`` queues a
+:class:`Request` too (:func:`delete_request`), so a delete is ordered after every append requested
+before it. The writer task commits queued requests in groups (:mod:`.sqlite._writer`,
 :mod:`.postgres._writer`) and settles each request's future with its :data:`Outcomes` entry.
 
 The outbox changes of one request, or of every request a batch accepted, are folded into one
@@ -16,12 +15,11 @@ two statements whatever their number.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from dsh_hookspecs import Event
-
-from ._backend import EncodedAppend, EncodedNotice, StorageError
+from ._backend import StorageError
+from ._write import EncodedNotice, Write
 
 __all__ = [
     "BoardClear",
@@ -71,14 +69,9 @@ class Request:
     delete: bool = False
 
 
-def append_request(
-    session_id: str,
-    start: int,
-    events: Sequence[Event],
-    encoded: EncodedAppend,
-    future: asyncio.Future[None],
-) -> Request:
-    """The queued form of an append that passed :func:`~._backend.encode_append`."""
+def append_request(write: Write, future: asyncio.Future[None]) -> Request:
+    """The queued form of ``write``."""
+    session_id, encoded = write.session_id, write.encoded
     board_set: list[BoardSet] = []
     board_clear: list[BoardClear] = []
     for post in encoded.board:
@@ -91,12 +84,12 @@ def append_request(
             )
     return Request(
         session_id=session_id,
-        start=start,
+        start=write.start,
         header_json=encoded.header_json,
         created_at=0 if encoded.header is None else encoded.header.created_at,
         rows=[
             (session_id, e.seq, e.type, e.time, data)
-            for e, data in zip(events, encoded.data_json, strict=True)
+            for e, data in zip(write.events, encoded.data_json, strict=True)
         ],
         future=future,
         wakes=encoded.wakes,

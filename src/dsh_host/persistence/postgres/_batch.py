@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from .._backend import EncodedNotice, StorageConflictError, StorageError, check_position
+from .._backend import StorageConflictError, StorageError, check_position
+from .._write import EncodedNotice
 from .._writes import OutboxPlan, plan_outbox
 from ._schema import Connection
 

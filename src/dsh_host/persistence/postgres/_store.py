@@ -43,7 +43,6 @@ from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Mapping,
     Sequence,
 )
 from operator import attrgetter
@@ -54,12 +53,10 @@ import psycopg
 import psycopg_pool
 import structlog
 
-from dsh_hookspecs import BoardEntry, Event, JSONValue, SessionHeader
+from dsh_hookspecs import Event, JSONValue, SessionHeader
 
 from ... import _json, _records
 from .._backend import (
-    NO_POSTS,
-    NO_WAKES,
     BoardCursor,
     BoardRow,
     DamagedSummary,
@@ -72,21 +69,20 @@ from .._backend import (
     StorageError,
     StoredSession,
     StoredSummary,
-    check_board_cursor,
+    board_rows,
     check_board_query,
     check_claim,
     check_page_limit,
     check_session_cursor,
     check_settle,
     claimed,
-    decode_board_entry,
     decode_board_rows,
-    decode_outbox_row,
-    encode_append,
+    outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
-from .._transfer import ImportCounts, ImportedSession
+from .._outbox import OutboxClaim, OutboxRow, Status
+from .._transfer import ImportCounts, ImportedSession, logged
+from .._write import Write
 from .._writes import Request, append_request, delete_request
 from ._leases import PgLeases, new_owner
 from ._schema import (
@@ -437,8 +433,7 @@ class PostgresBackend:
         session_id: str | None = None,
     ) -> Sequence[BoardRow]:
         self._require_open()
-        check_board_query(plugin, kind, limit=limit, session_id=session_id)
-        cursor = check_board_cursor(after)
+        cursor = check_board_query(plugin, kind, limit=limit, after=after, session_id=session_id)
         if _has_nul(plugin, kind, session_id, *(cursor or ())[1:]):
             return []  # PostgreSQL text cannot hold NUL, so no such row is stored
         sql = BOARD_PAGE_SQL.format(
@@ -457,24 +452,7 @@ class PostgresBackend:
         async def rows(conn: Connection) -> list[tuple[object, ...]]:
             return await (await conn.execute(sql, params)).fetchall()
 
-        page: list[BoardRow] = []
-        for sid, name, key, row_kind, at_ms, data in await self._borrow(rows, "read the board"):
-            try:
-                entry = decode_board_entry(row_kind, at_ms, data)
-            except ValueError as exc:
-                # Derived state: one damaged row never hides the board of every other Session.
-                log.warning(
-                    "storage.board_row_damaged",
-                    where=self._where,
-                    session_id=sid,
-                    plugin=plugin,
-                    key=key,
-                    error=" ".join(str(exc).split()),
-                )
-                continue
-            shown = name if isinstance(name, str) and name else None
-            page.append(BoardRow(str(sid), shown, plugin, str(key), entry))
-        return page
+        return board_rows(plugin, await self._borrow(rows, "read the board"), where=self._where)
 
     async def board_count(
         self, plugin: str, kind: str, *, after_ms: int | None = None, session_id: str | None = None
@@ -525,38 +503,14 @@ class PostgresBackend:
 
     # -- writes (group commit) -------------------------------------------------------------
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-        outbox: Sequence[OutboxChange] = (),
-    ) -> None:
+    async def append(self, write: Write) -> None:
         self._require_open()
-        encoded = encode_append(
-            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
-        )
-        texts = (
-            session_id,
-            *(e.type for e in events),
-            *(plugin for plugin, _ in encoded.wakes),
-            *(text for post in encoded.board for text in (post.plugin, post.key)),
-            *(post.entry.kind for post in encoded.board if post.entry is not None),
-            *(() if encoded.name is None else (encoded.name,)),
-        )
-        if _has_nul(*texts):
-            # JSON text escapes NUL; a raw one in an id, type, plugin name, board key or name
-            # has no storage here.
+        if _holds_nul(write):
             raise StorageError(
-                f"append to session {session_id!r} refused: PostgreSQL text cannot hold NUL"
+                f"append to session {write.session_id!r} refused: PostgreSQL text cannot hold NUL"
             )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._writer.submit(append_request(session_id, start, events, encoded, future))
+        self._writer.submit(append_request(write, future))
         # A cancelled caller's request may still commit (a write whose acknowledgement is lost).
         await future
 
@@ -626,29 +580,13 @@ class PostgresBackend:
 
         async def encoded() -> AsyncIterator[tuple[ImportedSession, Request]]:
             async for item in sessions:
-                stored = item.session
-                sid = stored.header.id
-                done = encode_append(
-                    sid,
-                    0,
-                    stored.events,
-                    stored.header,
-                    stored.wakes,
-                    board=dict(stored.board),
-                    name=item.name,
-                )
-                texts = (
-                    sid,
-                    *(e.type for e in stored.events),
-                    *(plugin for plugin, _ in done.wakes),
-                    *(text for post in done.board for text in (post.plugin, post.key)),
-                    *(() if done.name is None else (done.name,)),
-                )
-                if _has_nul(*texts):
+                write = item.write()
+                if _holds_nul(write):
                     raise StorageError(
-                        f"session {sid!r} cannot be imported: PostgreSQL text cannot hold NUL"
+                        f"session {write.session_id!r} cannot be imported: "
+                        "PostgreSQL text cannot hold NUL"
                     )
-                yield item, append_request(sid, 0, stored.events, done, loop.create_future())
+                yield item, append_request(write, loop.create_future())
 
         async def body(conn: Connection) -> ImportCounts:
             async with conn.transaction():
@@ -660,15 +598,7 @@ class PostgresBackend:
                     decode=self._decode_log,
                 )
 
-        counts = await self._borrow(body, "import sessions")
-        log.info(
-            "storage.imported",
-            where=self._where,
-            sessions=counts.imported,
-            events=counts.imported_events,
-            unchanged=counts.unchanged,
-        )
-        return counts
+        return logged(await self._borrow(body, "import sessions"), where=self._where)
 
     # -- the outbox ----------------------------------------------------------------------------
 
@@ -758,25 +688,24 @@ class PostgresBackend:
         return None if found is None else cast("int | None", found[0])
 
     def _outbox_row(self, columns: Sequence[object]) -> OutboxRow | None:
-        """A stored entry, or ``None`` (logged) when it cannot be decoded: one damaged entry
-        never hides or blocks the others."""
-        try:
-            return decode_outbox_row(columns)
-        except ValueError as exc:
-            log.warning(
-                "storage.outbox_entry_damaged",
-                where=self._where,
-                session_id=columns[0],
-                plugin=columns[1],
-                key=columns[2],
-                channel=columns[3],
-                error=" ".join(str(exc).split()),
-            )
-            return None
+        return outbox_row(columns, where=self._where)
 
 
 def _has_nul(*texts: str | None) -> bool:
     return any(text is not None and "\x00" in text for text in texts)
+
+
+def _holds_nul(write: Write) -> bool:
+    """Whether a text column of ``write`` holds a raw NUL: its id, an event type, a plugin name,
+    a board key or its name (JSON text escapes NUL; a raw one has no storage here)."""
+    encoded = write.encoded
+    return _has_nul(
+        write.session_id,
+        *(e.type for e in write.events),
+        *(plugin for plugin, _ in encoded.wakes),
+        *(text for post in encoded.board for text in (post.plugin, post.key)),
+        encoded.name,
+    )
 
 
 async def _synchronous_commit(conn: Connection) -> str:

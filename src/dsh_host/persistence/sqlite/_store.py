@@ -52,7 +52,6 @@ from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
     Callable,
-    Mapping,
     Sequence,
 )
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,12 +60,10 @@ from typing import Any, Literal, TypeVar
 
 import structlog
 
-from dsh_hookspecs import BoardEntry, Event, SessionHeader
+from dsh_hookspecs import Event
 
 from ... import _json, _records
 from .._backend import (
-    NO_POSTS,
-    NO_WAKES,
     OUTBOX_COLUMNS,
     BoardCursor,
     BoardRow,
@@ -78,21 +75,20 @@ from .._backend import (
     StorageError,
     StoredSession,
     StoredSummary,
-    check_board_cursor,
+    board_rows,
     check_board_query,
     check_claim,
     check_page_limit,
     check_session_cursor,
     check_settle,
     claimed,
-    decode_board_entry,
     decode_board_rows,
-    decode_outbox_row,
-    encode_append,
+    outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxChange, OutboxClaim, OutboxRow, Status
-from .._transfer import ImportCounts, ImportedSession
+from .._outbox import OutboxClaim, OutboxRow, Status
+from .._transfer import ImportCounts, ImportedSession, logged
+from .._write import Write
 from .._writes import Outcomes, Request, append_request, delete_request
 from ._file import (
     COUNT_SQL,
@@ -614,8 +610,7 @@ class SQLiteBackend:
         limit: int,
         session_id: str | None = None,
     ) -> Sequence[BoardRow]:
-        check_board_query(plugin, kind, limit=limit, session_id=session_id)
-        cursor = check_board_cursor(after)
+        cursor = check_board_query(plugin, kind, limit=limit, after=after, session_id=session_id)
         return await self._read(
             lambda: self._board_page_sync(plugin, kind, cursor, limit, session_id)
         )
@@ -648,24 +643,7 @@ class SQLiteBackend:
             found = self._connection().execute(sql, params).fetchall()
         except sqlite3.Error as exc:
             raise self._file.mapped(exc, "read the board") from exc
-        rows: list[BoardRow] = []
-        for sid, name, key, row_kind, at_ms, data in found:
-            try:
-                entry = decode_board_entry(row_kind, at_ms, data)
-            except ValueError as exc:
-                # Derived state: one damaged row never hides the board of every other Session.
-                log.warning(
-                    "storage.board_row_damaged",
-                    path=str(self._path),
-                    session_id=sid,
-                    plugin=plugin,
-                    key=key,
-                    error=" ".join(str(exc).split()),
-                )
-                continue
-            shown = name if isinstance(name, str) and name else None
-            rows.append(BoardRow(str(sid), shown, plugin, str(key), entry))
-        return rows
+        return board_rows(plugin, found, path=str(self._path))
 
     def _board_count_sync(self, sql: str, params: list[object]) -> int:
         try:
@@ -676,25 +654,11 @@ class SQLiteBackend:
 
     # -- writes (group commit) -------------------------------------------------------------
 
-    async def append(
-        self,
-        session_id: str,
-        start: int,
-        events: Sequence[Event],
-        header: SessionHeader | None = None,
-        wakes: Mapping[str, int | None] = NO_WAKES,
-        *,
-        board: Mapping[tuple[str, str], BoardEntry | None] = NO_POSTS,
-        name: str | None = None,
-        outbox: Sequence[OutboxChange] = (),
-    ) -> None:
+    async def append(self, write: Write) -> None:
         if self._state != "open" or not self._writer.accepting:
             raise StorageError(f"database file {self._path} is not open")
-        encoded = encode_append(
-            session_id, start, events, header, wakes, board=board, name=name, outbox=outbox
-        )
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._writer.submit(append_request(session_id, start, events, encoded, future))
+        self._writer.submit(append_request(write, future))
         # If the caller is cancelled the request may still commit (like any write whose
         # acknowledgement is lost); a request not yet taken by the writer is dropped.
         await future
@@ -788,18 +752,7 @@ class SQLiteBackend:
                 item = await anext(iterator)
             except StopAsyncIteration:
                 return None
-            stored = item.session
-            sid = stored.header.id
-            encoded = encode_append(
-                sid,
-                0,
-                stored.events,
-                stored.header,
-                stored.wakes,
-                board=dict(stored.board),
-                name=item.name,
-            )
-            return item, append_request(sid, 0, stored.events, encoded, loop.create_future())
+            return item, append_request(item.write(), loop.create_future())
 
         def pull() -> tuple[ImportedSession, Request] | None:
             return asyncio.run_coroutine_threadsafe(next_one(), loop).result()
@@ -809,14 +762,7 @@ class SQLiteBackend:
         )
         if counts.imported:
             self._record.advance(counts.imported, counts.imported_events)
-        log.info(
-            "storage.imported",
-            path=str(self._path),
-            sessions=counts.imported,
-            events=counts.imported_events,
-            unchanged=counts.unchanged,
-        )
-        return counts
+        return logged(counts, path=str(self._path))
 
     # -- the outbox ----------------------------------------------------------------------------
 
@@ -909,21 +855,7 @@ class SQLiteBackend:
         return None if at_ms is None else int(at_ms)
 
     def _outbox_row(self, columns: Sequence[object]) -> OutboxRow | None:
-        """A stored entry, or ``None`` (logged) when it cannot be decoded: one damaged entry
-        never hides or blocks the others."""
-        try:
-            return decode_outbox_row(columns)
-        except ValueError as exc:
-            log.warning(
-                "storage.outbox_entry_damaged",
-                path=str(self._path),
-                session_id=columns[0],
-                plugin=columns[1],
-                key=columns[2],
-                channel=columns[3],
-                error=" ".join(str(exc).split()),
-            )
-            return None
+        return outbox_row(columns, path=str(self._path))
 
 
 def _present(*values: object) -> list[object]:
