@@ -7,8 +7,8 @@ morning to water the plants" (zone UTC); its turn ends with one ``at`` reminder.
 then holds for it (header, events, its wake entry, its board row, its stored name) is read back
 and replicated under new random Session ids (``uuid4().hex``, as the host makes them), with
 creation times one millisecond apart, straight through the backend's own API:
-``SQLiteBackend.append(Write(id, 0, events, header, wakes, board=..., name=...))``, thousands of
-appends awaited at once so that the group-committing writer stores each batch in one
+``SQLiteBackend.append(Write(id, 0, events, header, wakes, board=..., name=...))``, thousands
+of appends awaited at once so that the group-committing writer stores each batch in one
 transaction (WAL, ``synchronous=FULL``). No HTTP and no Agent is involved. The build rate is
 Sessions stored per second; the bytes per pending reminder are the database file plus its WAL
 after the build closed the store, divided by the number of Sessions (one reminder each).
@@ -149,9 +149,9 @@ async def capture_template(folder: Path) -> Template:
         if event.type == "schedule/change"
         and isinstance(event.data, dict)
         and event.data.get("operation") == "create"
-    ] kinds = [c["schedule"]["kind"] for c in creates if isinstance(c.get("schedule"), dict)]  #
-    type: ignore[index] if kinds != ["at"] or list(stored.wakes) != ["schedule"] or
-    len(stored.board) != 1:
+    ]
+    kinds = [c["schedule"]["kind"] for c in creates if isinstance(c.get("schedule"), dict)]  # type: ignore[index]
+    if kinds != ["at"] or list(stored.wakes) != ["schedule"] or len(stored.board) != 1:
         raise InvalidRunError(
             f"the template is not one `at` reminder: creates {kinds}, wakes {stored.wakes}, "
             f"board {stored.board}"
