@@ -12,7 +12,8 @@ host calls exactly once when the named scope ends; its failures are logged and c
 Services are not hooks: a plugin that wants its Session made live at an instant files a wake
 request with the host (:meth:`dsh_hookspecs.SessionStore.request_wake`, one standing entry per
 plugin per Session, durable with the events that caused it); see :func:`dsh_session_opened` for
-reading the entries back after a resume.
+reading the entries back after a resume, and :func:`dsh_wake_due` for answering a due entry of
+a cold Session without making it live.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pluggy
 
 from ._models import ModelAdapterSpec, ScriptedPhrase
 from ._protocols import Agent, Host, Session
-from ._types import Disposable, Event, JSONValue, RendererAsset
+from ._types import DeliveryPlan, Disposable, Event, JSONValue, RendererAsset, StoredWake
 
 __all__ = [
     "HOOK_NAMES",
@@ -41,6 +42,7 @@ __all__ = [
     "dsh_session_flushed",
     "dsh_session_opened",
     "dsh_session_views",
+    "dsh_wake_due",
     "hookspec",
 ]
 
@@ -103,6 +105,28 @@ def dsh_session_opened(session: Session, reason: Literal["created", "forked", "r
     .. versionadded:: 0.1
     .. versionchanged:: 0.2
        Wake entries are readable here (docs/always-on.md, "The durable wake index").
+    """
+
+
+@hookspec
+def dsh_wake_due(plugin: str, wake: StoredWake) -> DeliveryPlan | None:
+    """Say what a due wake entry of a cold Session means, from what is stored.
+
+    When: a wake entry that plugin ``plugin`` filed
+    (:meth:`~dsh_hookspecs.SessionStore.request_wake`) is due while its Session is cold; only that
+    plugin's implementation is called (a plugin answers its own wakes only, and ``plugin`` is its
+    loaded name). No Session is live and no Agent exists: ``wake`` is what storage holds.
+
+    Result: a :class:`~dsh_hookspecs.DeliveryPlan`, which the host stores in one durable write
+    with its follow-ups, board rows, notices and next wake entry, fenced on the log's stored
+    length (a Session that was written, or made live, since it was read is read again and asked
+    again, never written twice); or ``None``, and the host resumes the Session as it always has
+    (a plugin without this hook is resumed too). A raise is logged and the Session is resumed.
+    The plan's events are not offered to :func:`dsh_event_validate`: the plugin decides them from
+    its own rules, the same rules its live Sessions run. Synchronous, and pure: the same stored
+    Session and instant give the same plan.
+
+    .. versionadded:: 0.6
     """
 
 
@@ -237,6 +261,7 @@ HOOK_NAMES: tuple[str, ...] = (
     "dsh_session_flushed",
     "dsh_event_present",
     "dsh_session_views",
+    "dsh_wake_due",
     "dsh_renderer_assets",
     "dsh_scripted_phrases",
     "dsh_model_adapters",

@@ -179,6 +179,65 @@ NOTICE_DATA_MAX_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StoredWake:
+    """A due wake entry of a cold Session, with what is stored of that Session
+    (:func:`~dsh_hookspecs.hookspecs.dsh_wake_due`).
+
+    ``events`` is the stored log whole (``header.owned_from`` tells a fork's own events from its
+    copied prefix); ``board`` holds the plugin's own stored board rows by key; ``at_ms`` is the
+    plugin's due entry and ``now_ms`` the host's wall clock when it read them (``at_ms <=
+    now_ms``).
+
+    .. versionadded:: 0.6
+    """
+
+    session_id: str
+    header: SessionHeader
+    events: Sequence[Event]
+    board: Mapping[str, BoardEntry] = field(default_factory=dict)
+    at_ms: int
+    now_ms: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Followup:
+    """One follow-up message a :class:`DeliveryPlan` owes its Session: what a live Agent's
+    :meth:`~dsh_hookspecs.Agent.followup` queues, with ``events`` (``(type, data)`` pairs) appended
+    right after its ``agent/followup`` in the same write.
+
+    .. versionadded:: 0.6
+    """
+
+    text: str
+    events: Sequence[tuple[str, JSONValue]] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliveryPlan:
+    """What a due wake means, decided from what is stored (:class:`StoredWake`) without making
+    the Session live; the host stores all of it in one durable write, or none of it.
+
+    The events it appends are laid out from the stored length ``L`` on, all at ``now_ms``: for
+    each of ``followups`` in order, its ``agent/followup`` (``{"messageId", "text", "source":
+    {"kind": "plugin", "plugin": <the plugin>}}``, the id the host's) and then its ``events``. So
+    the first follow-up is seq ``L``, its first event ``L + 1``, the next follow-up ``L + 1 +
+    len(events)``... A plugin that names an event by its seq (a board key, say) computes it from
+    that layout. ``board`` posts the plugin's rows (key -> entry, ``None`` removes one), as
+    :meth:`~dsh_hookspecs.SessionStore.post` would; ``notices`` files or withdraws notices (key ->
+    notice or ``None``), as :meth:`~dsh_hookspecs.SessionStore.notify` would; ``wake_at_ms`` is the
+    plugin's next standing wake entry (``None`` removes it). The host owes the follow-ups a turn:
+    they run later through the same path as a live Session's, never before the write is durable.
+
+    .. versionadded:: 0.6
+    """
+
+    followups: Sequence[Followup] = ()
+    board: Mapping[str, BoardEntry | None] = field(default_factory=dict)
+    notices: Sequence[tuple[str, Notice | None]] = ()
+    wake_at_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RendererAsset:
     """A browser ES module (or stylesheet) a plugin contributes to the Web client.
 
