@@ -19,9 +19,9 @@ delivered Session goes cold again once its follow-up turn is over and it has bee
 Lateness of one reminder = the wall-clock moment the backend acknowledged the write holding its
 ``dispatch`` event durable (bench/lateness.py ``StoredAcks``: a live Session's flush and a cold
 plan's write alike) minus its ``scheduledAt``. The peak number of live Sessions during delivery
-is counted with open and detach observers. At the end a fresh host (no plugin loaded) on the same folder
-reads every stored Session: each of the 10,000 must hold exactly one dispatch, each background
-Session none; otherwise the run fails.
+is counted with open and detach observers. At the end a fresh host (no plugin loaded) on the
+same folder reads every stored Session: each of the 10,000 must hold exactly one dispatch, each
+background Session none; otherwise the run fails.
 
 Target: p99 lateness < 1 s (1000 ms).
 
