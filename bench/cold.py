@@ -16,12 +16,12 @@ is live before the first due instant.
 From then on nothing but the host's wake service touches them: it resumes each cold Session
 whose wake entry is due, and the plugin's owner dispatches its reminder; eviction stays on, so a
 delivered Session goes cold again once its follow-up turn is over and it has been idle 2 s.
-Lateness of one reminder = the wall-clock moment a ``session/flushed`` observation first covers
-its ``dispatch`` event (``time.time()`` in a flushed observer: the flush was acknowledged
-durable) minus its ``scheduledAt``. The peak number of live Sessions during delivery is counted
-with open and detach observers. At the end a fresh host (no plugin loaded) on the same folder
-reads every stored Session: each of the 10,000 must hold exactly one dispatch, each background
-Session none; otherwise the run fails.
+Lateness of one reminder = the wall-clock moment the backend acknowledged the write holding its
+``dispatch`` event durable (bench/lateness.py ``StoredAcks``: a live Session's flush and a cold
+plan's write alike) minus its ``scheduledAt``. The peak number of live Sessions during delivery
+is counted with open and detach observers. At the end a fresh host (no plugin loaded) on the
+same folder reads every stored Session: each of the 10,000 must hold exactly one dispatch, each
+background Session none; otherwise the run fails.
 
 Target: p99 lateness < 1 s (1000 ms).
 
@@ -47,7 +47,7 @@ from dsh_host.testing import wait_until
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common
 from _common import LiveCount, latency_summary, publish, reminder_session, target
-from lateness import DispatchAcks
+from lateness import StoredAcks
 
 SESSIONS = int(os.environ.get("COLD_SESSIONS", "10000"))
 CALIBRATION = 500
@@ -79,7 +79,7 @@ async def calibrate(host: LiveHost, live: LiveCount) -> tuple[list[str], float, 
     return [sid for sid, _, _ in made], per_create, time.perf_counter() - started
 
 
-async def populate(host: LiveHost, acks: DispatchAcks, opens_at: float) -> list[str]:
+async def populate(host: LiveHost, acks: StoredAcks, opens_at: float) -> list[str]:
     """SESSIONS Sessions whose reminders fall evenly in ``[opens_at, opens_at + WINDOW)``."""
     ids: list[str] = []
 
@@ -120,7 +120,7 @@ async def measure() -> dict[str, Any]:
     run_started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dsh-bench-cold-") as tmp:
         folder = Path(tmp) / "dsh"
-        acks = DispatchAcks()
+        acks = StoredAcks()
         backend = SQLiteBackend(folder)
         async with LiveHost(backend=backend, evict_idle_seconds=EVICT_IDLE) as host:
             host.load_plugin("schedule", {"cold_delivery": True})
@@ -128,7 +128,7 @@ async def measure() -> dict[str, Any]:
             background, per_create, tail = await calibrate(host, live)
             setup_estimate = SESSIONS * per_create * SLACK + tail * SLACK
             opens_at = time.time() + setup_estimate + MARGIN
-            host.sessions.subscribe(acks, DispatchAcks.KINDS)
+            acks.watch(backend)
             created_at = time.perf_counter()
             ids = await populate(host, acks, opens_at)
             create_seconds = time.perf_counter() - created_at

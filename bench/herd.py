@@ -15,7 +15,9 @@ same web app over real HTTP on 127.0.0.1 (``WebServer`` on a free port). The run
 (it raises) unless no Session is live and the clock is before T when that host is ready.
 
 Measured from T until the last dispatch was acknowledged: lateness of each reminder = the
-wall-clock moment a ``session/flushed`` observation first covers its ``dispatch`` event minus T;
+wall-clock moment the backend acknowledged the write holding its ``dispatch`` event durable minus T
+(bench/lateness.py ``StoredAcks``: a live Session's flush and a cold plan's write alike); the
+follow-up turn's start (its ``turn/start``, after the dispatch is durable) is reported beside it;
 deliveries per second = N / (last acknowledgement - T); never-early = acknowledgements before T
 (must be 0); peak live Sessions (open and detach observers; the probe's Session counts as one);
 peak RSS of the host process (``VmHWM`` after resetting it through ``/proc/self/clear_refs`` at
@@ -72,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from dsh_hookspecs import Event
-from dsh_host import LiveHost, Overlay
+from dsh_host import Appended, LiveHost, Overlay
 from dsh_host.cli._main import evict_idle
 from dsh_host.notify._sender import Channels
 from dsh_host.persistence import SQLiteBackend
@@ -84,7 +86,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common
 from _common import LiveCount, latency_summary, publish, ratio, target
-from lateness import DispatchAcks
+from lateness import StoredAcks, TurnStarts
 
 HERD_SIZES = [int(n) for n in os.environ.get("HERD_SIZES", "10000,100000").split(",") if n]
 PROBE_MAX = int(os.environ.get("HERD_PROBE_MAX", str(max(HERD_SIZES, default=0))))
@@ -255,7 +257,7 @@ async def herd_child(
     ``acks_file``, each acknowledgement (``[session, reminder id, time.time()]``) is written
     there before the figures line."""
     _common.quiet_logs()
-    acks = DispatchAcks()
+    acks = StoredAcks()
     made = json.loads(await asyncio.to_thread(expected_file.read_text))
     for sid, schedule_id, due_ms in made:
         acks.expected[(sid, schedule_id)] = due_ms
@@ -275,7 +277,9 @@ async def herd_child(
         url = await web.start()
         restart_s = time.perf_counter() - started
         live = LiveCount(host)
-        host.sessions.subscribe(acks, DispatchAcks.KINDS)
+        acks.watch(host.backend)
+        starts = TurnStarts(acks)
+        host.sessions.subscribe(starts, Appended)
         if live.now or time.time() >= due:
             raise InvalidRunError(
                 f"at ready: {live.now} Sessions live, {time.time() - due:.3f} s to T"
@@ -299,6 +303,11 @@ async def herd_child(
             await wait_until(acks.done, timeout=due + deadline_s(len(acks.expected)) - time.time())
         ended = time.time()
         busy, cpu = _common.busy_share(ticks), time.process_time() - cpu
+        with contextlib.suppress(TimeoutError):  # reported: turns started < delivered
+            await wait_until(
+                lambda: len(starts.started) >= len(acks.acked),
+                timeout=max(1.0, due + deadline_s(len(acks.expected)) - time.time()),
+            )
         hwm = vm_kib("VmHWM")
         rss_peak = sampler.stop()
         print(DONE, flush=True)
@@ -315,6 +324,10 @@ async def herd_child(
             "delivered": len(late),
             "early": sum(1 for value in late if value < 0),
             "lateness": latency_summary(late),
+            "turn_start": latency_summary(
+                [at - acks.expected[key] / 1000 for key, at in starts.started.items()]
+            ),
+            "turns_started": len(starts.started),
             "last_ack_after_t_s": round(last - due, 3),
             "per_second": round(len(late) / (last - due)) if late and last > due else None,
             "peak_live": live.peak,
@@ -873,6 +886,13 @@ def main() -> dict[str, Any]:
                 f"{run['n']}: probe errors {probe['errors']}; the list had {probe['list_rows']} "
                 f"rows; the first (uncached) list before T took {probe['warm_list_s']} s"
             )
+        turns = run.get("turn_start") or {}
+        notes.append(
+            f"{run['n']}: the follow-up turns started (not the dispatches: a turn runs after its "
+            f"dispatch is durable) {run.get('turns_started')} of {run['delivered']}, due instant "
+            f"-> turn/start p50 {seconds(turns['p50_ms']) if 'p50_ms' in turns else '-'}, p99 "
+            f"{seconds(turns['p99_ms']) if 'p99_ms' in turns else '-'}"
+        )
         notes.append(
             f"{run['n']}: peak RSS {run['peak_rss_mib']} MiB ({run['peak_rss_source']}), "
             f"{run['rss_at_t_mib']} MiB at T; host process CPU {run['host_cpu_s']} s in the "

@@ -24,9 +24,9 @@ it claims each due Session's lease, resumes it, and the plugin's owner appends a
 dispatch and queues the follow-up turn the scripted model answers. Side "two hosts": a fresh
 database built the same way and two such child processes on it; each host's wake service lists
 only Sessions no other host leases and claims a lease with ``SKIP LOCKED``, so the two share
-the herd without a coordinator. Every child records, per dispatch, the wall-clock moment a
-``session/flushed`` observation first covered it (bench/lateness.py ``DispatchAcks``: the
-dispatch was acknowledged durable); lateness = that moment minus T. The rate = N / (last
+the herd without a coordinator. Every child records, per dispatch, the wall-clock moment the
+backend acknowledged the write holding it durable (bench/lateness.py ``StoredAcks``: a live
+Session's flush and a cold plan's write alike); lateness = that moment minus T. The rate = N / (last
 acknowledgement - T). The machine's CPU busy share (all CPUs, /proc/stat: the server, the
 hosts and this parent) is measured from T until the parent learns that the last dispatch was
 acknowledged (children report their counts every 0.1 s), and also while the started hosts
@@ -74,7 +74,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common
 from _common import LiveCount, latency_summary, publish, ratio, target
-from lateness import DispatchAcks
+from lateness import StoredAcks
 
 SESSIONS = int(os.environ.get("HERD_PG_N", "10000"))
 CALIBRATION = min(500, SESSIONS)
@@ -179,11 +179,11 @@ async def child(url: str, folder: Path, index: int) -> None:
     stdin; then its figures go to ``child-<index>.json``."""
     logs = count_logs()
     rows = json.loads((folder / "expected.json").read_text())
-    acks = DispatchAcks()
+    acks = StoredAcks()
     acks.expected.update({(sid, rid): due for sid, rid, due in rows})
     backend = PostgresBackend(url, lease_seconds=DEFAULT_LEASE_SECONDS)
     host = LiveHost(backend=backend, overlay=OVERLAY, evict_idle_seconds=DEFAULT_EVICT_IDLE)
-    host.sessions.subscribe(acks, DispatchAcks.KINDS)
+    acks.watch(backend)
     live = LiveCount(host)
     async with host:
         cpu = time.process_time()

@@ -94,6 +94,42 @@ class DispatchAcks:
         return len(self.acked) >= len(self.expected)
 
 
+class StoredAcks(DispatchAcks):
+    """When each expected dispatch was acknowledged durable, seen at the backend: it wraps the
+    backend's ``append`` (:meth:`watch`), so it sees the writes of both delivery paths, a live
+    Session's flushes and the cold path's plans (which no live Session observes). It also keeps
+    each follow-up's message id with the reminders its write dispatched, for :class:`TurnStarts`.
+    Only writes made in this process are seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.followups: dict[str, tuple[str, str]] = {}  # messageId -> (session, schedule id)
+
+    def watch(self, backend: Any) -> None:
+        append = backend.append
+
+        async def acked_append(write: Any) -> None:
+            await append(write)
+            self.stored(write.session_id, write.events, time.time())
+
+        backend.append = acked_append
+
+    def stored(self, session_id: str, events: Any, now: float) -> None:
+        message_id: str | None = None
+        for event in events:
+            data = event.data
+            if not isinstance(data, dict):
+                continue
+            if event.type == "agent/followup":
+                message_id = str(data.get("messageId"))
+            elif event.type == "schedule/change" and data.get("operation") == "dispatch":
+                key = (session_id, str(data["id"]))
+                if key in self.expected and key not in self.acked:
+                    self.acked[key] = now
+                if message_id is not None:
+                    self.followups.setdefault(message_id, key)
+
+
 class TurnStarts:
     """An Appended subscriber: when each expected reminder's turn/start entered the log (the
     moment its model call may begin: a turn waits for its dispatch to be durable)."""
@@ -112,7 +148,10 @@ class TurnStarts:
             previous = session.events[event.seq - 1]
             self.followups[previous.data["messageId"]] = (session.id, str(data["id"]))
         elif event.type == "turn/start":
-            key = self.followups.pop(str(data.get("messageId")), None)
+            message_id = str(data.get("messageId"))
+            key = self.followups.pop(message_id, None)
+            if key is None and isinstance(self.acks, StoredAcks):  # written by the cold path
+                key = self.acks.followups.pop(message_id, None)
             if key is not None and key in self.acks.expected:
                 self.started[key] = time.time()
 
