@@ -45,7 +45,7 @@ import datetime as dt
 import json
 import weakref
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
 import structlog
@@ -88,13 +88,18 @@ __all__ = [
     "RENOTIFY_COUNT",
     "TEXT_MAX_CHARS",
     "BoardFiler",
+    "Kept",
     "board_text",
     "delivered_entry",
     "delivered_key",
     "delivery_notice",
+    "delivery_notices",
+    "kept_deliveries",
     "notice_key",
     "pending_entry",
     "renotify_notices",
+    "row_changes",
+    "wanted_rows",
 ]
 
 log = structlog.get_logger(__name__)
@@ -165,7 +170,7 @@ def delivered_entry(
     return BoardEntry(kind=DELIVERED, at_ms=at_ms, data=data)
 
 
-class _Kept(NamedTuple):
+class Kept(NamedTuple):
     """A delivered row: its key, and what it is built from."""
 
     key: str
@@ -178,15 +183,15 @@ class _Kept(NamedTuple):
         return delivered_entry(self.record, self.event, self.occurrence_at, delivery)
 
 
-def _deliveries(steps: Iterable[Step]) -> list[_Kept]:
+def kept_deliveries(steps: Iterable[Step]) -> list[Kept]:
     """The delivered rows of the dispatches among ``steps`` (oldest first), the newest
     :data:`DELIVERED_KEPT` of them with a postable key."""
-    rows: deque[_Kept] = deque(maxlen=DELIVERED_KEPT)
+    rows: deque[Kept] = deque(maxlen=DELIVERED_KEPT)
     for event, change, record in steps:
         if isinstance(change, Dispatch):
             key = delivered_key(record.id, event.seq)
             if len(key) <= BOARD_KEY_MAX_CHARS:
-                rows.append(_Kept(key, record, event, dispatched(record, change)[0]))
+                rows.append(Kept(key, record, event, dispatched(record, change)[0]))
     return list(rows)
 
 
@@ -251,14 +256,14 @@ def _actions(schedule_id: str, occurrence_at: str) -> str:
 
 
 def delivery_notice(
-    session: Session, record: Record, occurrence_at: str, expires_ms: int | None
+    session_id: str, record: Record, occurrence_at: str, expires_ms: int | None
 ) -> Notice | None:
     """The notice of ``record``'s delivery of ``occurrence_at``: its title (or "Reminder: " and
     the prompt's first line, cut to 120 characters), the prompt as the body (cut to
     :data:`~dsh_hookspecs.NOTICE_BODY_MAX_CHARS`), about the occurrence, given up at
     ``expires_ms`` (the reminder's next due instant); ``None`` when its data would be too large
     for the host (an id no tool makes)."""
-    data = {"sessionId": session.id, "scheduleId": record.id, "occurrenceAt": occurrence_at}
+    data = {"sessionId": session_id, "scheduleId": record.id, "occurrenceAt": occurrence_at}
     if _bytes(data) > NOTICE_DATA_MAX_BYTES:
         return None
     with_actions = {**data, "actions": _actions(record.id, occurrence_at)}
@@ -299,6 +304,58 @@ def renotify_notices(notice: Notice, minutes: int, delivered_ms: int) -> list[No
     return notices
 
 
+def delivery_notices(
+    session_id: str, folded: IncrementalFold, event: Event, change: Dispatch, record: Record
+) -> list[tuple[str, Notice]]:
+    """The notices (key, notice) the delivery by ``change`` (the dispatch ``event``, folded into
+    ``folded``; ``record``: as it delivered) files: its :func:`delivery_notice` and, with
+    ``renotifyMinutes`` and unless the occurrence is already done or snoozed, its "Still due"
+    re-notifications. A key the host would refuse files nothing."""
+    occurrence_at, successor = dispatched(record, change)
+    key = notice_key(record.id, occurrence_at)
+    if key is None:
+        return []
+    expires_ms = None if successor is None else parse_instant(successor.scheduled_at)
+    notice = delivery_notice(session_id, record, occurrence_at, expires_ms)
+    if notice is None:
+        return []
+    filed = [(key, notice)]
+    delivery = folded.delivery(record.id, occurrence_at)
+    assert delivery is not None  # the fold keeps every delivery
+    minutes = record.renotify_minutes
+    if minutes is None or delivery.done or delivery.snooze is not None:
+        return filed
+    for k, again in enumerate(renotify_notices(notice, minutes, event.time), start=1):
+        again_key = notice_key(record.id, occurrence_at, k)
+        if again_key is not None:
+            filed.append((again_key, again))
+    return filed
+
+
+def wanted_rows(folded: IncrementalFold, deliveries: Sequence[Kept]) -> dict[str, BoardEntry]:
+    """The rows a whole fold asks for: a pending row per active record, and the delivered rows
+    of ``deliveries`` (:func:`_deliveries` of its whole owned stream)."""
+    wanted = {
+        record.id: pending_entry(record)
+        for record in folded.active
+        if len(record.id) <= BOARD_KEY_MAX_CHARS
+    }
+    wanted.update((kept.key, kept.entry(folded)) for kept in deliveries)
+    return wanted
+
+
+def row_changes(
+    standing: Mapping[str, BoardEntry], wanted: Mapping[str, BoardEntry]
+) -> dict[str, BoardEntry | None]:
+    """The posts that turn the ``standing`` rows (by key) into the ``wanted`` ones: a removal
+    for each stale key, then each wanted row that differs."""
+    changes: dict[str, BoardEntry | None] = dict.fromkeys(
+        (key for key in standing if key not in wanted), None
+    )
+    changes.update((key, entry) for key, entry in wanted.items() if standing.get(key) != entry)
+    return changes
+
+
 class BoardFiler:
     """Keeps this plugin's board rows (and notices) of every live Session in step with its
     fold (a :class:`~._fold.FoldWatcher`)."""
@@ -308,7 +365,7 @@ class BoardFiler:
     def __init__(self, host: Host) -> None:
         self.host = host
         #: The delivered rows posted for each Session, oldest first (at most DELIVERED_KEPT).
-        self._delivered: weakref.WeakKeyDictionary[Session, deque[_Kept]] = (
+        self._delivered: weakref.WeakKeyDictionary[Session, deque[Kept]] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -338,30 +395,22 @@ class BoardFiler:
             return
         wanted: dict[str, BoardEntry] = {}
         if folded is not None:
-            wanted.update(
-                (record.id, pending_entry(record))
-                for record in folded.active
-                if len(record.id) <= BOARD_KEY_MAX_CHARS
-            )
-            deliveries = _deliveries(steps)
-            wanted.update((kept.key, kept.entry(folded)) for kept in deliveries)
+            deliveries = kept_deliveries(steps)
+            wanted = wanted_rows(folded, deliveries)
             if deliveries:
                 self._delivered[session] = deque(deliveries)
             else:  # most Sessions: no queue held for them (an idle owner stays small)
                 self._delivered.pop(session, None)
         else:
             self._delivered.pop(session, None)
-        self._settle(session, wanted)
-
-    def _settle(self, session: Session, wanted: dict[str, BoardEntry]) -> None:
         sessions = self.host.sessions
-        posted = sessions.posted(session)
-        stale = [key for plugin, key in posted if plugin == PLUGIN_NAME and key not in wanted]
-        for key in stale:
-            sessions.post(session, PLUGIN_NAME, key, None)
-        for key, entry in wanted.items():
-            if posted.get((PLUGIN_NAME, key)) != entry:
-                sessions.post(session, PLUGIN_NAME, key, entry)
+        posted = {
+            key: entry
+            for (plugin, key), entry in sessions.posted(session).items()
+            if plugin == PLUGIN_NAME
+        }
+        for key, entry in row_changes(posted, wanted).items():
+            sessions.post(session, PLUGIN_NAME, key, entry)
 
     def _advance(self, session: Session, folded: IncrementalFold, steps: Sequence[Step]) -> None:
         """Post what ``steps`` (just folded) changed: the pending rows of the ids they touched,
@@ -395,7 +444,7 @@ class BoardFiler:
             for row in kept:
                 if (row.record.id, row.occurrence_at) in settled:
                     sessions.post(session, PLUGIN_NAME, row.key, row.entry(folded))
-        deliveries = _deliveries(steps)
+        deliveries = kept_deliveries(steps)
         if not deliveries:
             return
         kept = self._delivered.setdefault(session, deque())
@@ -427,24 +476,8 @@ class BoardFiler:
         record: Record,
     ) -> None:
         """File the notices of the delivery by ``change`` (``record``: as it delivered)."""
-        occurrence_at, successor = dispatched(record, change)
-        key = notice_key(record.id, occurrence_at)
-        if key is None:
-            return
-        expires_ms = None if successor is None else parse_instant(successor.scheduled_at)
-        notice = delivery_notice(session, record, occurrence_at, expires_ms)
-        if notice is None:
-            return
-        self._notify(session, key, notice)
-        delivery = folded.delivery(record.id, occurrence_at)
-        assert delivery is not None  # the fold keeps every delivery
-        minutes = record.renotify_minutes
-        if minutes is None or delivery.done or delivery.snooze is not None:
-            return
-        for k, again in enumerate(renotify_notices(notice, minutes, event.time), start=1):
-            again_key = notice_key(record.id, occurrence_at, k)
-            if again_key is not None:
-                self._notify(session, again_key, again)
+        for key, notice in delivery_notices(session.id, folded, event, change, record):
+            self._notify(session, key, notice)
 
     def _notify(self, session: Session, key: str, notice: Notice | None) -> None:
         """File (or withdraw) one notice; a refusal is logged, never raised: the delivery it

@@ -15,7 +15,17 @@ from typing import Literal
 
 import structlog
 
-from dsh_hookspecs import Agent, Event, Host, JSONValue, Session, hookimpl, hookspecs
+from dsh_hookspecs import (
+    Agent,
+    DeliveryPlan,
+    Event,
+    Host,
+    JSONValue,
+    Session,
+    StoredWake,
+    hookimpl,
+    hookspecs,
+)
 
 from ._board import BoardFiler
 from ._codec import (
@@ -25,6 +35,7 @@ from ._codec import (
     ScheduleLogError,
     parse_instant,
 )
+from ._cold import plan_wake
 from ._fold import SCHEDULE_CHANGE, FoldCache, IncrementalFold, Step, earliest
 from ._panel import VIEW_NAME, reminders_view
 from ._receipts import Receipts, ReminderView
@@ -221,6 +232,13 @@ class SchedulePlugin:
             for filer in self.filers:
                 filer.corrupt(session)
             raise
+
+    @hookimpl
+    def dsh_wake_due(self, plugin: str, wake: StoredWake) -> DeliveryPlan | None:
+        # Only the wake this plugin files, and only while it files them (cold_delivery).
+        if plugin != PLUGIN_NAME or not any(isinstance(f, _WakeFiler) for f in self.filers):
+            return None
+        return plan_wake(wake, PLUGIN_NAME)
 
     @hookimpl
     def dsh_event_validate(self, session: Session, event: Event) -> None:
