@@ -129,7 +129,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("Agents", ["core/_agent"]),
         ("the Agent registry", ["core/_registry"]),
         ("plugins", ["core/_plugins"]),
-        ("cold delivery", ["core/_wakeups", "core/_settle", "core/_eviction"]),
+        ("cold delivery", ["core/_cold", "core/_wakeups", "core/_settle", "core/_eviction"]),
         ("the outbox's sender", ["notify/_sender", "notify/__init__"]),
         ("the host object", ["core/_host", "core/__init__", "testing", "conformance/"]),
         ("export, import and migrate", ["cli/_transfer"]),
@@ -149,6 +149,7 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
         ("runtime", ["_runtime"]),
         ("tools", ["_tools"]),
         ("the board filer", ["_board"]),
+        ("the cold plan", ["_cold"]),
         # The scripted assistant's language stands on the core; no core module imports it
         # (test_the_schedule_core_never_imports_the_language), only the plugin wires it in.
         ("the scripted assistant's language", ["language/"]),

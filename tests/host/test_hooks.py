@@ -11,7 +11,11 @@ from structlog.testing import capture_logs
 
 from dsh_hookspecs import (
     HOOK_NAMES,
+    BoardEntry,
+    DeliveryPlan,
     EventRejectedError,
+    Followup,
+    Notice,
     RendererAsset,
     hookimpl,
     hookspecs,
@@ -150,6 +154,66 @@ async def test_hook_dsh_session_flushed(host, spy):
         assert await host.sessions.flush(agent.session) is True
     assert names(spy, "flushed")[-1] == ("flushed", agent.session.id, 1)
     assert any(e["event"] == "plugin.hook_failed" and e["plugin"] == "broken" for e in logs)
+
+
+class Planner:
+    """Files a wake and answers it cold: one follow-up with one event, a board row, a notice."""
+
+    def __init__(self):
+        self.asked: list[tuple[str, str, int]] = []
+
+    @hookimpl
+    def dsh_wake_due(self, plugin, wake):
+        self.asked.append((plugin, wake.session_id, len(wake.events)))
+        return DeliveryPlan(
+            followups=(Followup(text="it is time", events=(("planner/done", {"n": 1}),)),),
+            board={"row": BoardEntry(kind="pending", at_ms=wake.now_ms + 1)},
+            notices=(("row", Notice(title="Time", at_ms=wake.now_ms)),),
+            wake_at_ms=None,
+        )
+
+
+class BrokenPlanner:
+    @hookimpl
+    def dsh_wake_due(self, plugin, wake):
+        raise RuntimeError("planner bug")
+
+
+async def test_hook_dsh_wake_due(host, backend, clock):
+    planner = Planner()
+    host.load_plugin("planner", factory=lambda: planner)
+    host.load_plugin("broken-planner", factory=BrokenPlanner)
+    agent = await host.create_session()
+    sid = agent.session.id
+    host.sessions.request_wake(agent.session, "planner", clock.now_ms())
+    host.sessions.request_wake(agent.session, "broken-planner", clock.now_ms())
+    assert await host.sessions.flush(agent.session) is True
+    await host.close_session(sid)
+    stored = await backend.load(sid)
+    assert stored is not None
+    length = len(stored.events)
+    with capture_logs() as logs:
+        assert await host.cold.deliver(sid, [(sid, "broken-planner", clock.now_ms())]) is False
+        assert await host.cold.deliver(sid, [(sid, "planner", clock.now_ms())]) is True
+    assert any(e["event"] == "plugin.hook_failed" and e["plugin"] == "broken-planner" for e in logs)
+    # Only the plugin whose entry is due was asked, with what storage held.
+    assert planner.asked == [("planner", sid, length)]
+    after = await backend.load(sid)
+    assert after is not None
+    followup, done = after.events[length:]
+    assert (followup.seq, followup.type, done.seq, done.type) == (
+        length,
+        "agent/followup",
+        length + 1,
+        "planner/done",
+    )
+    assert followup.data["text"] == "it is time"
+    assert followup.data["source"] == {"kind": "plugin", "plugin": "planner"}
+    assert followup.time == done.time == clock.now_ms()
+    assert after.board[("planner", "row")] == BoardEntry(kind="pending", at_ms=clock.now_ms() + 1)
+    assert "planner" not in after.wakes
+    assert after.wakes["dsh.turns"] == clock.now_ms()  # the follow-up's turn is owed
+    assert host.sessions.get(sid) is None  # no Session was made live for it
 
 
 async def test_hook_dsh_event_present(host, spy):

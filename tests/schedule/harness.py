@@ -171,10 +171,10 @@ class Harness:
         return [e.data for e in agent.session.events if e.type == "agent/followup"]
 
 
-async def make_harness(*, model="scripted", config=None, backend=None):
+async def make_harness(*, model="scripted", config=None, backend=None, cold_plans=True):
     clock = ManualClock()
     backend = backend or FaultInjectingBackend(MemoryBackend())
-    host = LiveHost(backend=backend, clock=clock, model=model)
+    host = LiveHost(backend=backend, clock=clock, model=model, cold_plans=cold_plans)
     await host.start()
     flush = replace_flush_listener(host, lambda delegate: FlushControl(delegate=delegate))
     host.load_plugin("schedule", config or {})

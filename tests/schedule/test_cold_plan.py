@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import BoardEntry, DeliveryPlan, Event, Notice, StoredWake
-from dsh_host import Notified
+from dsh_host import Notified, Opened
 from dsh_host.persistence import MemoryBackend, StoredSession
 from dsh_host.testing import wait_until
 from dsh_schedule._cold import owes_turn, plan_wake
@@ -27,7 +27,8 @@ async def memory() -> MemoryBackend:
 
 @pytest.fixture
 async def h(memory: MemoryBackend) -> AsyncIterator[Harness]:
-    harness = await make_harness(config={"cold_delivery": True}, backend=memory)
+    # The live path delivers here (cold_plans=False), so that the plan is compared with it.
+    harness = await make_harness(config={"cold_delivery": True}, backend=memory, cold_plans=False)
     try:
         yield harness
     finally:
@@ -227,3 +228,39 @@ def _fields(wake: StoredWake) -> dict[str, Any]:
         "at_ms": wake.at_ms,
         "now_ms": wake.now_ms,
     }
+
+
+async def test_a_due_reminder_of_a_cold_session_is_stored_first_and_its_turn_runs_after(
+    memory: MemoryBackend,
+) -> None:
+    h = await make_harness(config={"cold_delivery": True}, backend=memory)  # cold plans on
+    try:
+        sid = await cold_session(h, memory, [{"prompt": "stretch", "after_seconds": 60}])
+        before = await memory.load(sid)
+        assert before is not None
+        opened: list[str] = []
+        h.host.sessions.subscribe(lambda o: opened.append(o.session.id), Opened)
+        h.clock.advance(60)
+
+        async def turned() -> bool:
+            loaded = await memory.load(sid)
+            return loaded is not None and any(
+                e.type == "turn/end" for e in loaded.events[len(before.events) :]
+            )
+
+        await wait_until(turned)
+        await settle_quiet(h.host)
+        assert h.host.cold.stored == 1
+        after = await memory.load(sid)
+        assert after is not None
+        new = after.events[len(before.events) :]
+        # The plan's write: the follow-up and its dispatch, before the Session was made live.
+        assert [e.type for e in new[:2]] == ["agent/followup", "schedule/change"]
+        assert new[1].data["operation"] == "dispatch"  # type: ignore[index]
+        assert sum(e.type == "schedule/change" for e in new) == 1  # dispatched once
+        (start,) = [e for e in new if e.type == "turn/start"]
+        assert start.data["messageId"] == new[0].data["messageId"]  # type: ignore[index]
+        assert opened == [sid]  # made live once: for the turn the plan owed
+        assert "dsh.turns" not in after.wakes
+    finally:
+        await h.host.close()

@@ -121,7 +121,7 @@ class LiveAgent:
         self._session = session
         self._parent = parent
         self._model = model
-        self._id = _new_id()
+        self._id = new_id()
         self._gate = DurabilityGate(store, session, self._id)
         self._tools = ToolLayer()
         self._phase: AgentPhase = "idle"
@@ -210,7 +210,7 @@ class LiveAgent:
         with_events: Sequence[tuple[str, JSONValue]] = (),
     ) -> str:
         self._check_live()
-        message_id = _new_id()
+        message_id = new_id()
         source: dict[str, JSONValue] = {"kind": "plugin", "plugin": plugin}
         record: JSONValue = {"messageId": message_id, "text": text, "source": source}
         # One synchronous, all-or-nothing step: the follow-up's record and the events that
@@ -234,7 +234,7 @@ class LiveAgent:
         ``time_zone``: the user's IANA zone sent with this message (already validated); that
         turn's model is told it (:class:`dsh_hookspecs.TimeContext`). Not stored."""
         self._check_live()
-        message = InboxMessage(message_id=_new_id(), text=text, time_zone=time_zone)
+        message = InboxMessage(message_id=new_id(), text=text, time_zone=time_zone)
         self._enqueue(message)
         return message.message_id
 
@@ -250,7 +250,7 @@ class LiveAgent:
         back with :meth:`withdraw_user_tool` before it started)."""
         self._check_live()
         action = UserToolCall(name, arguments, asyncio.get_running_loop().create_future())
-        message = InboxMessage(message_id=_new_id(), text="", action=action)
+        message = InboxMessage(message_id=new_id(), text="", action=action)
         self._enqueue(message)
         return QueuedUserTool(message.message_id, action)
 
@@ -500,7 +500,7 @@ class LiveAgent:
     ) -> JSONValue:
         """Run one tool call through the pipeline, recording ``tool/call`` and ``tool/result``
         (``source``, when given, marks who made the call: ``{"kind": "user"}``)."""
-        call_id = call_id or _new_id()
+        call_id = call_id or new_id()
         session = self._session
         marked: dict[str, JSONValue] = {} if source is None else {"source": source}
         try:
@@ -599,7 +599,7 @@ def _cancelling() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _new_id() -> str:
+def new_id() -> str:
     """An Agent, message or call id: 128 random bits as 32 hex digits, like ``uuid4().hex``.
 
     They name things within a Session's log and are no secret, so they come from the process's

@@ -34,8 +34,9 @@ from .._records import StoredSession, damaged_sessions
 from ..models import DEFAULT_MODELS, DefaultModels, NoModel, choose_model
 from ..notify import RETRY_BASE_SECONDS, Channels, OutboxSender
 from ..persistence import Backend, Coordinator, OutboxBackend, StorageError, leases_of
-from ._agent import LiveAgent
+from ._agent import LiveAgent, new_id
 from ._clock import SystemClock
+from ._cold import ColdPlans
 from ._eviction import Evictor
 from ._plugins import PluginManager
 from ._registry import LiveAgentRegistry
@@ -65,6 +66,7 @@ class LiveHost:
         notify_timeout: float = 10.0,
         notify_retry_base: float = RETRY_BASE_SECONDS,
         notify_owner: str | None = None,
+        cold_plans: bool = True,
     ) -> None:
         """``model``: an adapter, or the name of one a plugin offers (``dsh_model_adapters``;
         the default plugin ``dsh.models`` offers ``scripted``, ``none`` and ``openai``), built
@@ -74,7 +76,9 @@ class LiveHost:
         ``evict_idle_seconds``: detach live Sessions idle that long (0, the default: never).
         ``channels``: where notices go outside the page (none: plugins' notices file nothing);
         an :class:`~dsh_host.notify._sender.OutboxSender` then sends the outbox (``public_url``
-        links each message to its Session; ``notify_*`` tune its sends)."""
+        links each message to its Session; ``notify_*`` tune its sends). ``cold_plans``: a due
+        wake of a cold Session is first offered to its plugin's ``dsh_wake_due`` and stored
+        without making the Session live (:mod:`._cold`); ``False``: always resumed."""
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
         self.overlay = overlay or Overlay()
@@ -143,6 +147,16 @@ class LiveHost:
         segment = 60.0 if self.leases is None else min(60.0, self.leases.renew_interval)
         #: Sessions cold delivery woke go cold again once quiet (a herd's bound on the live set).
         self.settler = Settler(clock=self.clock, state=self._woken_state, evict=self._evict_woken)
+        #: Cold delivery plans (:mod:`._cold`).
+        self.cold = ColdPlans(
+            backend=backend,
+            sessions=self.sessions,
+            answers=self.plugins.answers_wakes,
+            ask=self.plugins.wake_due,
+            outbox=self.persistence.outbox_changes,
+            new_id=new_id,
+            now_ms=self.clock.now_ms,
+        )
         self.wakeups = WakeService(
             backend=backend,
             sessions=self.sessions,
@@ -151,6 +165,7 @@ class LiveHost:
             max_segment=segment,
             settler=self.settler,
             shared=self.leases is not None,
+            plan=self.cold.deliver if cold_plans else None,
         )
         #: Idle eviction (docs/always-on.md): live Sessions nobody uses go cold.
         self.evictor = Evictor(

@@ -31,12 +31,14 @@ import structlog
 from dsh_hookspecs import (
     ENTRY_POINT_GROUP,
     PROJECT,
+    DeliveryPlan,
     Disposable,
     Event,
     EventRejectedError,
     JSONValue,
     ModelAdapterSpec,
     RendererAsset,
+    StoredWake,
     hookspecs,
 )
 
@@ -188,6 +190,24 @@ class PluginManager(SessionHooks):
                 log.exception("plugin.hook_failed", plugin=impl.plugin_name, hook=hook)
                 continue
             yield impl.plugin_name, result
+
+    def answers_wakes(self, plugin: str) -> bool:
+        """Whether ``plugin`` implements ``dsh_wake_due``."""
+        return any(impl.plugin_name == plugin for impl in self._impls("dsh_wake_due"))
+
+    def wake_due(self, plugin: str, wake: StoredWake) -> DeliveryPlan | None:
+        """The plan of ``plugin`` (only its own implementation is called) for its due ``wake``;
+        ``None`` when it has none, answered ``None``, or raised (logged)."""
+        for impl in self._impls("dsh_wake_due"):
+            if impl.plugin_name != plugin:
+                continue
+            try:
+                plan = impl.function(**_args(impl, {"plugin": plugin, "wake": wake}))
+            except Exception:
+                log.exception("plugin.hook_failed", plugin=plugin, hook="dsh_wake_due")
+                return None
+            return plan if isinstance(plan, DeliveryPlan) else None
+        return None
 
     def agent_published(self, agent: LiveAgent) -> list[tuple[str, Disposable]]:
         out: list[tuple[str, Disposable]] = []

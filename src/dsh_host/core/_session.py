@@ -278,6 +278,8 @@ class LiveSessionStore(Publisher):
         #: Ids with a delete under way (how many), and the loads of each id under way.
         self._deleting: dict[str, int] = {}
         self._loads: dict[str, list[_Load]] = {}
+        #: Sessions the cold path is writing: a load of one waits for the write to end.
+        self._cold_writes: dict[str, asyncio.Event] = {}
 
     # -- flush listeners (host-internal; subscriptions: Publisher.subscribe) -------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
@@ -470,6 +472,8 @@ class LiveSessionStore(Publisher):
         """The stored Session, or :class:`KeyError` when storage has none or it was deleted
         while it was read (the caller must not open it)."""
         assert self._loader is not None
+        while (written := self._cold_writes.get(session_id)) is not None:
+            await written.wait()  # load what the cold path wrote, never what it read
         load = _Load()
         loads = self._loads.setdefault(session_id, [])
         loads.append(load)
@@ -482,6 +486,26 @@ class LiveSessionStore(Publisher):
         if stored is None or load.deleted:
             raise KeyError(session_id)
         return stored
+
+    @contextlib.contextmanager
+    def writing_cold(self, session_id: str) -> Iterator[bool]:
+        """Hold ``session_id`` for a cold write: ``True`` (held) unless it is live, deleting or
+        being loaded; while held, a resume waits for the block to end and then loads what it
+        stored. Nothing between the check and the hold awaits, so no load slips between."""
+        if (
+            session_id in self._live
+            or session_id in self._loads
+            or session_id in self._deleting
+            or session_id in self._cold_writes
+        ):
+            yield False
+            return
+        written = self._cold_writes[session_id] = asyncio.Event()
+        try:
+            yield True
+        finally:
+            del self._cold_writes[session_id]
+            written.set()
 
     @contextlib.contextmanager
     def deleting(self, session_id: str) -> Iterator[None]:

@@ -73,13 +73,16 @@ class WakeService:
         concurrency: int = 16,
         settler: Settler | None = None,
         shared: bool = False,
+        plan: Callable[[str, list[DueWake]], Awaitable[bool]] | None = None,
     ) -> None:
         """``shared``: other hosts file wakes in the same index, so the service never stops
         looking (a pass at least every ``max_segment`` seconds, even with nothing standing).
         ``concurrency``: how many cold Sessions are resumed at once. ``settler``: makes the
         Sessions this service woke cold again once they are quiet, and bounds how many of them
-        are live (resumes wait for room)."""
+        are live (resumes wait for room). ``plan``: stores a cold Session's due entries without
+        making it live (:meth:`~._cold.ColdPlans.deliver`); ``False`` and the Session is resumed."""
         self.backend, self.sessions, self.clock = backend, sessions, clock
+        self._plan = plan
         self.shared = shared
         #: The longest wait (seconds of loop time) before the wall clock is read again.
         self.max_segment = max_segment
@@ -300,7 +303,10 @@ class WakeService:
         return False
 
     async def _attempt(self, session_id: str, keys: list[DueWake]) -> bool:
-        """Resume ``session_id`` for its due ``keys``; ``False`` (backed off) when that failed."""
+        """Store the plan of ``session_id``'s due ``keys``, or else resume it for them; ``False``
+        (backed off) when that failed."""
+        if self._plan is not None and await self._planned(session_id, keys):
+            return True
         try:
             await self._resume(session_id)
         except KeyError as exc:
@@ -330,6 +336,20 @@ class WakeService:
         for key in keys:
             self._claim(key).not_before = None
         return True
+
+    async def _planned(self, session_id: str, keys: list[DueWake]) -> bool:
+        assert self._plan is not None
+        try:
+            planned = await self._plan(session_id, keys)
+        except Exception as exc:  # a storage failure: the resume path decides and reports
+            log.warning("host.wake_plan_failed", session_id=session_id, error=repr(exc))
+            return False
+        if planned:
+            log.info("host.wake_planned", session_id=session_id, plugins=[k[1] for k in keys])
+            for key in keys:
+                self._claim(key).not_before = None
+            self._again = True  # the turn it owes is due now: the next pass resumes it
+        return planned
 
     def _claim(self, key: DueWake) -> _Claim:
         claim = self._claims.get(key)

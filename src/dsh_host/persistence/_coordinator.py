@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Generic, Protocol, TypeVar
 
 import structlog
@@ -302,7 +302,9 @@ class Coordinator:
         state.outbox[plugin, key] = notice
         self._on_append(session)
 
-    def _outbox_changes(self, notices: dict[tuple[str, str], Notice | None]) -> list[OutboxChange]:
+    def outbox_changes(
+        self, notices: Mapping[tuple[str, str], Notice | None]
+    ) -> list[OutboxChange]:
         """The storage changes of ``notices``: each filed for the channels configured now (none
         configured: the notice is dropped), a withdrawal as is."""
         channels = self.channels()
@@ -418,7 +420,7 @@ class Coordinator:
                 batch = session.events[start:end]
                 header = session.header if not state.materialized else None
                 state.wakes, state.board, state.outbox = {}, {}, {}
-                outbox = self._outbox_changes(notices) if notices else []
+                outbox = self.outbox_changes(notices) if notices else []
                 try:
                     write = Write(
                         session.id,
