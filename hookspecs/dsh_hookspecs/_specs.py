@@ -122,9 +122,10 @@ def dsh_wake_due(plugin: str, wake: StoredWake) -> DeliveryPlan | None:
     length (a Session that was written, or made live, since it was read is read again and asked
     again, never written twice); or ``None``, and the host resumes the Session as it always has
     (a plugin without this hook is resumed too). A raise is logged and the Session is resumed.
-    The plan's events are not offered to :func:`dsh_event_validate`: the plugin decides them from
-    its own rules, the same rules its live Sessions run. Synchronous, and pure: the same stored
-    Session and instant give the same plan.
+    The host asks only while no other loaded plugin implements :func:`dsh_event_validate` (which
+    needs a live Session): a plan's events never escape another plugin's veto; the plugin decides
+    them by the same rules its live Sessions run. Synchronous, and pure: the same stored Session
+    and instant give the same plan.
 
     .. versionadded:: 0.6
     """

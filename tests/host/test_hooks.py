@@ -286,3 +286,16 @@ def test_every_hookspec_has_a_test():
                 defined.add(node.name)
     missing = [name for name in HOOK_NAMES if f"test_hook_{name}" not in defined]
     assert missing == []
+
+
+async def test_no_plan_is_asked_while_another_plugin_validates_events(host, spy, clock):
+    planner = Planner()
+    host.load_plugin("planner", factory=lambda: planner)
+    agent = await host.create_session()
+    sid = agent.session.id
+    host.sessions.request_wake(agent.session, "planner", clock.now_ms())
+    assert await host.sessions.flush(agent.session) is True
+    await host.close_session(sid)
+    # The spy validates events: the plan's events would escape it, so the host resumes instead.
+    assert await host.cold.deliver(sid, [(sid, "planner", clock.now_ms())]) is False
+    assert planner.asked == []

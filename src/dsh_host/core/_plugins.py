@@ -192,8 +192,12 @@ class PluginManager(SessionHooks):
             yield impl.plugin_name, result
 
     def answers_wakes(self, plugin: str) -> bool:
-        """Whether ``plugin`` implements ``dsh_wake_due``."""
-        return any(impl.plugin_name == plugin for impl in self._impls("dsh_wake_due"))
+        """Whether ``plugin``'s due wakes may be answered cold: it implements ``dsh_wake_due``
+        and no other plugin validates events (``dsh_event_validate`` needs a live Session, and a
+        plan's events must not escape a veto)."""
+        return any(impl.plugin_name == plugin for impl in self._impls("dsh_wake_due")) and all(
+            impl.plugin_name == plugin for impl in self._impls("dsh_event_validate")
+        )
 
     def wake_due(self, plugin: str, wake: StoredWake) -> DeliveryPlan | None:
         """The plan of ``plugin`` (only its own implementation is called) for its due ``wake``;
