@@ -69,6 +69,22 @@ def rows(board: dict[str, BoardEntry | None]) -> dict[str, BoardEntry | None]:
     return {unseq(key): entry for key, entry in board.items()}
 
 
+async def until_a_turn_ended(
+    h: Harness, memory: MemoryBackend, sid: str, before: StoredSession
+) -> None:
+    """Wait (bounded) until storage holds a ``turn/end`` after ``before``, then for the host to
+    be quiet."""
+
+    async def turned() -> bool:
+        loaded = await memory.load(sid)
+        return loaded is not None and any(
+            e.type == "turn/end" for e in loaded.events[len(before.events) :]
+        )
+
+    await wait_until(turned)
+    await settle_quiet(h.host)
+
+
 async def live_delivery(
     h: Harness, memory: MemoryBackend, sid: str, before: StoredSession, due_ms: int
 ) -> tuple[list[Event], StoredSession, list[tuple[str, Notice | None]]]:
@@ -79,14 +95,7 @@ async def live_delivery(
     h.host.sessions.subscribe(lambda o: notified.append((o.key, o.notice)), Notified)
     h.clock.advance((due_ms - h.clock.now_ms()) / 1000)
 
-    async def delivered() -> bool:
-        loaded = await memory.load(sid)
-        return loaded is not None and any(
-            e.type == "turn/end" for e in loaded.events[len(before.events) :]
-        )
-
-    await wait_until(delivered)
-    await settle_quiet(h.host)
+    await until_a_turn_ended(h, memory, sid, before)
     await h.host.close_session(sid)
     after = await memory.load(sid)
     assert after is not None
@@ -242,14 +251,7 @@ async def test_a_due_reminder_of_a_cold_session_is_stored_first_and_its_turn_run
         h.host.sessions.subscribe(lambda o: opened.append(o.session.id), Opened)
         h.clock.advance(60)
 
-        async def turned() -> bool:
-            loaded = await memory.load(sid)
-            return loaded is not None and any(
-                e.type == "turn/end" for e in loaded.events[len(before.events) :]
-            )
-
-        await wait_until(turned)
-        await settle_quiet(h.host)
+        await until_a_turn_ended(h, memory, sid, before)
         assert h.host.cold.stored == 1
         after = await memory.load(sid)
         assert after is not None
