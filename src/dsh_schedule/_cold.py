@@ -61,19 +61,19 @@ def plan_wake(wake: StoredWake, plugin: str) -> DeliveryPlan | None:
         return None
     folded = IncrementalFold(wake.header.owned_from)
     try:
-        steps = folded.steps(events)
+        stored = folded.steps(events)
         laid, followups = _deliver(folded, len(events), wake.now_ms, plugin)
-        steps += folded.steps([*events, *laid])
+        delivered = folded.steps([*events, *laid])
     except ScheduleLogError:
         return None
     notices: list[tuple[str, Notice | None]] = []
-    for event, change, record in steps[len(steps) - _dispatches(laid) :]:
+    for event, change, record in delivered:
         assert isinstance(change, Dispatch)  # the laid events dispatch and do nothing else
         notices.extend(delivery_notices(wake.session_id, folded, event, change, record))
     next_record = earliest(folded.active)
     return DeliveryPlan(
         followups=followups,
-        board=row_changes(wake.board, wanted_rows(folded, kept_deliveries(steps))),
+        board=row_changes(wake.board, wanted_rows(folded, kept_deliveries(stored + delivered))),
         notices=tuple(notices),
         wake_at_ms=None if next_record is None else parse_instant(next_record.scheduled_at),
     )
@@ -102,7 +102,3 @@ def _deliver(
         for offset, (kind, data) in enumerate(dispatches)
     )
     return laid, (followup,)
-
-
-def _dispatches(laid: Sequence[Event]) -> int:
-    return sum(1 for event in laid if event.type == SCHEDULE_CHANGE)

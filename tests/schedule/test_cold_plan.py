@@ -186,12 +186,18 @@ async def test_nothing_due_only_corrects_the_wake(h: Harness, memory: MemoryBack
     assert plan == DeliveryPlan(wake_at_ms=before.wakes[PLUGIN])
 
 
-async def test_a_log_that_owes_a_turn_is_left_to_the_live_owner(
-    h: Harness, memory: MemoryBackend
-) -> None:
+async def due_stretch(h: Harness, memory: MemoryBackend) -> StoredSession:
+    """What storage holds of a cold Session with one reminder, due in a minute."""
     sid = await cold_session(h, memory, [{"prompt": "stretch", "after_seconds": 60}])
     before = await memory.load(sid)
     assert before is not None
+    return before
+
+
+async def test_a_log_that_owes_a_turn_is_left_to_the_live_owner(
+    h: Harness, memory: MemoryBackend
+) -> None:
+    before = await due_stretch(h, memory)
     n = len(before.events)
     owed = Event(seq=n, type="agent/followup", time=0, data={"messageId": "m1", "text": "x"})
     wake = wake_of(before, before.wakes[PLUGIN])
@@ -207,9 +213,7 @@ async def test_a_log_that_owes_a_turn_is_left_to_the_live_owner(
 async def test_a_corrupt_owned_stream_is_left_to_the_live_owner(
     h: Harness, memory: MemoryBackend
 ) -> None:
-    sid = await cold_session(h, memory, [{"prompt": "stretch", "after_seconds": 60}])
-    before = await memory.load(sid)
-    assert before is not None
+    before = await due_stretch(h, memory)
     n = len(before.events)
     bad = Event(seq=n, type="schedule/change", time=0, data={"version": 1, "operation": "nope"})
     wake = wake_of(before, before.wakes[PLUGIN])
