@@ -332,3 +332,46 @@ async def test_proven_prefix_proves_nothing_without_an_identical_stored_prefix(
     with capture_logs() as logs:
         assert await host.persistence.proven_prefix(session) == 0
     assert any(e["event"].startswith("web.history_") for e in logs)
+
+
+class _HeldAppends(MemoryBackend):
+    """A memory backend whose next append waits (stored only once released)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.held = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append(self, write: Write) -> None:
+        if self.hold:
+            self.hold = False
+            self.held.set()
+            await self.release.wait()
+        await super().append(write)
+
+
+async def test_a_flush_cancelled_mid_write_lets_the_next_one_read_what_that_write_stored(clock):
+    # A flush whose caller is cancelled (an eviction or a close stopped) leaves its write under
+    # way; the next flush must not read storage before that write settles, or it would write
+    # the same events again and conflict with it.
+    backend = _HeldAppends()
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
+        session = host.sessions.create()
+        session.append("user/message", {"text": "one"})
+        assert await host.sessions.flush(session) is True
+        session.append("user/message", {"text": "two"})
+        backend.hold = True
+        first = asyncio.create_task(host.sessions.flush(session))
+        await backend.held.wait()
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        second = asyncio.create_task(host.sessions.flush(session))
+        await asyncio.sleep(0)
+        assert not second.done()  # it waits for the write under way
+        backend.release.set()
+        with capture_logs() as logs:
+            assert await second is True
+        await assert_identical_prefix(host, session)
+        assert not [e for e in logs if e["log_level"] in ("warning", "error")]
