@@ -60,6 +60,8 @@ class ColdPlans:
         now_ms: Callable[[], int],
     ) -> None:
         self.backend = backend
+        #: Several hosts share this backend: the resume path (which takes the lease) delivers.
+        self.shared = leases_of(backend) is not None
         self.sessions = sessions
         self._answers = answers
         self._ask = ask
@@ -73,7 +75,7 @@ class ColdPlans:
         """Store the plan of the due ``keys`` of the cold ``session_id``; ``False`` when there is
         none to store (the caller resumes the Session instead)."""
         plugins = {plugin for _, plugin, _ in keys}
-        if len(plugins) != 1 or TURNS_WAKE in plugins or leases_of(self.backend) is not None:
+        if len(plugins) != 1 or TURNS_WAKE in plugins or self.shared:
             return False
         (plugin,) = plugins
         if not self._answers(plugin):

@@ -71,16 +71,19 @@ class WakeService:
         max_segment: float = 60.0,
         batch: int = 1024,
         concurrency: int = 16,
+        plan_concurrency: int = 256,
         settler: Settler | None = None,
         shared: bool = False,
         plan: Callable[[str, list[DueWake]], Awaitable[bool]] | None = None,
     ) -> None:
         """``shared``: other hosts file wakes in the same index, so the service never stops
         looking (a pass at least every ``max_segment`` seconds, even with nothing standing).
-        ``concurrency``: how many cold Sessions are resumed at once. ``settler``: makes the
-        Sessions this service woke cold again once they are quiet, and bounds how many of them
-        are live (resumes wait for room). ``plan``: stores a cold Session's due entries without
-        making it live (:meth:`~._cold.ColdPlans.deliver`); ``False`` and the Session is resumed."""
+        ``concurrency``: how many cold Sessions are resumed at once; ``plan_concurrency``: how
+        many plans are read and stored at once (they share reads and commits). ``settler``:
+        makes the Sessions this service woke cold again once they are quiet, and bounds how many
+        of them are live (resumes wait for room). ``plan``: stores a cold Session's due entries
+        without making it live (:meth:`~._cold.ColdPlans.deliver`); ``False`` and the Session is
+        resumed."""
         self.backend, self.sessions, self.clock = backend, sessions, clock
         self._plan = plan
         self.shared = shared
@@ -89,6 +92,7 @@ class WakeService:
         #: How many due entries one index query reads (the page grows past skipped ones).
         self.batch = batch
         self.concurrency = concurrency
+        self.plan_concurrency = plan_concurrency
         self.settler = settler
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
@@ -234,6 +238,15 @@ class WakeService:
             if self._claimable(row, now, candidates):
                 due.setdefault(session_id, []).append(row)
         gate = asyncio.Semaphore(self.concurrency)
+        planning = asyncio.Semaphore(self.plan_concurrency)
+        unplanned: list[tuple[str, list[DueWake]]] = []
+
+        async def plan(session_id: str, keys: list[DueWake]) -> None:
+            async with planning:
+                if self._closed or self._paused or self.sessions.get(session_id) is not None:
+                    return
+                if not await self._planned(session_id, keys):
+                    unplanned.append((session_id, keys))
 
         async def claim(session_id: str, keys: list[DueWake]) -> None:
             async with gate:
@@ -258,6 +271,12 @@ class WakeService:
             # Hosts sharing the index read the same page: each takes it in an order of its own,
             # so they do not race for the same Sessions in lockstep.
             random.shuffle(claims)
+        if self._plan is not None:
+            # Plans first (cheap, no Session made live), then what has none: the turns they owe
+            # and the Sessions whose plugin answered no plan are resumed once the plans of this
+            # page are stored, so a herd's dispatches never wait behind its follow-up turns.
+            await asyncio.gather(*(plan(sid, keys) for sid, keys in claims))
+            claims = unplanned
         await asyncio.gather(*(claim(sid, keys) for sid, keys in claims))
         if self._closed or self._paused:
             return None
@@ -303,10 +322,8 @@ class WakeService:
         return False
 
     async def _attempt(self, session_id: str, keys: list[DueWake]) -> bool:
-        """Store the plan of ``session_id``'s due ``keys``, or else resume it for them; ``False``
-        (backed off) when that failed."""
-        if self._plan is not None and await self._planned(session_id, keys):
-            return True
+        """Resume ``session_id`` for its due ``keys``; ``False`` (backed off) when that
+        failed."""
         try:
             await self._resume(session_id)
         except KeyError as exc:
