@@ -22,6 +22,7 @@ from .persistence import (
     OutboxStatus,
     SessionCursor,
     SessionRow,
+    Settlement,
     StorageError,
     Write,
     session_count,
@@ -212,6 +213,9 @@ class FaultInjectingBackend:
         return await self._outbox().settle_outbox(
             row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error
         )
+
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
+        return await self._outbox().settle_outbox_many(settlements)
 
     async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
         return await self._outbox().outbox_of(session_id)

@@ -151,6 +151,8 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
                 f"http://127.0.0.1:{port}",
                 "--token",
                 TOKEN,
+                "--notify-allow-private",
+                "127.0.0.1",
             ],
             env={"DSH_NOTIFY_URLS": url},
         )

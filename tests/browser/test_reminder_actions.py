@@ -79,7 +79,9 @@ class Channel:
 def channel(tmp_path) -> Iterator[Channel]:
     """``dsh serve`` sending each reminder to a webhook on 127.0.0.1 too."""
     with WebhookReceiver() as hook:
-        running = start_server(tmp_path / "data", extra=["--notify", hook.url()])
+        running = start_server(
+            tmp_path / "data", extra=["--notify", hook.url(), "--notify-allow-private", "127.0.0.1"]
+        )
         try:
             yield Channel(running, hook)
         finally:

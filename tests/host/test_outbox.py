@@ -500,3 +500,95 @@ async def test_without_a_herd_messages_go_at_once(make_world: MakeWorld) -> None
     gate.open.set()
     await wait_for(lambda: len(gate.sent) == 3)
     await world.host.close()
+
+
+class _HeldSettles(SQLiteBackend):
+    """Holds its first batch of settlements until released; records each batch's size."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder)
+        self.batches: list[int] = []
+        self.release = asyncio.Event()
+
+    async def settle_outbox_many(self, settlements):  # type: ignore[no-untyped-def]
+        self.batches.append(len(settlements))
+        if len(self.batches) == 1:
+            await self.release.wait()
+        return await super().settle_outbox_many(settlements)
+
+
+async def _filed(backend: SQLiteBackend, keys: Sequence[str], channel: str) -> None:
+    from dsh_host.conformance import make_header
+
+    await backend.append(
+        Write(
+            "s-many",
+            0,
+            [],
+            make_header("s-many"),
+            outbox=[OutboxChange(PLUGIN, key, notice(), (channel,), T0) for key in keys],
+        )
+    )
+
+
+async def test_sends_that_end_while_a_settle_is_written_are_settled_in_one_write(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    backend = _HeldSettles(tmp_path / "data")
+    await backend.open()
+    keys = [f"r{i}@t" for i in range(12)]
+    await _filed(backend, keys, "hook")
+    hook = Script("hook")
+    sender = OutboxSender(backend, ScriptedChannels(hook), clock, poll_seconds=0.05)
+    sender.start()
+    try:
+        async with asyncio.timeout(10):
+            while len(hook.sent) < len(keys):  # every send ends; the first settle is held
+                await asyncio.sleep(0.01)
+        (first,) = backend.batches  # one write under way, held
+        backend.release.set()
+        async with asyncio.timeout(10):
+            while {r.status for r in await backend.outbox_of("s-many")} != {"delivered"}:
+                await asyncio.sleep(0.01)
+        assert backend.batches == [first, len(keys) - first]
+        assert sorted(m.key.split("/")[2] for m in hook.sent) == sorted(keys)
+    finally:
+        backend.release.set()
+        await sender.stop()
+        await backend.close()
+
+
+async def test_a_send_that_waited_too_long_for_a_thread_is_put_back_not_sent(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    backend = SQLiteBackend(tmp_path / "data")
+    await backend.open()
+    await _filed(backend, ["r1@t", "r2@t"], "mail")
+    gate = threading.Event()
+    mail = Script("mail", dedupes=False)
+    first_started = threading.Event()
+
+    def slow(message: Message, *, timeout: float) -> Outcome:
+        first_started.set()
+        gate.wait(10)
+        return mail(message, timeout=timeout)
+
+    mail_route = ScriptedChannels(mail)
+    mail_route.route = lambda channel_id: Route("mail", "mail", "Scripted", False, slow)  # type: ignore[method-assign]
+    sender = OutboxSender(backend, mail_route, clock, poll_seconds=0.05, threads=1, timeout=1)
+    sender.start()
+    try:
+        await asyncio.to_thread(first_started.wait, 10)
+        # The second waits for the one thread; meanwhile its claim runs down past one send.
+        clock.set_wall(T0 + int(sender.lease_seconds * 1000) - int(sender.send_budget * 1000) + 1)
+        gate.set()
+        async with asyncio.timeout(10):
+            while {r.status for r in await backend.outbox_of("s-many")} != {"delivered"}:
+                await asyncio.sleep(0.01)
+        rows = await backend.outbox_of("s-many")
+        assert sorted(r.attempts for r in rows) == [1, 2]  # put back once, then sent
+        assert len(mail.sent) == 2  # each sent once
+    finally:
+        gate.set()
+        await sender.stop()
+        await backend.close()

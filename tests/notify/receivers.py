@@ -63,6 +63,8 @@ class Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: The client's address and port: one connection's requests share it.
+    peer: tuple[str, int] = ("", 0)
 
     def header(self, name: str) -> str | None:
         wanted = name.lower()
@@ -143,7 +145,11 @@ class _HttpReceiver:
             def _take(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = Request(
-                    self.command, self.path, dict(self.headers.items()), self.rfile.read(length)
+                    self.command,
+                    self.path,
+                    dict(self.headers.items()),
+                    self.rfile.read(length),
+                    (str(self.client_address[0]), int(self.client_address[1])),
                 )
                 with receiver._lock:
                     receiver.requests.append(request)

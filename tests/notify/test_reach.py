@@ -31,7 +31,14 @@ from .receivers import SmtpReceiver, WebhookReceiver
 pytestmark = pytest.mark.slow
 
 SECRET = "s3cr3t-T0KEN-5f1e9"
-FAST = ("--notify-retry-base", "0.3", "--notify-timeout", "1")
+FAST = (
+    "--notify-retry-base",
+    "0.3",
+    "--notify-timeout",
+    "1",
+    "--notify-allow-private",
+    "127.0.0.1",
+)
 
 
 def env_with(*urls: str) -> dict[str, str]:
@@ -214,7 +221,9 @@ async def test_a_host_killed_mid_send_sends_once_after_the_restart(tmp_path: Pat
         [sid] = herd.prompts
         urls = [hook.url(), later.url()]
         first = Served(
-            tmp_path / "data", urls, ("--notify-retry-base", "60", "--notify-timeout", "2")
+            tmp_path / "data",
+            urls,
+            ("--notify-retry-base", "60", "--notify-timeout", "2", "--notify-allow-private", "*"),
         )
         second: Served | None = None
         try:

@@ -32,6 +32,7 @@ from dsh_host.persistence import (
     OutboxClaim,
     OutboxRow,
     PostgresBackend,
+    Settlement,
     SQLiteBackend,
     StorageConflictError,
     Write,
@@ -197,6 +198,43 @@ class OutboxStorage:
                 )
         (row,) = await backend.outbox_of("s1")
         assert (row.status, row.attempts) == ("sending", 1)  # nothing was settled
+
+    async def test_a_batch_of_settlements_is_fenced_one_by_one_and_refused_whole(
+        self, backend: Store
+    ) -> None:
+        await self._created(backend)
+        await backend.append(
+            Write("s1", 1, [], outbox=[filed(k, channels=("email",)) for k in ("a", "b", "c")])
+        )
+        claims = await backend.claim_outbox(AT, 3, "host-a", AT + 10)
+        assert len(claims) == 3
+        a, b, c = sorted((claim.row for claim in claims), key=lambda row: row.key)
+        with pytest.raises(ValueError, match="pending or a final state"):
+            await backend.settle_outbox_many(
+                [Settlement(a, "host-a", "delivered", AT), Settlement(b, "host-a", "sending", AT)]
+            )
+        with pytest.raises(ValueError, match="Settlement"):
+            await backend.settle_outbox_many([a])  # type: ignore[list-item]
+        assert {row.status for row in await backend.outbox_of("s1")} == {"sending"}
+        assert await backend.settle_outbox_many([]) == []
+        answers = await backend.settle_outbox_many(
+            [
+                Settlement(a, "host-a", "delivered", AT + 1),
+                Settlement(b, "host-b", "delivered", AT + 1),  # not its claim
+                Settlement(c, "host-a", "pending", AT + 1, next_ms=AT + 500, error="503"),
+            ]
+        )
+        assert list(answers) == [True, False, True]
+        rows = {row.key: row for row in await backend.outbox_of("s1")}
+        assert (rows["a"].status, rows["b"].status) == ("delivered", "sending")
+        assert (rows["c"].status, rows["c"].next_ms, rows["c"].error) == (
+            "pending",
+            AT + 500,
+            "503",
+        )
+        assert list(await backend.settle_outbox_many([Settlement(a, "host-a", "failed", AT)])) == [
+            False  # settled already
+        ]
 
     async def test_an_id_no_store_holds_lists_nothing_and_settles_nothing(
         self, backend: Store

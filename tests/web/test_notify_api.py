@@ -131,7 +131,11 @@ def _hook_url(receiver: Receiver) -> str:
 async def notify_host(
     clock: ManualClock, tmp_path: Path, receiver: Receiver
 ) -> AsyncIterator[LiveHost]:
-    channels = Channels(parse_channels([_hook_url(receiver)]), push_folder=tmp_path / "webpush")
+    channels = Channels(
+        parse_channels([_hook_url(receiver)]),
+        push_folder=tmp_path / "webpush",
+        allow_private=["127.0.0.1"],
+    )
     channels.open_push()
     async with LiveHost(
         backend=SQLiteBackend(tmp_path / "data"),
@@ -373,7 +377,11 @@ async def test_a_test_notification_reaches_every_channel_and_says_what_happened(
 async def test_web_push_is_off_without_a_public_url(
     clock: ManualClock, tmp_path: Path, receiver: Receiver
 ) -> None:
-    channels = Channels(parse_channels([_hook_url(receiver)]), push_folder=tmp_path / "webpush")
+    channels = Channels(
+        parse_channels([_hook_url(receiver)]),
+        push_folder=tmp_path / "webpush",
+        allow_private=["127.0.0.1"],
+    )
     channels.open_push()
     async with (
         LiveHost(backend=SQLiteBackend(tmp_path / "data"), clock=clock, channels=channels) as host,

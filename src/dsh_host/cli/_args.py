@@ -407,6 +407,14 @@ def _serve(serve: argparse.ArgumentParser) -> None:
         "to an hour (default: 30)",
     )
     serve.add_argument(
+        "--notify-allow-private",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let webhooks reach HOST although it is (or resolves to) a loopback, private or "
+        "link-local address, refused otherwise; repeat for more hosts, '*' allows every host",
+    )
+    serve.add_argument(
         "--log-level",
         default=DEFAULT_LOG_LEVEL,
         choices=("debug", "info", "warning", "error"),

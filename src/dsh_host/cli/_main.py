@@ -847,7 +847,12 @@ def channels_of(args: argparse.Namespace) -> Channels | None:
     if not args.channels and push_folder is None:
         return None
     subject = args.public_url if str(args.public_url).startswith("https:") else PUSH_SUBJECT
-    channels = Channels(args.channels, push_folder=push_folder, push_subject=subject)
+    channels = Channels(
+        args.channels,
+        push_folder=push_folder,
+        push_subject=subject,
+        allow_private=args.notify_allow_private,
+    )
     channels.open_push()
     return channels
 

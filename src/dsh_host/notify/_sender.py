@@ -5,9 +5,17 @@ writes them to the outbox with the events that caused them, one entry per config
 (:class:`Channels` names them). :class:`OutboxSender` runs beside the host's loop:
 
 * It claims due entries (:meth:`~dsh_host.persistence.OutboxBackend.claim_outbox`) up to its
-  free send slots, for a claim that lasts :attr:`OutboxSender.lease_seconds` (three send
-  timeouts): a host that dies mid-send leaves the entry to whoever claims it after that. Each
-  send runs in a worker thread (the loop is never blocked by one), at most ``concurrency`` at once.
+  free send slots, for a claim that lasts :attr:`OutboxSender.lease_seconds` (six send
+  timeouts: room to wait for a thread, then the send): a host that dies mid-send leaves the
+  entry to whoever claims it after that. At most ``concurrency`` sends run at once. A JSON
+  webhook is sent on the loop through one pooled HTTP client (:mod:`._webhook`: apprise's
+  request without apprise's connection per message); every other channel runs apprise (or
+  pywebpush) in one of ``threads`` worker threads, so the loop is never blocked by one, and a
+  send that waited so long for a thread that its claim would not outlast it is not sent but
+  put back (``pending``, due at once).
+* It settles what came to an end in batches: one durable write for every send settled while
+  the previous write was under way (:meth:`~dsh_host.persistence.OutboxBackend.
+  settle_outbox_many`).
 * It settles each with what happened: ``delivered``; ``failed`` with a plain reason (refused,
   given up, superseded); ``unknown`` when the request may have arrived and the channel cannot drop
   a repeat; or ``pending`` again after a jittered back-off (about 30 s doubling to an hour, or
@@ -32,7 +40,7 @@ import contextlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,10 +50,12 @@ import structlog
 
 from dsh_hookspecs import Clock, TaskSet
 
-from ..persistence import OutboxBackend, OutboxClaim, OutboxRow, idempotency_key
+from ..persistence import OutboxBackend, OutboxClaim, OutboxRow, Settlement, idempotency_key
 from ..persistence import OutboxStatus as Status
 from ._channels import Channel
+from ._guard import AddressPolicy
 from ._send import Message, Outcome, send
+from ._webhook import PreparedWebhook, Webhooks, prepare
 from ._webpush import PushKeys, Subscription, Subscriptions, send_push
 
 _Settled = tuple[Status, int | None, str | None]
@@ -90,6 +100,12 @@ class Sending(Protocol):
     def __call__(self, message: Message, *, timeout: float) -> Outcome: ...
 
 
+class AsyncSending(Protocol):
+    """One way of sending on a channel on the host's loop (a pooled HTTP client)."""
+
+    def __call__(self, message: Message, *, timeout: float) -> Awaitable[Outcome]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """A channel the sender can send on: what people see of it, and how to send."""
@@ -99,6 +115,8 @@ class Route:
     service: str
     dedupes: bool
     send: Sending
+    #: Sends on the loop instead (then ``send`` is not used by the outbox).
+    send_async: AsyncSending | None = None
 
 
 class Channels:
@@ -111,8 +129,14 @@ class Channels:
         *,
         push_folder: Path | None = None,
         push_subject: str = "mailto:dsh@localhost",
+        allow_private: Iterable[str] = (),
     ) -> None:
+        """``allow_private``: the hosts a webhook may reach although they are loopback or
+        private addresses (``*``: every host; see :mod:`._guard`)."""
         self.configured: tuple[Channel, ...] = tuple(channels)
+        #: The pooled client JSON webhooks are sent on (see :mod:`._webhook`).
+        self.webhooks = Webhooks(AddressPolicy.of(allow_private))
+        self._prepared: dict[str, PreparedWebhook | None] = {}
         self._by_id: dict[str, Channel] = {channel.id: channel for channel in self.configured}
         self.push_keys: PushKeys | None = None
         self.subscriptions: Subscriptions | None = None
@@ -140,6 +164,7 @@ class Channels:
                 channel.service,
                 channel.dedupes,
                 lambda message, *, timeout: send(channel, message, timeout=timeout),
+                self._webhook_sender(channel),
             )
         if self.subscriptions is None or self.push_keys is None:
             return None
@@ -147,6 +172,23 @@ class Channels:
         if sub is None:
             return None
         return Route(sub.id, sub.label, "Web Push", True, self._push_sender(sub))
+
+    def _webhook_sender(self, channel: Channel) -> AsyncSending | None:
+        if channel.id not in self._prepared:
+            self._prepared[channel.id] = prepare(channel)
+        hook = self._prepared[channel.id]
+        if hook is None:
+            return None
+        webhooks = self.webhooks
+
+        def sending(message: Message, *, timeout: float) -> Awaitable[Outcome]:
+            return webhooks.send(hook, channel, message, timeout=timeout)
+
+        return sending
+
+    async def aclose(self) -> None:
+        """Close the pooled connections (the sender stopped)."""
+        await self.webhooks.aclose()
 
     def _push_sender(self, sub: Subscription) -> Sending:
         keys, subject = self.push_keys, self._push_subject
@@ -206,7 +248,8 @@ class OutboxSender:
         clock: Clock,
         *,
         public_url: str | None = None,
-        concurrency: int = 8,
+        concurrency: int = 64,
+        threads: int = 8,
         timeout: float = 10.0,
         poll_seconds: float = 2.0,
         retry_base: float = RETRY_BASE_SECONDS,
@@ -224,13 +267,22 @@ class OutboxSender:
         self.public_url = public_url
         self.concurrency = concurrency
         self.timeout = timeout
-        self.lease_seconds = timeout * 3
+        #: The longest one send can take (apprise gives up on an attempt after three timeouts).
+        self.send_budget = timeout * 3
+        #: A claim lasts two sends: one waiting for a thread, then the send itself.
+        self.lease_seconds = self.send_budget * 2
         self.poll_seconds = poll_seconds
         self.retry_base = retry_base
         self.owner = owner or f"sender-{uuid.uuid4().hex[:12]}"
         self._kicked = asyncio.Event()
         self._busy = 0
-        self._threads = ThreadPoolExecutor(concurrency, thread_name_prefix="dsh-outbox")
+        #: Sends through apprise (blocking) run on this many threads; the rest on the loop.
+        self.threads = threads
+        self._threads = ThreadPoolExecutor(threads, thread_name_prefix="dsh-outbox")
+        self._thread_slots = asyncio.Semaphore(threads)
+        #: Settlements waiting for the next batch write, and the task writing them.
+        self._settling: list[tuple[Settlement, asyncio.Future[bool]]] = []
+        self._settler: asyncio.Task[None] | None = None
         self._sends = TaskSet("outbox.send")
         self._loop_task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -248,6 +300,7 @@ class OutboxSender:
             await self._loop_task
         await self._sends.join()
         self._threads.shutdown(wait=True)
+        await self.channels.aclose()
 
     def kick(self) -> None:
         """Entries were filed: look for due ones now."""
@@ -282,12 +335,11 @@ class OutboxSender:
         if free <= 0:
             return 0
         now = self.clock.now_ms()
-        claims = await self.backend.claim_outbox(
-            now, free, self.owner, now + int(self.lease_seconds * 1000)
-        )
+        until = now + int(self.lease_seconds * 1000)
+        claims = await self.backend.claim_outbox(now, free, self.owner, until)
         for claim in claims:
             self._busy += 1
-            self._sends.spawn(self._settle(claim))
+            self._sends.spawn(self._settle(claim, until))
         return len(claims)
 
     async def _wait(self) -> None:
@@ -308,13 +360,13 @@ class OutboxSender:
             await asyncio.wait_for(self._kicked.wait(), max(delay, MIN_WAIT_SECONDS))
 
     # -- one entry ------------------------------------------------------------------------------
-    async def _settle(self, claim: OutboxClaim) -> None:
+    async def _settle(self, claim: OutboxClaim, until: int) -> None:
         row = claim.row
         try:
-            status, next_ms, error = await self._attempt(claim)
+            status, next_ms, error = await self._attempt(claim, until)
             now = self.clock.now_ms()
-            settled = await self.backend.settle_outbox(
-                row, self.owner, status=status, now_ms=now, next_ms=next_ms, error=error
+            settled = await self._settled(
+                Settlement(row, self.owner, status, now, next_ms=next_ms, error=error)
             )
             log.info(
                 "outbox.settled" if settled else "outbox.claim_lost",
@@ -338,7 +390,33 @@ class OutboxSender:
             self._busy -= 1
             self._kicked.set()
 
-    async def _attempt(self, claim: OutboxClaim) -> _Settled:
+    async def _settled(self, settlement: Settlement) -> bool:
+        """Record ``settlement`` with the others that came to an end meanwhile: one write per
+        batch (:meth:`~dsh_host.persistence.OutboxBackend.settle_outbox_many`)."""
+        settled: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._settling.append((settlement, settled))
+        if self._settler is None:
+            self._settler = asyncio.get_running_loop().create_task(self._write_settlements())
+        return await settled
+
+    async def _write_settlements(self) -> None:
+        try:
+            while self._settling:
+                batch, self._settling = self._settling, []
+                try:
+                    answers = await self.backend.settle_outbox_many([each for each, _ in batch])
+                except Exception as exc:
+                    for _, settled in batch:
+                        if not settled.done():
+                            settled.set_exception(exc)
+                    continue
+                for (_, settled), answer in zip(batch, answers, strict=True):
+                    if not settled.done():
+                        settled.set_result(answer)
+        finally:
+            self._settler = None
+
+    async def _attempt(self, claim: OutboxClaim, until: int) -> _Settled:
         """``(status, next_ms, error)`` of one claimed entry."""
         row = claim.row
         route = self.channels.route(row.channel)
@@ -349,11 +427,18 @@ class OutboxSender:
         if claim.ambiguous and not route.dedupes:
             return "unknown", None, "the host stopped during the send; not sent again"
         message = message_of(row, self.public_url)
-        loop = asyncio.get_running_loop()
         try:
-            outcome = await loop.run_in_executor(
-                self._threads, lambda: route.send(message, timeout=self.timeout)
-            )
+            if route.send_async is not None:
+                outcome = await route.send_async(message, timeout=self.timeout)
+            else:
+                async with self._thread_slots:
+                    if self.clock.now_ms() + self.send_budget * 1000 > until:
+                        # It waited for a thread: the rest of its claim may not outlast the
+                        # send (another host would take it over mid-send). Not sent; again soon.
+                        return "pending", self.clock.now_ms(), "waited for a free sender"
+                    outcome = await asyncio.get_running_loop().run_in_executor(
+                        self._threads, lambda: route.send(message, timeout=self.timeout)
+                    )
         except Exception as exc:  # a channel library failing in a way it should not
             outcome = Outcome(status="retry", reason=f"the sender failed ({type(exc).__name__})")
         if outcome.gone:
@@ -395,9 +480,12 @@ class OutboxSender:
                 title=title, body=body, key=f"test/{route.id}/{now}", at_ms=now, link=None
             )
             try:
-                results[route.id] = await loop.run_in_executor(
-                    self._threads, lambda: route.send(message, timeout=self.timeout)
-                )
+                if route.send_async is not None:
+                    results[route.id] = await route.send_async(message, timeout=self.timeout)
+                else:
+                    results[route.id] = await loop.run_in_executor(
+                        self._threads, lambda: route.send(message, timeout=self.timeout)
+                    )
             except Exception as exc:
                 results[route.id] = Outcome(
                     status="failed", reason=f"the sender failed ({type(exc).__name__})"

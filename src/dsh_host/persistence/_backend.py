@@ -92,6 +92,7 @@ from ._outbox import (
     STATUSES,
     OutboxClaim,
     OutboxRow,
+    Settlement,
     decode_notice,
 )
 from ._write import BOARD_KIND, INT64_MAX, Write, check_int64
@@ -403,6 +404,20 @@ def check_settle(
     plain = " ".join(error.replace("\x00", " ").split())
     plain = plain.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate is stored
     return plain[:ERROR_MAX_CHARS]
+
+
+def checked_settlement(each: object) -> str | None:
+    """:func:`check_settle` of one :class:`~._outbox.Settlement`: the ``error`` to store."""
+    if not isinstance(each, Settlement):
+        raise ValueError(f"settle needs a Settlement, got {type(each).__name__}")  # noqa: TRY004
+    return check_settle(
+        each.row,
+        each.owner,
+        status=each.status,
+        now_ms=each.now_ms,
+        next_ms=each.next_ms,
+        error=each.error,
+    )
 
 
 def claimed(row: OutboxRow, now_ms: int) -> OutboxClaim:

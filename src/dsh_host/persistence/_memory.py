@@ -34,9 +34,9 @@ from ._backend import (
     check_page_limit,
     check_position,
     check_session_cursor,
-    check_settle,
+    checked_settlement,
 )
-from ._outbox import OutboxClaim, OutboxRow, Status, decode_notice
+from ._outbox import OutboxClaim, OutboxRow, Settlement, Status, decode_notice
 from ._transfer import ImportConflictError, ImportCounts, ImportedSession, same_content
 from ._write import EncodedNotice, Write
 
@@ -340,17 +340,27 @@ class MemoryBackend:
         next_ms: int | None = None,
         error: str | None = None,
     ) -> bool:
+        (settled,) = await self.settle_outbox_many(
+            [Settlement(row, owner, status, now_ms, next_ms, error)]
+        )
+        return settled
+
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
         self._require_open()
-        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
+        errors = [checked_settlement(each) for each in settlements]
+        return [self._settle(each, error) for each, error in zip(settlements, errors, strict=True)]
+
+    def _settle(self, each: Settlement, error: str | None) -> bool:
+        row = each.row
         stored = self._outbox.get((row.session_id, row.plugin, row.key, row.channel))
-        if stored is None or stored.row.status != "sending" or stored.claimed_by != owner:
+        if stored is None or stored.row.status != "sending" or stored.claimed_by != each.owner:
             return False
         stored.row = dataclasses.replace(
             stored.row,
-            status=status,
-            next_ms=stored.row.next_ms if next_ms is None else next_ms,
+            status=each.status,
+            next_ms=stored.row.next_ms if each.next_ms is None else each.next_ms,
             error=error,
-            updated_ms=now_ms,
+            updated_ms=each.now_ms,
         )
         stored.claimed_by = stored.claim_until_ms = None
         return True

@@ -46,6 +46,7 @@ __all__ = [
     "OutboxChange",
     "OutboxClaim",
     "OutboxRow",
+    "Settlement",
     "Status",
     "check_notice",
     "check_notice_key",
@@ -111,6 +112,19 @@ class OutboxClaim:
 
     row: OutboxRow
     ambiguous: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """What one claimed entry came to (:meth:`OutboxBackend.settle_outbox_many`): the arguments
+    of :meth:`OutboxBackend.settle_outbox`, as one value."""
+
+    row: OutboxRow
+    owner: str
+    status: Status
+    now_ms: int
+    next_ms: int | None = None
+    error: str | None = None
 
 
 def idempotency_key(session_id: str, plugin: str, key: str, channel: str) -> str:
@@ -222,6 +236,12 @@ class OutboxBackend(Protocol):
         with ``next_ms`` for a retry, or a final state), ``error`` cut to
         :data:`ERROR_MAX_CHARS`. Fenced: ``False`` (and nothing written) unless the entry is
         still ``sending`` under ``owner``'s claim."""
+        ...
+
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
+        """:meth:`settle_outbox` for each of ``settlements`` in one durable write (one
+        transaction), each fenced alone; the answers in order. A settlement with bad arguments
+        raises ``ValueError`` before anything is written."""
         ...
 
     async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:

@@ -74,13 +74,13 @@ from .._backend import (
     check_claim,
     check_page_limit,
     check_session_cursor,
-    check_settle,
+    checked_settlement,
     claimed,
     decode_board_rows,
     outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxClaim, OutboxRow, Status
+from .._outbox import OutboxClaim, OutboxRow, Settlement, Status
 from .._transfer import ImportCounts, ImportedSession, logged
 from .._write import Write
 from .._writes import Request, append_request, delete_request
@@ -646,26 +646,41 @@ class PostgresBackend:
         next_ms: int | None = None,
         error: str | None = None,
     ) -> bool:
+        (settled,) = await self.settle_outbox_many(
+            [Settlement(row, owner, status, now_ms, next_ms, error)]
+        )
+        return settled
+
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
         self._require_open()
-        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
-        if _has_nul(row.session_id, row.plugin, row.key, row.channel, owner):
-            return False  # PostgreSQL text cannot hold NUL, so no such entry is stored
-        params = {
-            "status": status,
-            "next": next_ms,
-            "error": error,
-            "now": now_ms,
-            "sid": row.session_id,
-            "plugin": row.plugin,
-            "key": row.key,
-            "channel": row.channel,
-            "owner": owner,
-        }
+        errors = [checked_settlement(each) for each in settlements]
+        params = [
+            None
+            if _has_nul(e.row.session_id, e.row.plugin, e.row.key, e.row.channel, e.owner)
+            else {
+                "status": e.status,
+                "next": e.next_ms,
+                "error": error,
+                "now": e.now_ms,
+                "sid": e.row.session_id,
+                "plugin": e.row.plugin,
+                "key": e.row.key,
+                "channel": e.row.channel,
+                "owner": e.owner,
+            }
+            for e, error in zip(settlements, errors, strict=True)
+        ]
+        if not any(params):
+            return [False] * len(params)  # PostgreSQL text cannot hold NUL: no such entry
 
-        async def settle(conn: Connection) -> bool:
-            return (await conn.execute(OUTBOX_SETTLE_SQL, params)).rowcount == 1
+        async def settle(conn: Connection) -> list[bool]:
+            async with conn.transaction():
+                return [
+                    one is not None and (await conn.execute(OUTBOX_SETTLE_SQL, one)).rowcount == 1
+                    for one in params
+                ]
 
-        return await self._borrow(settle, "settle an outbox entry")
+        return await self._borrow(settle, "settle outbox entries")
 
     async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
         self._require_open()

@@ -80,13 +80,13 @@ from .._backend import (
     check_claim,
     check_page_limit,
     check_session_cursor,
-    check_settle,
+    checked_settlement,
     claimed,
     decode_board_rows,
     outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxClaim, OutboxRow, Status
+from .._outbox import OutboxClaim, OutboxRow, Settlement, Status
 from .._transfer import ImportCounts, ImportedSession, logged
 from .._write import Write
 from .._writes import Outcomes, Request, append_request, delete_request
@@ -784,18 +784,15 @@ class SQLiteBackend:
         next_ms: int | None = None,
         error: str | None = None,
     ) -> bool:
-        error = check_settle(row, owner, status=status, now_ms=now_ms, next_ms=next_ms, error=error)
-        params = (
-            status,
-            next_ms,
-            error,
-            now_ms,
-            row.session_id,
-            row.plugin,
-            row.key,
-            row.channel,
-            owner,
+        (settled,) = await self.settle_outbox_many(
+            [Settlement(row, owner, status, now_ms, next_ms, error)]
         )
+        return settled
+
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
+        params = [_settle_params(each, checked_settlement(each)) for each in settlements]
+        if not params:
+            return []
         return await self._call(lambda: self._settle_sync(params))
 
     async def outbox_of(self, session_id: str) -> Sequence[OutboxRow]:
@@ -834,11 +831,20 @@ class SQLiteBackend:
             raise self._file.mapped(exc, "claim outbox entries") from exc
         return claims
 
-    def _settle_sync(self, params: tuple[object, ...]) -> bool:
-        try:  # one statement: its own transaction
-            return self._connection().execute(_OUTBOX_SETTLE_SQL, params).rowcount == 1
+    def _settle_sync(self, params: list[tuple[object, ...]]) -> list[bool]:
+        """One write transaction on the writer's connection (between two batches)."""
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                settled = [conn.execute(_OUTBOX_SETTLE_SQL, one).rowcount == 1 for one in params]
+                conn.execute("COMMIT")
+            except BaseException:
+                rollback(conn)
+                raise
         except sqlite3.Error as exc:
-            raise self._file.mapped(exc, "settle an outbox entry") from exc
+            raise self._file.mapped(exc, "settle outbox entries") from exc
+        return settled
 
     def _outbox_of_sync(self, session_id: str) -> list[OutboxRow]:
         try:
@@ -856,6 +862,21 @@ class SQLiteBackend:
 
     def _outbox_row(self, columns: Sequence[object]) -> OutboxRow | None:
         return outbox_row(columns, path=str(self._path))
+
+
+def _settle_params(each: Settlement, error: str | None) -> tuple[object, ...]:
+    row = each.row
+    return (
+        each.status,
+        each.next_ms,
+        error,
+        each.now_ms,
+        row.session_id,
+        row.plugin,
+        row.key,
+        row.channel,
+        each.owner,
+    )
 
 
 def _present(*values: object) -> list[object]:
