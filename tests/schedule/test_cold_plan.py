@@ -3,6 +3,7 @@ dispatches, notices, board rows and next wake, from what storage holds of a cold
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -90,9 +91,12 @@ async def live_delivery(
 ) -> tuple[list[Event], StoredSession, list[tuple[str, Notice | None]]]:
     """Let the host deliver the due reminder the old way (resume, live owner), and return the
     events the delivery appended (``session/end-seed`` and the turn left out), the store, and
-    the notices the live owner filed."""
+    the notices the live owner filed in that Session (another one due meanwhile, a fork's
+    parent, files its own)."""
     notified: list[tuple[str, Notice | None]] = []
-    h.host.sessions.subscribe(lambda o: notified.append((o.key, o.notice)), Notified)
+    h.host.sessions.subscribe(
+        lambda o: notified.append((o.key, o.notice)) if o.session.id == sid else None, Notified
+    )
     h.clock.advance((due_ms - h.clock.now_ms()) / 1000)
 
     await until_a_turn_ended(h, memory, sid, before)
@@ -269,4 +273,57 @@ async def test_a_due_reminder_of_a_cold_session_is_stored_first_and_its_turn_run
         assert opened == [sid]  # made live once: for the turn the plan owed
         assert "dsh.turns" not in after.wakes
     finally:
+        await h.host.close()
+
+
+class _HeldPlanWrite(MemoryBackend):
+    """Holds the first write that carries a follow-up (the plan's) until released."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append(self, write: Any) -> None:
+        if not self.held.is_set() and any(e.type == "agent/followup" for e in write.events):
+            self.held.set()
+            await self.release.wait()
+        await super().append(write)
+
+
+async def test_a_session_opened_while_its_plan_is_stored_dispatches_once() -> None:
+    memory = _HeldPlanWrite()
+    h = await make_harness(config={"cold_delivery": True}, backend=memory)
+    try:
+        sid = await cold_session(h, memory, [{"prompt": "stretch", "after_seconds": 60}])
+        before = await memory.load(sid)
+        assert before is not None
+        h.clock.advance(60)
+        await asyncio.wait_for(memory.held.wait(), 5)  # the plan's write is under way
+        opening = asyncio.create_task(h.host.resume_session(sid))  # a person opens it
+        await asyncio.sleep(0)
+        assert not opening.done()  # it waits for the plan's write
+        memory.release.set()
+        agent = await asyncio.wait_for(opening, 5)
+        # It loaded what the plan stored: the follow-up and its dispatch are in its log.
+        assert [e.type for e in agent.session.events[len(before.events) :]][:2] == [
+            "agent/followup",
+            "schedule/change",
+        ]
+        await until_a_turn_ended(h, memory, sid, before)
+        h.clock.advance(3600)
+        await settle_quiet(h.host)
+        await h.host.close_session(sid)
+        after = await memory.load(sid)
+        assert after is not None
+        dispatches = [
+            e
+            for e in after.events
+            if e.type == "schedule/change" and e.data["operation"] == "dispatch"  # type: ignore[index]
+        ]
+        assert len(dispatches) == 1
+        assert sum(e.type == "turn/start" for e in after.events[len(before.events) :]) == 1
+        assert h.host.cold.stored == 1
+    finally:
+        memory.release.set()
         await h.host.close()
