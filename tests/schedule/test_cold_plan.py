@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 
 from dsh_hookspecs import BoardEntry, DeliveryPlan, Event, Notice, StoredWake
-from dsh_host import Notified, Opened
+from dsh_host import LiveHost, Notified, Opened
+from dsh_host.notify import Message, Outcome
+from dsh_host.notify._sender import Channels, Route
 from dsh_host.persistence import MemoryBackend, StoredSession
-from dsh_host.testing import wait_until
+from dsh_host.testing import ManualClock, wait_until
 from dsh_schedule._cold import owes_turn, plan_wake
 
 from .harness import Harness, make_harness, settle_quiet
@@ -327,3 +329,45 @@ async def test_a_session_opened_while_its_plan_is_stored_dispatches_once() -> No
     finally:
         memory.release.set()
         await h.host.close()
+
+
+class _OneChannel(Channels):
+    """One scripted channel that records what it was asked to send."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[Message] = []
+
+    def ids(self) -> tuple[str, ...]:
+        return ("hook",)
+
+    def route(self, channel_id: str) -> Route | None:
+        def sending(message: Message, *, timeout: float) -> Outcome:
+            del timeout
+            self.sent.append(message)
+            return Outcome("delivered")
+
+        return Route("hook", "hook", "Scripted", True, sending)
+
+
+async def test_a_plans_notice_is_sent_at_once_not_at_the_next_poll(memory: MemoryBackend) -> None:
+    channels = _OneChannel()
+    clock = ManualClock()
+    host = LiveHost(backend=memory, clock=clock, model="scripted", channels=channels)
+    await host.start()
+    try:
+        host.load_plugin("schedule", {"cold_delivery": True})
+        assert host.sender is not None
+        host.sender.poll_seconds = 3600  # only being told can make it look before an hour
+        agent = await host.create_session()
+        value = await agent.execute_tool("schedule_create", {"prompt": "tea", "after_seconds": 60})
+        assert isinstance(value, dict)
+        assert "id" in value
+        await host.close_session(agent.session.id)
+        await wait_until(lambda: not host.wakeups.busy)
+        clock.advance(60)
+        await wait_until(lambda: len(channels.sent) == 1, timeout=5)
+        assert host.cold.stored == 1
+        assert channels.sent[0].title == "Reminder: tea"
+    finally:
+        await host.close()

@@ -56,6 +56,7 @@ class ColdPlans:
         answers: Callable[[str], bool],
         ask: Callable[[str, StoredWake], DeliveryPlan | None],
         outbox: OutboxChanges,
+        filed: Callable[[], None],
         new_id: Callable[[], str],
         now_ms: Callable[[], int],
     ) -> None:
@@ -66,6 +67,8 @@ class ColdPlans:
         self._answers = answers
         self._ask = ask
         self._outbox = outbox
+        #: Tells the outbox's sender that entries were filed (it looks for due ones now).
+        self._filed = filed
         self._new_id = new_id
         self._now_ms = now_ms
         #: Plans stored (a host test's and a bench's count).
@@ -107,6 +110,8 @@ class ColdPlans:
                 )
                 return False
         self.stored += 1
+        if any(change.notice is not None for change in write.outbox):
+            self._filed()
         return True
 
     def _write(self, plugin: str, wake: StoredWake, plan: DeliveryPlan) -> Write:

@@ -130,7 +130,7 @@ class LiveHost:
                 timeout=notify_timeout,
                 retry_base=notify_retry_base,
                 owner=notify_owner,
-                defer=lambda: self.wakeups.busy,
+                defer=lambda: self.wakeups.delivering,
             )
             self.persistence.channels = channels.ids
             self.persistence.outbox_filed = self.sender.kick
@@ -154,6 +154,7 @@ class LiveHost:
             answers=self.plugins.answers_wakes,
             ask=self.plugins.wake_due,
             outbox=self.persistence.outbox_changes,
+            filed=self.persistence.outbox_filed,
             new_id=new_id,
             now_ms=self.clock.now_ms,
         )

@@ -38,7 +38,7 @@ from dsh_hookspecs import BackOff, Clock, TaskSlot, TimerHandle, segment_wait
 
 from .._observations import Detached, WakeChanged
 from ..persistence import Backend, DueWake, SessionLiveElsewhereError
-from ._session import LiveSession, LiveSessionStore, NothingDueError
+from ._session import TURNS_WAKE, LiveSession, LiveSessionStore, NothingDueError
 from ._settle import Settler
 
 log = structlog.get_logger(__name__)
@@ -100,6 +100,8 @@ class WakeService:
         self._armed_for: int | None = None
         self._claims: dict[DueWake, _Claim] = {}
         self._again = False
+        #: Plans and resumes for plugins' entries under way (see :attr:`delivering`).
+        self._delivering = 0
         self._requested: int | None = None
         self._paused = 0
         self._started = False
@@ -117,6 +119,12 @@ class WakeService:
     def busy(self) -> bool:
         """A pass over the due entries is running."""
         return self._slot.busy
+
+    @property
+    def delivering(self) -> bool:
+        """Plugins' due entries are being delivered (planned, or resumed for): not only the
+        owed turns that follow deliveries. The outbox holds back meanwhile."""
+        return self._delivering > 0
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -242,14 +250,14 @@ class WakeService:
         unplanned: list[tuple[str, list[DueWake]]] = []
 
         async def plan(session_id: str, keys: list[DueWake]) -> None:
-            async with planning:
+            async with planning, self._delivery(keys):
                 if self._closed or self._paused or self.sessions.get(session_id) is not None:
                     return
                 if not await self._planned(session_id, keys):
                     unplanned.append((session_id, keys))
 
         async def claim(session_id: str, keys: list[DueWake]) -> None:
-            async with gate:
+            async with gate, self._delivery(keys):
                 settler = self.settler
                 if settler is not None:
                     await settler.reserve()
@@ -367,6 +375,16 @@ class WakeService:
                 self._claim(key).not_before = None
             self._again = True  # the turn it owes is due now: the next pass resumes it
         return planned
+
+    @contextlib.asynccontextmanager
+    async def _delivery(self, keys: list[DueWake]) -> AsyncIterator[None]:
+        """Counts the block in :attr:`delivering` unless ``keys`` are only owed turns."""
+        counted = any(plugin != TURNS_WAKE for _, plugin, _ in keys)
+        self._delivering += counted
+        try:
+            yield
+        finally:
+            self._delivering -= counted
 
     def _claim(self, key: DueWake) -> _Claim:
         claim = self._claims.get(key)

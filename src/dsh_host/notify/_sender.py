@@ -28,7 +28,8 @@ writes them to the outbox with the events that caused them, one entry per config
 
 It wakes when the coordinator filed entries (:meth:`OutboxSender.kick`), at the earliest due
 entry, and every :attr:`OutboxSender.poll_seconds` (entries another host filed). While cold
-delivery is delivering (a herd fell due at once) it holds back, for at most
+delivery is delivering plugins' due entries (a herd fell due at once; not while it only resumes
+the turns those deliveries owe) it holds back, for at most
 :data:`DEFER_SECONDS` and then one send at a time: the deliveries, the durable truth a person
 sees first, are not slowed by their own messages, which follow at full speed.
 """
