@@ -415,6 +415,20 @@ class Serve:
         """SIGTERM, and its exit status."""
         return await asyncio.to_thread(self.proc.terminate, timeout)
 
+    def logged(self, event: str) -> int:
+        """How many log lines of ``event`` the ended process wrote (``host.wake_planned``: the
+        due wakes it delivered by a stored plan, without resuming their Session)."""
+        assert not self.alive()
+        self.proc._pumps_done(10.0)
+        count = 0
+        for line in self.proc.stderr_lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            count += isinstance(entry, dict) and entry.get("event") == event
+        return count
+
     def findings(self) -> list[str]:
         """What the ended process logged that is a finding: an error, an unexpected line."""
         assert not self.alive()

@@ -1,8 +1,9 @@
 """The nine o'clock herd, killed mid-delivery: see :mod:`tests.chaos.herd`.
 
 Many cold Sessions, each with one ``at`` reminder due at the same instant, are delivered by real
-``dsh serve`` processes through the durable wake index. A server is SIGKILLed while it is in
-the middle of the herd (some, not all, dispatches durable: asserted from the store after the
+``dsh serve`` processes through the durable wake index (on SQLite by stored plans, without
+resuming the Sessions: the killed host must have stored some). A server is SIGKILLed while it is
+in the middle of the herd (some, not all, dispatches durable: asserted from the store after the
 kill), and the herd is then finished by its restart (SQLite) or by the other host and the
 restart (PostgreSQL, two hosts). Then, from the store: every Session holds exactly one dispatch,
 none before the due instant, right after its one follow-up; every follow-up reached the model in
@@ -179,9 +180,13 @@ async def test_a_herd_killed_mid_delivery_is_delivered_once_after_the_restart(
     if tab_problems or tabs.failures:
         screen["tabs"] = (tab_problems + tabs.failures)[:8]
     findings = first.findings() + second.findings()
+    planned = (first.logged("host.wake_planned"), second.logged("host.wake_planned"))
+    if not planned[0]:
+        findings.append("the killed host stored no plan: the kill missed the cold plan path")
     figures = {
         "seed": seed,
         "sessions": n,
+        "plans stored by the killed host, by the restart": list(planned),
         "build seconds": round(built_s, 1),
         "listening before the due instant": listening_before_due,
         "killed seconds after the due instant": round(killed_at - herd.due_ms / 1000, 2),

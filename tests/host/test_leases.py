@@ -192,3 +192,92 @@ async def test_a_wake_another_host_files_later_is_found_by_a_host_that_had_none_
         await wait_until(lambda: survivor.sessions.get(sid) is not None, timeout=10)
         assert len(await done_events(survivor, sid)) == 1
         assert waker.resumes == [sid]
+
+
+# -- cold plans under the lease ---------------------------------------------------------------
+
+
+async def _reminder_due_soon(make_host: Callable[..., LiveHost], seconds: int) -> str:
+    """A cold Session whose Schedule reminder falls due in ``seconds``, written by a host that
+    is gone before then."""
+    async with make_host("writer") as writer:
+        writer.load_plugin("schedule", {"cold_delivery": True})
+        agent = await writer.create_session()
+        value = await agent.execute_tool(
+            "schedule_create", {"prompt": "stretch", "after_seconds": seconds}
+        )
+        assert isinstance(value, dict)
+        assert "id" in value, value
+        sid = agent.session.id
+        await writer.close_session(sid)
+    return sid
+
+
+def _dispatches(events: list[object]) -> int:
+    return sum(
+        1
+        for e in events
+        if getattr(e, "type", None) == "schedule/change"
+        and getattr(e, "data", {}).get("operation") == "dispatch"
+    )
+
+
+async def test_a_due_reminder_is_planned_by_exactly_one_of_two_hosts_under_its_lease(
+    make_host: Callable[..., LiveHost],
+) -> None:
+    sid = await _reminder_due_soon(make_host, 1)
+    one, other = make_host("host-1"), make_host("host-2")
+    await asyncio.gather(one.start(), other.start())
+    for host in (one, other):
+        host.load_plugin("schedule", {"cold_delivery": True})
+    try:
+        await wait_until(lambda: one.cold.stored + other.cold.stored == 1, timeout=15)
+
+        async def turned() -> bool:
+            stored = await one.inspect(sid)
+            return stored is not None and any(e.type == "turn/end" for e in stored.events)
+
+        await wait_until(turned, timeout=15)
+        stored = await one.inspect(sid)
+        assert stored is not None
+        assert _dispatches(list(stored.events)) == 1
+        assert one.cold.stored + other.cold.stored == 1
+    finally:
+        await asyncio.gather(one.close(), other.close())
+
+
+class _HeldPlan(PostgresBackend):
+    """Holds the first write carrying a follow-up (a plan's) until released."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.held = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append(self, write):  # type: ignore[no-untyped-def]
+        if not self.held.is_set() and any(e.type == "agent/followup" for e in write.events):
+            self.held.set()
+            await self.release.wait()
+        await super().append(write)
+
+
+async def test_a_resume_that_waited_for_a_plan_keeps_the_lease_the_plan_took(
+    make_host: Callable[..., LiveHost], url: str
+) -> None:
+    sid = await _reminder_due_soon(make_host, 1)
+    backend = _HeldPlan(url, owner="host-1", lease_seconds=30.0)
+    async with LiveHost(backend=backend, model="scripted") as one, make_host("host-2") as other:
+        one.load_plugin("schedule", {"cold_delivery": True})
+        await asyncio.wait_for(backend.held.wait(), 15)  # host 1 is storing the plan
+        assert one.leases is not None
+        assert one.leases.held(sid)
+        opening = asyncio.create_task(one.resume_session(sid))  # a person opens it on host 1
+        await asyncio.sleep(0.05)
+        assert not opening.done()
+        backend.release.set()
+        agent = await asyncio.wait_for(opening, 10)
+        assert one.sessions.get(sid) is agent.session
+        assert one.leases.held(sid)  # the plan left its lease to the Session now live here
+        with pytest.raises(SessionLiveElsewhereError):
+            await other.resume_session(sid)
+        assert _dispatches(list(agent.session.events)) == 1

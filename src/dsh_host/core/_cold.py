@@ -13,9 +13,13 @@ Why a plan is safe to apply: the write is fenced on the stored length it was rea
 grew meanwhile refuses it, :class:`~dsh_host.persistence.StorageConflictError`, and nothing is
 written); the Session is held while it is written (:meth:`~._session.LiveSessionStore.
 writing_cold`: a Session live, being loaded or deleted is not planned, and a resume that starts
-meanwhile waits, then loads what was stored); on a backend several hosts share the plan is not
-used (the resume path takes the lease). Whenever there is no plan (no implementation, ``None``,
-a raise, a malformed plan, a conflict), the Session is resumed as before.
+meanwhile waits, then loads what was stored); on a backend several hosts share, the plan is read
+and stored under the Session's lease, taken as a resume takes it (``SKIP LOCKED``: a Session
+another host holds or is claiming is left to it), so no other host opens or plans it meanwhile
+and the write is fenced on that lease too; the lease is given back once the plan is stored,
+unless a resume on this host waits for the plan (the Session is opened here then, and keeps
+it). Whenever there is no plan (no implementation, ``None``, a raise, a malformed plan, a
+conflict, another host holding the Session), the Session is resumed as before.
 """
 
 from __future__ import annotations
@@ -61,8 +65,8 @@ class ColdPlans:
         now_ms: Callable[[], int],
     ) -> None:
         self.backend = backend
-        #: Several hosts share this backend: the resume path (which takes the lease) delivers.
-        self.shared = leases_of(backend) is not None
+        #: Several hosts share this backend: a plan is read and stored under the Session's lease.
+        self.leases = leases_of(backend)
         self.sessions = sessions
         self._answers = answers
         self._ask = ask
@@ -78,7 +82,7 @@ class ColdPlans:
         """Store the plan of the due ``keys`` of the cold ``session_id``; ``False`` when there is
         none to store (the caller resumes the Session instead)."""
         plugins = {plugin for _, plugin, _ in keys}
-        if len(plugins) != 1 or TURNS_WAKE in plugins or self.shared:
+        if len(plugins) != 1 or TURNS_WAKE in plugins:
             return False
         (plugin,) = plugins
         if not self._answers(plugin):
@@ -86,29 +90,44 @@ class ColdPlans:
         with self.sessions.writing_cold(session_id) as held:
             if not held:
                 return False
-            stored = await self.backend.load(session_id)
-            if stored is None or plugin not in stored.wakes:
-                return False
-            now = self._now_ms()
-            wake = StoredWake(
-                session_id=session_id,
-                header=stored.header,
-                events=stored.events,
-                board={key: e for (p, key), e in stored.board.items() if p == plugin},
-                at_ms=stored.wakes[plugin],
-                now_ms=now,
-            )
-            plan = self._ask(plugin, wake)
-            if plan is None:
-                return False
+            leases = self.leases
+            if leases is None:
+                return await self._deliver(session_id, plugin)
+            if leases.held(session_id):
+                return False  # this host uses it: the live path owns its wakes
+            # Raises SessionLiveElsewhereError while another host holds or claims it.
+            await leases.acquire(session_id, skip_locked=True)
             try:
-                write = self._write(plugin, wake, plan)
-                await self.backend.append(write)
-            except (ValueError, StorageConflictError) as exc:
-                log.warning(
-                    "host.wake_plan_refused", session_id=session_id, plugin=plugin, error=str(exc)
-                )
-                return False
+                return await self._deliver(session_id, plugin)
+            finally:
+                if not self.sessions.awaiting_cold_write(session_id):
+                    await leases.release(session_id)  # else the resume waiting here holds it
+
+    async def _deliver(self, session_id: str, plugin: str) -> bool:
+        """Read, ask and store one plan (the Session held, and leased where hosts share)."""
+        stored = await self.backend.load(session_id)
+        if stored is None or plugin not in stored.wakes:
+            return False
+        now = self._now_ms()
+        wake = StoredWake(
+            session_id=session_id,
+            header=stored.header,
+            events=stored.events,
+            board={key: e for (p, key), e in stored.board.items() if p == plugin},
+            at_ms=stored.wakes[plugin],
+            now_ms=now,
+        )
+        plan = self._ask(plugin, wake)
+        if plan is None:
+            return False
+        try:
+            write = self._write(plugin, wake, plan)
+            await self.backend.append(write)
+        except (ValueError, StorageConflictError) as exc:
+            log.warning(
+                "host.wake_plan_refused", session_id=session_id, plugin=plugin, error=str(exc)
+            )
+            return False
         self.stored += 1
         if any(change.notice is not None for change in write.outbox):
             self._filed()

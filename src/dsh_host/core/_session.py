@@ -280,6 +280,8 @@ class LiveSessionStore(Publisher):
         self._loads: dict[str, list[_Load]] = {}
         #: Sessions the cold path is writing: a load of one waits for the write to end.
         self._cold_writes: dict[str, asyncio.Event] = {}
+        #: Session id -> how many resumes wait for its cold write to end.
+        self._cold_waiters: dict[str, int] = {}
 
     # -- flush listeners (host-internal; subscriptions: Publisher.subscribe) -------------------
     def add_flush_listener(self, listener: FlushListener) -> Callable[[], None]:
@@ -473,7 +475,15 @@ class LiveSessionStore(Publisher):
         while it was read (the caller must not open it)."""
         assert self._loader is not None
         while (written := self._cold_writes.get(session_id)) is not None:
-            await written.wait()  # load what the cold path wrote, never what it read
+            self._cold_waiters[session_id] = self._cold_waiters.get(session_id, 0) + 1
+            try:
+                await written.wait()  # load what the cold path wrote, never what it read
+            finally:
+                left = self._cold_waiters[session_id] - 1
+                if left:
+                    self._cold_waiters[session_id] = left
+                else:
+                    del self._cold_waiters[session_id]
         load = _Load()
         loads = self._loads.setdefault(session_id, [])
         loads.append(load)
@@ -486,6 +496,11 @@ class LiveSessionStore(Publisher):
         if stored is None or load.deleted:
             raise KeyError(session_id)
         return stored
+
+    def awaiting_cold_write(self, session_id: str) -> bool:
+        """A resume of ``session_id`` waits for the cold write under way (it opens the Session
+        here as soon as that write ends: what the write held for it, a lease, is its now)."""
+        return session_id in self._cold_waiters
 
     @contextlib.contextmanager
     def writing_cold(self, session_id: str) -> Iterator[bool]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -100,8 +101,8 @@ class WakeService:
         self._armed_for: int | None = None
         self._claims: dict[DueWake, _Claim] = {}
         self._again = False
-        #: Plans and resumes for plugins' entries under way (see :attr:`delivering`).
-        self._delivering = 0
+        #: The last page held plugins' due entries (see :attr:`delivering`).
+        self._delivering = False
         self._requested: int | None = None
         self._paused = 0
         self._started = False
@@ -122,9 +123,10 @@ class WakeService:
 
     @property
     def delivering(self) -> bool:
-        """Plugins' due entries are being delivered (planned, or resumed for): not only the
-        owed turns that follow deliveries. The outbox holds back meanwhile."""
-        return self._delivering > 0
+        """Plugins' due entries are being delivered (planned, or resumed for), from the first
+        page of a herd to the pass that finds none due: not while only the owed turns that
+        follow deliveries are resumed. The outbox holds back meanwhile."""
+        return self._delivering
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -211,6 +213,7 @@ class WakeService:
             self._again = False
             target = await self._pass()
             again = self._again or (target is not None and target <= self.clock.now_ms())
+        self._delivering = False
         self._slot.release()  # a kick from here on starts a new pass
         requested, self._requested = self._requested, None
         if requested is not None and (target is None or requested < target):
@@ -245,19 +248,21 @@ class WakeService:
                 break  # rows are earliest first: the first future one is the next wake
             if self._claimable(row, now, candidates):
                 due.setdefault(session_id, []).append(row)
+        due_keys = itertools.chain.from_iterable(due.values())
+        self._delivering = any(plugin != TURNS_WAKE for _, plugin, _ in due_keys)
         gate = asyncio.Semaphore(self.concurrency)
         planning = asyncio.Semaphore(self.plan_concurrency)
         unplanned: list[tuple[str, list[DueWake]]] = []
 
         async def plan(session_id: str, keys: list[DueWake]) -> None:
-            async with planning, self._delivery(keys):
+            async with planning:
                 if self._closed or self._paused or self.sessions.get(session_id) is not None:
                     return
                 if not await self._planned(session_id, keys):
                     unplanned.append((session_id, keys))
 
         async def claim(session_id: str, keys: list[DueWake]) -> None:
-            async with gate, self._delivery(keys):
+            async with gate:
                 settler = self.settler
                 if settler is not None:
                     await settler.reserve()
@@ -375,16 +380,6 @@ class WakeService:
                 self._claim(key).not_before = None
             self._again = True  # the turn it owes is due now: the next pass resumes it
         return planned
-
-    @contextlib.asynccontextmanager
-    async def _delivery(self, keys: list[DueWake]) -> AsyncIterator[None]:
-        """Counts the block in :attr:`delivering` unless ``keys`` are only owed turns."""
-        counted = any(plugin != TURNS_WAKE for _, plugin, _ in keys)
-        self._delivering += counted
-        try:
-            yield
-        finally:
-            self._delivering -= counted
 
     def _claim(self, key: DueWake) -> _Claim:
         claim = self._claims.get(key)

@@ -332,8 +332,11 @@ class OutboxSender:
         return 0 if now - self._deferred_since < self.defer_seconds else 1
 
     async def _claim(self) -> int:
-        free = self._slots() - self._busy
-        if free <= 0:
+        slots = self._slots()
+        free = slots - self._busy
+        if free <= 0 or (self._busy and free < slots // 4):
+            # Claim in pages (each claim is a durable write): while sends are under way, wait
+            # until a quarter of the slots is free rather than claiming one entry at a time.
             return 0
         now = self.clock.now_ms()
         until = now + int(self.lease_seconds * 1000)
