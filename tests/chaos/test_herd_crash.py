@@ -1,17 +1,17 @@
 """The nine o'clock herd, killed mid-delivery: see :mod:`tests.chaos.herd`.
 
 Many cold Sessions, each with one ``at`` reminder due at the same instant, are delivered by real
-``dsh serve`` processes through the durable wake index (on SQLite by stored plans, without
-resuming the Sessions: the killed host must have stored some). A server is SIGKILLed while it is
-in the middle of the herd (some, not all, dispatches durable: asserted from the store after the
-kill), and the herd is then finished by its restart (SQLite) or by the other host and the
-restart (PostgreSQL, two hosts). Then, from the store: every Session holds exactly one dispatch,
-none before the due instant, right after its one follow-up; every follow-up reached the model in
-exactly one turn, answered (a turn the kill cut off is closed, never re-run); nothing on disk at
-the kill is lost. And on screen: the delivered board shows each delivered reminder exactly once
-and nothing pending; a page reload of Sessions of every stage at the kill shows one card, one
-reminder turn and its reply; on SQLite, browser tabs held open across the kill and restart
-(event streams resumed with ``Last-Event-ID``) show the same, never twice.
+``dsh serve`` processes through the durable wake index, by stored plans without resuming the
+Sessions (on PostgreSQL each under its Session's lease): the killed host must have stored some. A
+server is SIGKILLed while it is in the middle of the herd (some, not all, dispatches durable:
+asserted from the store after the kill), and the herd is then finished by its restart (SQLite) or
+by the other host and the restart (PostgreSQL, two hosts). Then, from the store: every Session
+holds exactly one dispatch, none before the due instant, right after its one follow-up; every
+follow-up reached the model in exactly one turn, answered (a turn the kill cut off is closed, never
+re-run); nothing on disk at the kill is lost. And on screen: the delivered board shows each
+delivered reminder exactly once and nothing pending; a page reload of Sessions of every stage at
+the kill shows one card, one reminder turn and its reply; on SQLite, browser tabs held open across
+the kill and restart (event streams resumed with ``Last-Event-ID``) show the same, never twice.
 
 ``DSH_HERD_KILL_N`` (default 2000) and ``DSH_HERD_KILL_PG_N`` (default 1000) size the herds;
 ``DSH_HERD_KILL_BOUND`` (default 90 s) bounds the wait for the herd to finish after the kill;
@@ -260,7 +260,11 @@ async def test_a_herd_on_two_hosts_with_one_killed_mid_delivery_is_delivered_onc
                 serve.kill()
     assert restart is not None
     findings = killed.findings() + other.findings() + restart.findings()
+    planned = [serve.logged("host.wake_planned") for serve in (killed, other, restart)]
+    if not planned[0]:
+        findings.append("the killed host stored no plan: the kill missed the cold plan path")
     figures = {
+        "plans stored by the killed host, the other, the restart": planned,
         "seed": seed,
         "sessions": n,
         "build seconds": round(built_s, 1),

@@ -45,6 +45,10 @@ from ._settle import Settler
 log = structlog.get_logger(__name__)
 
 
+#: How many plugins' entries due in one page make a herd (see :attr:`WakeService.delivering`).
+HERD = 64
+
+
 @dataclass(slots=True)
 class _Claim:
     """What the service did with one due entry ``(session, plugin, at_ms)``."""
@@ -123,9 +127,10 @@ class WakeService:
 
     @property
     def delivering(self) -> bool:
-        """Plugins' due entries are being delivered (planned, or resumed for), from the first
-        page of a herd to the pass that finds none due: not while only the owed turns that
-        follow deliveries are resumed. The outbox holds back meanwhile."""
+        """A herd of plugins' due entries is being delivered (planned, or resumed for): from
+        the first page holding at least :data:`HERD` of them to the first that holds fewer.
+        Not while only the owed turns that follow deliveries are resumed, nor for a trickle.
+        The outbox holds back meanwhile."""
         return self._delivering
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -249,7 +254,7 @@ class WakeService:
             if self._claimable(row, now, candidates):
                 due.setdefault(session_id, []).append(row)
         due_keys = itertools.chain.from_iterable(due.values())
-        self._delivering = any(plugin != TURNS_WAKE for _, plugin, _ in due_keys)
+        self._delivering = sum(plugin != TURNS_WAKE for _, plugin, _ in due_keys) >= HERD
         gate = asyncio.Semaphore(self.concurrency)
         planning = asyncio.Semaphore(self.plan_concurrency)
         unplanned: list[tuple[str, list[DueWake]]] = []

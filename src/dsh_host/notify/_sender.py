@@ -367,7 +367,14 @@ class OutboxSender:
     async def _settle(self, claim: OutboxClaim, until: int) -> None:
         row = claim.row
         try:
-            status, next_ms, error = await self._attempt(claim, until)
+            try:
+                status, next_ms, error = await self._attempt(claim, until)
+            finally:
+                # The send is over: its slot is free while its outcome waits for the next
+                # batch write (each write is one fsync; settling before freeing the slot
+                # would bound the sends by the write rate).
+                self._busy -= 1
+                self._kicked.set()
             now = self.clock.now_ms()
             settled = await self._settled(
                 Settlement(row, self.owner, status, now, next_ms=next_ms, error=error)
@@ -390,9 +397,6 @@ class OutboxSender:
                 error=str(exc),
                 error_type=type(exc).__name__,
             )
-        finally:
-            self._busy -= 1
-            self._kicked.set()
 
     async def _settled(self, settlement: Settlement) -> bool:
         """Record ``settlement`` with the others that came to an end meanwhile: one write per

@@ -6,8 +6,9 @@ herd of ten thousand reminders due at nine would reach a webhook over half a min
 parser, so the URL means exactly what it means to apprise: method, credentials, ``+Header``,
 ``-param``, ``:payload`` arguments, ``verify=no``) and each message is then sent as apprise would
 send it (the same payload, headers and query; a test compares the two requests byte for byte)
-through the sender's pooled :class:`httpx.AsyncClient` (:class:`Webhooks`), after its host was
-checked by :class:`~._guard.Resolver` and pinned to the checked address. Redirects are not
+through one pooled :class:`aiohttp.ClientSession` (:class:`Webhooks`), after its host was
+checked by :class:`~._guard.Resolver` and pinned to the checked address (the URL's host kept as
+the ``Host`` header and the TLS server name). Redirects are not
 followed (one could point at an internal address): a 3xx is a failure.
 
 A URL whose request apprise shapes in ways this module does not reproduce (another format than
@@ -16,12 +17,15 @@ plain text, a user without a password) is not prepared (``None``) and goes throu
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlencode
 
-import httpx
+import aiohttp
+import yarl
 from apprise import Apprise, AppriseAsset, NotifyFormat, NotifyType
 from apprise.plugins.custom_json import NotifyJSON
 
@@ -43,8 +47,8 @@ from ._send import (
 __all__ = ["PreparedWebhook", "Webhooks", "prepare", "request_of"]
 
 JSON_SCHEMES: Final = frozenset({"json", "jsons"})
-#: Connections kept open to receivers, across every channel.
-MAX_CONNECTIONS: Final = 64
+#: Connections kept open to receivers, across every channel (more requests wait for one).
+MAX_CONNECTIONS: Final = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,10 @@ def prepare(channel: Channel) -> PreparedWebhook | None:
     user, password = plugin.user, plugin.password
     if user and password is None:
         return None
+    try:
+        f"{user or ''}:{password or ''}".encode("latin-1")
+    except UnicodeEncodeError:
+        return None  # apprise's client decides how such credentials are written
     return PreparedWebhook(
         method=str(plugin.method),
         secure=bool(plugin.secure),
@@ -125,33 +133,31 @@ def request_of(
     return headers, json.dumps(payload).encode()
 
 
-def outcome_of_error(exc: httpx.HTTPError) -> Outcome:
+def outcome_of_error(exc: BaseException) -> Outcome:
     """What a failed request came to: nothing sent (``retry``) or maybe arrived (``unknown``)."""
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout):
+    if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
         return Outcome("retry", COULD_NOT_CONNECT)
-    if isinstance(exc, httpx.TimeoutException):
+    if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
         return Outcome("unknown", TIMED_OUT_AFTER_SEND)
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | OSError):
         return Outcome("unknown", LOST_AFTER_SEND)
     return Outcome("retry", UNREACHABLE)
 
 
 class Webhooks:
-    """Sends prepared webhooks on pooled connections (one client per certificate check)."""
+    """Sends prepared webhooks on pooled connections (one :class:`aiohttp.ClientSession`)."""
 
     def __init__(self, policy: AddressPolicy | None = None) -> None:
         self.resolver = Resolver(policy or AddressPolicy())
-        self._clients: dict[bool, httpx.AsyncClient] = {}
+        self._session: aiohttp.ClientSession | None = None
 
-    def _client(self, verify: bool) -> httpx.AsyncClient:
-        client = self._clients.get(verify)
-        if client is None:
-            limits = httpx.Limits(
-                max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, use_dns_cache=False)
+            self._session = aiohttp.ClientSession(
+                connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",)
             )
-            client = httpx.AsyncClient(verify=verify, limits=limits, follow_redirects=False)
-            self._clients[verify] = client
-        return client
+        return self._session
 
     async def send(
         self, hook: PreparedWebhook, channel: Channel, message: Message, *, timeout: float
@@ -173,24 +179,35 @@ class Webhooks:
         named = f"[{hook.host}]" if ":" in hook.host else hook.host
         headers["Host"] = named if default else f"{named}:{port}"
         pinned = f"[{address}]" if ":" in address else address
-        url = f"{scheme}://{pinned}:{port}{hook.path}"
-        extensions = {"sni_hostname": hook.host} if hook.secure else {}
+        query = urlencode(hook.params)  # as requests encodes it (apprise's client)
+        url = yarl.URL(
+            f"{scheme}://{pinned}:{port}{hook.path}" + (f"?{query}" if query else ""),
+            encoded=True,
+        )
+        if hook.auth is not None:  # as requests writes it (latin-1, like HTTP/1.1 headers)
+            user, password = hook.auth
+            token = base64.b64encode(f"{user}:{password}".encode("latin-1")).decode()
+            headers["Authorization"] = f"Basic {token}"
         try:
-            response = await self._client(hook.verify).request(
+            async with self._client().request(
                 hook.method,
                 url,
-                params=dict(hook.params),
+                data=body,
                 headers=headers,
-                content=body,
-                auth=hook.auth,
-                timeout=httpx.Timeout(timeout),
-                extensions=extensions,
-            )
-        except httpx.HTTPError as exc:
+                allow_redirects=False,
+                ssl=bool(hook.verify),
+                server_hostname=hook.host if hook.secure else None,
+                timeout=aiohttp.ClientTimeout(
+                    total=timeout * 3, sock_connect=timeout, sock_read=timeout
+                ),
+            ) as response:
+                await response.read()
+                status = response.status
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             return outcome_of_error(exc)
-        return outcome_for_status(response.status_code)
+        return outcome_for_status(status)
 
     async def aclose(self) -> None:
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.aclose()
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
