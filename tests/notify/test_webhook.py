@@ -177,3 +177,75 @@ async def test_a_name_that_does_not_resolve_is_retry() -> None:
 )
 def test_what_the_pool_does_not_shape_like_apprise_stays_with_apprise(url: str) -> None:
     assert prepare(parse_channel(url)) is None
+
+
+def _self_signed(folder) -> tuple[str, str]:
+    """A certificate for ``localhost`` and its key, as PEM files in ``folder``."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(cert_path), str(key_path)
+
+
+async def test_an_https_webhook_pinned_to_its_address_keeps_its_name_for_tls_and_host(
+    tmp_path,
+) -> None:
+    import ssl
+
+    cert, key = _self_signed(tmp_path)
+    names: list[str | None] = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc,return-value]
+
+    class TlsReceiver(WebhookReceiver):
+        def _start_server(self) -> None:
+            super()._start_server()
+            assert self._server is not None
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+
+    with TlsReceiver() as hook:
+        channel = parse_channel(f"jsons://localhost:{hook.port}/hook?verify=no")
+        prepared = prepare(channel)
+        assert prepared is not None
+        checked = parse_channel(f"jsons://localhost:{hook.port}/hook")
+        verified = prepare(checked)
+        assert verified is not None
+        webhooks = Webhooks(AddressPolicy.of(["localhost"]))
+        try:
+            outcome = await webhooks.send(prepared, channel, message(), timeout=5)
+            untrusted = await webhooks.send(verified, checked, message(), timeout=5)
+        finally:
+            await webhooks.aclose()
+        (request,) = hook.taken()  # the certificate nobody vouches for stopped the second
+    assert (untrusted.status, untrusted.reason) == ("retry", "could not connect")
+    assert outcome.status == "delivered"
+    assert names[0] == "localhost"  # the TLS server name is the URL's, not the pinned address
+    assert request.header("Host") == f"localhost:{hook.port}"
