@@ -167,6 +167,7 @@ class LiveHost:
             settler=self.settler,
             shared=self.leases is not None,
             plan=self.cold.deliver if cold_plans else None,
+            sending=lambda: self.sender is not None and self.sender.sending,
         )
         #: Idle eviction (docs/always-on.md): live Sessions nobody uses go cold.
         self.evictor = Evictor(

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import itertools
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -47,6 +48,9 @@ log = structlog.get_logger(__name__)
 
 #: How many plugins' entries due in one page make a herd (see :attr:`WakeService.delivering`).
 HERD = 64
+#: The longest owed turns wait for the outbox to send (seconds), and how often they look again.
+TURNS_HELD_SECONDS = 30.0
+TURNS_HELD_POLL = 0.2
 
 
 @dataclass(slots=True)
@@ -80,6 +84,7 @@ class WakeService:
         settler: Settler | None = None,
         shared: bool = False,
         plan: Callable[[str, list[DueWake]], Awaitable[bool]] | None = None,
+        sending: Callable[[], bool] = lambda: False,
     ) -> None:
         """``shared``: other hosts file wakes in the same index, so the service never stops
         looking (a pass at least every ``max_segment`` seconds, even with nothing standing).
@@ -99,6 +104,9 @@ class WakeService:
         self.concurrency = concurrency
         self.plan_concurrency = plan_concurrency
         self.settler = settler
+        #: While true (the outbox sends a herd's notices), owed turns wait (see :meth:`_held`).
+        self.sending = sending
+        self._held_since: float | None = None
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
         self._timer: TimerHandle | None = None
@@ -284,6 +292,13 @@ class WakeService:
                     elif settler is not None:
                         settler.release()
 
+        if self._holds_turns():
+            # A herd's notices go out before the turns its deliveries owe: those wait a little.
+            owed = [sid for sid, keys in due.items() if all(k[1] == TURNS_WAKE for k in keys)]
+            for sid in owed:
+                del due[sid]
+            if owed:
+                candidates.append(now + round(TURNS_HELD_POLL * 1000))
         claims = list(due.items())
         if self.shared:
             # Hosts sharing the index read the same page: each takes it in an order of its own,
@@ -385,6 +400,15 @@ class WakeService:
                 self._claim(key).not_before = None
             self._again = True  # the turn it owes is due now: the next pass resumes it
         return planned
+
+    def _holds_turns(self) -> bool:
+        """Whether owed turns wait now: while the outbox is sending (a herd's notices), for at
+        most :data:`TURNS_HELD_SECONDS` (a slow receiver never starves the turns)."""
+        if not self.sending():
+            self._held_since = None
+            return False
+        started = self._held_since = self._held_since or time.monotonic()
+        return time.monotonic() - started < TURNS_HELD_SECONDS
 
     def _claim(self, key: DueWake) -> _Claim:
         claim = self._claims.get(key)

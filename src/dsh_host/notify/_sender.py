@@ -284,6 +284,8 @@ class OutboxSender:
         #: Settlements waiting for the next batch write, and the task writing them.
         self._settling: list[tuple[Settlement, asyncio.Future[bool]]] = []
         self._settler: asyncio.Task[None] | None = None
+        #: The last claim took as many entries as it asked for.
+        self._backlog = False
         self._sends = TaskSet("outbox.send")
         self._loop_task: asyncio.Task[None] | None = None
         self._stopping = False
@@ -302,6 +304,12 @@ class OutboxSender:
         await self._sends.join()
         self._threads.shutdown(wait=True)
         await self.channels.aclose()
+
+    @property
+    def sending(self) -> bool:
+        """Sends are under way or their outcomes wait to be written (the host's owed turns
+        wait for a herd's notices meanwhile)."""
+        return self._busy > 0 or self._backlog or self._settler is not None
 
     def kick(self) -> None:
         """Entries were filed: look for due ones now."""
@@ -341,6 +349,7 @@ class OutboxSender:
         now = self.clock.now_ms()
         until = now + int(self.lease_seconds * 1000)
         claims = await self.backend.claim_outbox(now, free, self.owner, until)
+        self._backlog = len(claims) == free  # a full page: more are probably due
         for claim in claims:
             self._busy += 1
             self._sends.spawn(self._settle(claim, until))
