@@ -122,3 +122,39 @@ async def test_a_session_that_owes_nothing_has_no_entry_after_its_turn(
         stored = await host.inspect(agent.session.id)
         assert stored is not None
         assert dict(stored.wakes) == {}
+
+
+async def test_an_owed_turn_waits_while_the_outbox_sends_and_runs_once_it_is_done(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    await _store(tmp_path, clock, [_event(0, "agent/followup", FOLLOWUP)], entry=True)
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        sending = True
+        host.wakeups.sending = lambda: sending  # a herd's notices are going out
+        await wait_until(lambda: not host.wakeups.busy)
+        clock.advance(1.0)  # passes look again and hold the turn back
+        await wait_until(lambda: not host.wakeups.busy)
+        assert host.sessions.get("s") is None  # not resumed for its turn yet
+        sending = False
+        await advance_until(clock, lambda: host.sessions.get("s") is not None)
+
+        async def turned() -> bool:
+            stored = await host.inspect("s")
+            return stored is not None and bool(_of(stored.events, "turn/end"))
+
+        await wait_until(turned)
+        stored = await host.inspect("s")
+        assert stored is not None
+        assert _of(stored.events, "turn/start") == [{"messageId": MESSAGE}]
+
+
+async def test_owed_turns_wait_for_a_stuck_outbox_only_so_long(
+    tmp_path: Path, clock: ManualClock, monkeypatch
+) -> None:
+    from dsh_host.core import _wakeups
+
+    monkeypatch.setattr(_wakeups, "TURNS_HELD_SECONDS", 0.05)
+    await _store(tmp_path, clock, [_event(0, "agent/followup", FOLLOWUP)], entry=True)
+    async with LiveHost(backend=SQLiteBackend(tmp_path), clock=clock) as host:
+        host.wakeups.sending = lambda: True  # never done
+        await advance_until(clock, lambda: host.sessions.get("s") is not None)
