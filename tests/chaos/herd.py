@@ -395,8 +395,11 @@ def _answered(events: list[Event], start: int, framing: object, prompt: str) -> 
 class Serve:
     """One real ``dsh serve`` (the built-in overlay, the scripted model) on ``data``."""
 
-    def __init__(self, data: Path | str, extra: Sequence[str] = ()) -> None:
-        self.proc = DshProcess(serve_command(data, extra=extra))
+    def __init__(
+        self, data: Path | str, extra: Sequence[str] = (), *, log_level: str = "warning"
+    ) -> None:
+        """``log_level="info"`` keeps the lines :meth:`logged` counts."""
+        self.proc = DshProcess(serve_command(data, extra=extra, log_level=log_level))
         self.url = ""
 
     async def listening(self, timeout: float = REQUEST_S) -> str:

@@ -135,7 +135,7 @@ async def test_a_herd_killed_mid_delivery_is_delivered_once_after_the_restart(
     assert store.wakes() == dict.fromkeys(herd.prompts, herd.due_ms), where
     tabs = Tabs(random.Random(seed).sample(sorted(herd.prompts), min(TABS, n)))
 
-    first = Serve(data, EVICT)
+    first = Serve(data, EVICT, log_level="info")
     try:
         async with client(await first.listening()) as http:
             listening_before_due = time.time() * 1000 < herd.due_ms
@@ -159,7 +159,7 @@ async def test_a_herd_killed_mid_delivery_is_delivered_once_after_the_restart(
     sample = sample_by_stage(kill_states, PER_STAGE, seed)
 
     restarted = time.monotonic()
-    second = Serve(data, EVICT)
+    second = Serve(data, EVICT, log_level="info")
     try:
         async with client(await second.listening()) as http:
             await tabs.open(http)
@@ -215,8 +215,8 @@ async def test_a_herd_on_two_hosts_with_one_killed_mid_delivery_is_delivered_onc
     store = Store(url)
     assert store.wakes() == dict.fromkeys(herd.prompts, herd.due_ms), where
 
-    killed = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-a"))
-    other = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-b"))
+    killed = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-a"), log_level="info")
+    other = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-b"), log_level="info")
     serving = [killed, other]
     restart: Serve | None = None
     try:
@@ -243,7 +243,7 @@ async def test_a_herd_on_two_hosts_with_one_killed_mid_delivery_is_delivered_onc
         ) + sample_by_stage(kill_states, 2, seed)
 
         restarted = time.monotonic()
-        restart = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-a2"))
+        restart = Serve(url, (*EVICT, *LEASE, "--host-id", "herd-a2"), log_level="info")
         await restart.listening()
         serving = [other, restart]
         settle_s = await _finish(serving, store, herd, cut, bound)

@@ -39,12 +39,14 @@ async def h(memory: MemoryBackend) -> AsyncIterator[Harness]:
 
 
 def wake_of(stored: StoredSession, now_ms: int) -> StoredWake:
+    """What the host hands the plugin at ``now_ms`` (a Session without a standing entry: as if
+    one were due now)."""
     return StoredWake(
         session_id=stored.header.id,
         header=stored.header,
         events=stored.events,
         board={key: entry for (plugin, key), entry in stored.board.items() if plugin == PLUGIN},
-        at_ms=stored.wakes[PLUGIN],
+        at_ms=stored.wakes.get(PLUGIN, now_ms),
         now_ms=now_ms,
     )
 

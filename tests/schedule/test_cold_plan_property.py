@@ -168,7 +168,9 @@ async def _agree(start: str, ops: list[tuple[Any, ...]]) -> None:
         due = before.wakes.get(PLUGIN)
         event("nothing stands" if due is None else "a wake is due")
         if due is None:  # nothing stands: the plugin has no wake to answer
-            assert plan_wake(wake_of_nothing(before, h.clock.now_ms()), PLUGIN) is not None
+            idle = plan_wake(wake_of(before, h.clock.now_ms()), PLUGIN)
+            assert idle is not None
+            assert (list(idle.followups), list(idle.notices), idle.wake_at_ms) == ([], [], None)
             return
         plan = plan_wake(wake_of(before, max(due, h.clock.now_ms())), PLUGIN)
         assert plan is not None
@@ -186,20 +188,6 @@ async def _agree(start: str, ops: list[tuple[Any, ...]]) -> None:
             assert plan.wake_at_ms == due
     finally:
         await h.host.close()
-
-
-def wake_of_nothing(stored: StoredSession, now_ms: int) -> Any:
-    """A wake for a Session with no standing entry (the plan then only clears the wake)."""
-    from dsh_hookspecs import StoredWake
-
-    return StoredWake(
-        session_id=stored.header.id,
-        header=stored.header,
-        events=stored.events,
-        board={k: e for (p, k), e in stored.board.items() if p == PLUGIN},
-        at_ms=now_ms,
-        now_ms=now_ms,
-    )
 
 
 @settings(
