@@ -96,9 +96,11 @@ FLOORS: dict[str, list[tuple[str, list[str]]]] = {
             "notification channels",
             [
                 "notify/_channels",
+                "notify/_guard",
                 "notify/_markup",
                 "notify/_quiet",
                 "notify/_send",
+                "notify/_webhook",
                 "notify/_webpush",
             ],
         ),

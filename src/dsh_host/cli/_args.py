@@ -409,10 +409,11 @@ def _serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--notify-allow-private",
         action="append",
-        default=[],
+        default=None,
         metavar="HOST",
         help="let webhooks reach HOST although it is (or resolves to) a loopback, private or "
-        "link-local address, refused otherwise; repeat for more hosts, '*' allows every host",
+        "link-local address, refused otherwise; repeat for more hosts, '*' allows every host "
+        "(default: none)",
     )
     serve.add_argument(
         "--log-level",

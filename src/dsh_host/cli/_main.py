@@ -851,7 +851,7 @@ def channels_of(args: argparse.Namespace) -> Channels | None:
         args.channels,
         push_folder=push_folder,
         push_subject=subject,
-        allow_private=args.notify_allow_private,
+        allow_private=args.notify_allow_private or (),
     )
     channels.open_push()
     return channels
