@@ -40,7 +40,7 @@ a counter (info lines are dropped, warnings and errors go to stderr), so lease c
 (``host.wake_live_elsewhere``: a Session the other host was claiming or held) and any warning or
 error are reported per host.
 
-Targets: one host delivers the 10,000 with p99 lateness <= 3 s; two hosts >= 1.6x one host's
+Targets: one host delivers the 10,000 with p99 lateness <= 2 s; two hosts >= 1.6x one host's
 rate (when missed, the note says whether the machine's CPUs were saturated).
 
 Run: ``.venv/bin/python bench/herd_pg.py``; ``HERD_PG_N=300`` for a small smoke run. Prints a
@@ -86,7 +86,7 @@ DEADLINE = 300.0  # seconds after T before giving up on a missing dispatch
 SETTLE = 180.0  # seconds: the bound of every wait for a child process (start, stop)
 PROGRESS = 0.1  # seconds between two progress lines of a child
 DAY = 86_400
-TARGET_P99_S = 3.0
+TARGET_P99_S = 2.0
 TARGET_HOSTS = 1.6
 OVERLAY = Overlay(plugins=(PluginEntry("schedule", {"cold_delivery": True}),), source="herd_pg")
 SIDES = (("one host", 1), ("two hosts", 2))
