@@ -104,16 +104,18 @@ class WakeService:
         self.concurrency = concurrency
         self.plan_concurrency = plan_concurrency
         self.settler = settler
-        #: While true (the outbox sends a herd's notices), owed turns wait (see :meth:`_held`).
+        #: While true (the outbox sends a herd's notices), owed turns wait (see
+        #: :meth:`_holds_turns`); ``_turns_held``: they do in the pass under way.
         self.sending = sending
         self._held_since: float | None = None
+        self._turns_held = False
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
         self._timer: TimerHandle | None = None
         self._armed_for: int | None = None
         self._claims: dict[DueWake, _Claim] = {}
         self._again = False
-        #: The last page held plugins' due entries (see :attr:`delivering`).
+        #: The last page held a herd of plugins' due entries (see :attr:`delivering`).
         self._delivering = False
         self._requested: int | None = None
         self._paused = 0
@@ -240,6 +242,7 @@ class WakeService:
         """Resume what is due; return the wall ms of the next pass (``None``: nothing stands)."""
         now = self.clock.now_ms()
         horizon = now + round(self.max_segment * 1000)
+        self._turns_held = self._holds_turns()
         try:
             rows, truncated = await self._due(now, horizon)
             if not rows:
@@ -292,7 +295,7 @@ class WakeService:
                     elif settler is not None:
                         settler.release()
 
-        if self._holds_turns():
+        if self._turns_held:
             # A herd's notices go out before the turns its deliveries owe: those wait a little.
             owed = [sid for sid, keys in due.items() if all(k[1] == TURNS_WAKE for k in keys)]
             for sid in owed:
@@ -331,8 +334,9 @@ class WakeService:
             limit *= 2
 
     def _open_to(self, row: DueWake, now: int) -> bool:
-        """Whether ``row`` could be claimed now (a read-only :meth:`_claimable`)."""
-        if self.sessions.get(row[0]) is not None:
+        """Whether ``row`` could be claimed now (a read-only :meth:`_claimable`; an owed turn
+        held back is not, so a page of them grows past them to what is due after)."""
+        if self.sessions.get(row[0]) is not None or (self._turns_held and row[1] == TURNS_WAKE):
             return False
         claim = self._claims.get(row)
         return claim is None or (claim.not_before is not None and claim.not_before <= now)
