@@ -276,6 +276,8 @@ class WakeService:
                     return
                 if not await self._planned(session_id, keys):
                     unplanned.append((session_id, keys))
+                elif (retry := self._claims[keys[0]].not_before) is not None:
+                    candidates.append(retry)  # held elsewhere: look again after the back-off
 
         async def claim(session_id: str, keys: list[DueWake]) -> None:
             async with gate:
@@ -395,6 +397,14 @@ class WakeService:
         assert self._plan is not None
         try:
             planned = await self._plan(session_id, keys)
+        except SessionLiveElsewhereError:
+            # Another host holds or is claiming it (shared storage): that host delivers it. Not
+            # a failure, and no resume either (it would be refused the same way).
+            log.info("host.wake_live_elsewhere", session_id=session_id)
+            now = self.clock.now_ms()
+            for key in keys:
+                self._claim(key).back_off(now)
+            return True
         except Exception as exc:  # a storage failure: the resume path decides and reports
             log.warning("host.wake_plan_failed", session_id=session_id, error=repr(exc))
             return False
