@@ -121,7 +121,6 @@ class _State:
         "deleted",
         "detached",
         "durable",
-        "in_flight",
         "lock",
         "materialized",
         "name_base",
@@ -160,8 +159,6 @@ class _State:
         self.name_base = 0
         #: The Session was deleted: nothing of it is written any more.
         self.deleted = False
-        #: A write whose caller was cancelled: it may still commit, so a reconcile waits for it.
-        self.in_flight: asyncio.Future[None] | None = None
 
 
 class Coordinator:
@@ -435,14 +432,7 @@ class Coordinator:
                         name=name,
                         outbox=outbox,
                     )
-                    appending = asyncio.ensure_future(self.backend.append(write))
-                    try:
-                        await asyncio.shield(appending)
-                    except asyncio.CancelledError:
-                        if not appending.done():
-                            appending.add_done_callback(_observed)
-                            state.in_flight = appending
-                        raise
+                    await self.backend.append(write)
                 except BaseException:
                     # The write may or may not have committed: re-read storage next time, and
                     # write the entries and rows again with the next batch (newer ones win).
@@ -459,11 +449,6 @@ class Coordinator:
                     self.outbox_filed()
 
     async def _reconcile(self, session: Session, state: _State) -> None:
-        if state.in_flight is not None:
-            # A cancelled caller's write is still under way: read storage once it has settled,
-            # or the read misses what it commits and the next write conflicts with it.
-            await asyncio.wait([state.in_flight])
-            state.in_flight = None
         stored = await self.backend.load(session.id)
         if stored is None:
             if state.materialized:
@@ -575,9 +560,3 @@ class _ByIdentity(Generic[_K, _V]):
 
     def values(self) -> list[_V]:
         return [value for ref, value in self._data.values() if ref() is not None]
-
-
-def _observed(future: asyncio.Future[None]) -> None:
-    """Retrieve an abandoned write's outcome (a reconcile reads what it left in storage)."""
-    if not future.cancelled():
-        future.exception()
