@@ -129,7 +129,7 @@ class ColdPlans:
             )
             return False
         self.stored += 1
-        if any(change.notice is not None for change in write.outbox):
+        if write.files_notices:
             self._filed()
         return True
 

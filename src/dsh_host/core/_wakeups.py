@@ -29,7 +29,6 @@ import asyncio
 import contextlib
 import itertools
 import random
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -107,7 +106,7 @@ class WakeService:
         #: While true (the outbox sends a herd's notices), owed turns wait (see
         #: :meth:`_holds_turns`); ``_turns_held``: they do in the pass under way.
         self.sending = sending
-        self._held_since: float | None = None
+        self._held_since: int | None = None
         self._turns_held = False
         self._resume = resume
         self._slot = TaskSlot("host-wakes")
@@ -375,16 +374,15 @@ class WakeService:
             for key in keys:
                 self._claim(key).not_before = None
             return True
+        except SessionLiveElsewhereError:
+            self._elsewhere(session_id, keys)
+            return False
         except Exception as exc:
-            # Another host holding or claiming it is not a failure: that host delivers it.
-            elsewhere = isinstance(exc, SessionLiveElsewhereError)
             now = self.clock.now_ms()
             for key in keys:
                 claim = self._claim(key)
                 claim.back_off(now)
-                if elsewhere:
-                    log.info("host.wake_live_elsewhere", session_id=session_id)
-                elif not claim.logged:
+                if not claim.logged:
                     claim.logged = True
                     log.error("host.wake_resume_failed", session_id=session_id, error=repr(exc))
             return False
@@ -398,12 +396,8 @@ class WakeService:
         try:
             planned = await self._plan(session_id, keys)
         except SessionLiveElsewhereError:
-            # Another host holds or is claiming it (shared storage): that host delivers it. Not
-            # a failure, and no resume either (it would be refused the same way).
-            log.info("host.wake_live_elsewhere", session_id=session_id)
-            now = self.clock.now_ms()
-            for key in keys:
-                self._claim(key).back_off(now)
+            # Not a failure, and no resume either (it would be refused the same way).
+            self._elsewhere(session_id, keys)
             return True
         except Exception as exc:  # a storage failure: the resume path decides and reports
             log.warning("host.wake_plan_failed", session_id=session_id, error=repr(exc))
@@ -415,14 +409,23 @@ class WakeService:
             self._again = True  # the turn it owes is due now: the next pass resumes it
         return planned
 
+    def _elsewhere(self, session_id: str, keys: list[DueWake]) -> None:
+        """Another host holds or is claiming ``session_id`` (shared storage): that host delivers
+        it; its entries are looked at again after a back-off (the host may die)."""
+        log.info("host.wake_live_elsewhere", session_id=session_id)
+        now = self.clock.now_ms()
+        for key in keys:
+            self._claim(key).back_off(now)
+
     def _holds_turns(self) -> bool:
         """Whether owed turns wait now: while the outbox is sending (a herd's notices), for at
         most :data:`TURNS_HELD_SECONDS` (a slow receiver never starves the turns)."""
         if not self.sending():
             self._held_since = None
             return False
-        started = self._held_since = self._held_since or time.monotonic()
-        return time.monotonic() - started < TURNS_HELD_SECONDS
+        now = self.clock.now_ms()
+        started = self._held_since = self._held_since or now
+        return now - started < TURNS_HELD_SECONDS * 1000
 
     def _claim(self, key: DueWake) -> _Claim:
         claim = self._claims.get(key)

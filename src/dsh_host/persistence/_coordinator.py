@@ -445,7 +445,7 @@ class Coordinator:
                 state.cursor = end
                 if name is not None:
                     state.stored_name = name
-                if any(change.notice is not None for change in outbox):
+                if write.files_notices:
                     self.outbox_filed()
 
     async def _reconcile(self, session: Session, state: _State) -> None:

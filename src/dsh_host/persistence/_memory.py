@@ -36,7 +36,7 @@ from ._backend import (
     check_session_cursor,
     checked_settlement,
 )
-from ._outbox import OutboxClaim, OutboxRow, Settlement, Status, decode_notice
+from ._outbox import OutboxClaim, OutboxRow, Settlement, SettleOne, decode_notice
 from ._transfer import ImportConflictError, ImportCounts, ImportedSession, same_content
 from ._write import EncodedNotice, Write
 
@@ -61,7 +61,7 @@ class _Sending:
     claim_until_ms: int | None = None
 
 
-class MemoryBackend:
+class MemoryBackend(SettleOne):
     """Dict-backed storage. Data lives as long as the object; close and reopen keep it."""
 
     name = "memory"
@@ -329,21 +329,6 @@ class MemoryBackend:
             stored.claimed_by, stored.claim_until_ms = owner, claim_until_ms
             claims.append(OutboxClaim(stored.row, ambiguous))
         return claims
-
-    async def settle_outbox(
-        self,
-        row: OutboxRow,
-        owner: str,
-        *,
-        status: Status,
-        now_ms: int,
-        next_ms: int | None = None,
-        error: str | None = None,
-    ) -> bool:
-        (settled,) = await self.settle_outbox_many(
-            [Settlement(row, owner, status, now_ms, next_ms, error)]
-        )
-        return settled
 
     async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
         self._require_open()

@@ -46,6 +46,7 @@ __all__ = [
     "OutboxChange",
     "OutboxClaim",
     "OutboxRow",
+    "SettleOne",
     "Settlement",
     "Status",
     "check_notice",
@@ -125,6 +126,30 @@ class Settlement:
     now_ms: int
     next_ms: int | None = None
     error: str | None = None
+
+
+class _SettlesMany(Protocol):
+    async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]: ...
+
+
+class SettleOne:
+    """:meth:`OutboxBackend.settle_outbox` as a batch of one, for a backend whose
+    :meth:`OutboxBackend.settle_outbox_many` does the work (every backend here)."""
+
+    async def settle_outbox(
+        self: _SettlesMany,
+        row: OutboxRow,
+        owner: str,
+        *,
+        status: Status,
+        now_ms: int,
+        next_ms: int | None = None,
+        error: str | None = None,
+    ) -> bool:
+        (settled,) = await self.settle_outbox_many(
+            [Settlement(row, owner, status, now_ms, next_ms, error)]
+        )
+        return settled
 
 
 def idempotency_key(session_id: str, plugin: str, key: str, channel: str) -> str:

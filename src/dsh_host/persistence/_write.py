@@ -293,6 +293,12 @@ class Write:
         set_field(self, "outbox", tuple(self.outbox))
         set_field(self, "encoded", encoded)
 
+    @property
+    def files_notices(self) -> bool:
+        """The write files at least one notice (not only withdrawals): the outbox's sender has
+        something new to look for once it is stored."""
+        return any(change.notice is not None for change in self.outbox)
+
 
 def _encode(write: Write) -> EncodedAppend:
     session_id, start, events, header = write.session_id, write.start, write.events, write.header

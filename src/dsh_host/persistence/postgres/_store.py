@@ -80,7 +80,7 @@ from .._backend import (
     outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxClaim, OutboxRow, Settlement, Status
+from .._outbox import OutboxClaim, OutboxRow, Settlement, SettleOne
 from .._transfer import ImportCounts, ImportedSession, logged
 from .._write import Write
 from .._writes import Request, append_request, delete_request
@@ -132,7 +132,7 @@ def is_postgres_url(value: str) -> bool:
     return value.startswith(("postgresql://", "postgres://"))
 
 
-class PostgresBackend:
+class PostgresBackend(SettleOne):
     """Durable storage in the PostgreSQL database ``url`` names (libpq URL syntax)."""
 
     name = "postgres"
@@ -635,21 +635,6 @@ class PostgresBackend:
             return claims
 
         return await self._borrow(claim, "claim outbox entries")
-
-    async def settle_outbox(
-        self,
-        row: OutboxRow,
-        owner: str,
-        *,
-        status: Status,
-        now_ms: int,
-        next_ms: int | None = None,
-        error: str | None = None,
-    ) -> bool:
-        (settled,) = await self.settle_outbox_many(
-            [Settlement(row, owner, status, now_ms, next_ms, error)]
-        )
-        return settled
 
     async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
         self._require_open()

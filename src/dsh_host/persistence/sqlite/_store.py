@@ -86,7 +86,7 @@ from .._backend import (
     outbox_row,
 )
 from .._loads import LoadBatcher, Loaded
-from .._outbox import OutboxClaim, OutboxRow, Settlement, Status
+from .._outbox import OutboxClaim, OutboxRow, Settlement, SettleOne
 from .._transfer import ImportCounts, ImportedSession, logged
 from .._write import Write
 from .._writes import Outcomes, Request, append_request, delete_request
@@ -173,7 +173,7 @@ _OUTBOX_EARLIEST_SQL = (
 )
 
 
-class SQLiteBackend:
+class SQLiteBackend(SettleOne):
     """Durable storage in ``<data_dir>/<filename>``, guarded by the data-folder lock.
 
     Silent loss is refused at open. The store's position (Sessions and events ever stored: those
@@ -773,21 +773,6 @@ class SQLiteBackend:
         if limit == 0:
             return []
         return await self._call(lambda: self._claim_sync(now_ms, limit, owner, claim_until_ms))
-
-    async def settle_outbox(
-        self,
-        row: OutboxRow,
-        owner: str,
-        *,
-        status: Status,
-        now_ms: int,
-        next_ms: int | None = None,
-        error: str | None = None,
-    ) -> bool:
-        (settled,) = await self.settle_outbox_many(
-            [Settlement(row, owner, status, now_ms, next_ms, error)]
-        )
-        return settled
 
     async def settle_outbox_many(self, settlements: Sequence[Settlement]) -> Sequence[bool]:
         params = [_settle_params(each, checked_settlement(each)) for each in settlements]
