@@ -225,7 +225,7 @@ def _dispatches(events: list[object]) -> int:
 async def test_a_due_reminder_is_planned_by_exactly_one_of_two_hosts_under_its_lease(
     make_host: Callable[..., LiveHost],
 ) -> None:
-    sid = await _reminder_due_soon(make_host, 1)
+    sid = await _reminder_due_soon(make_host, 3)  # due once both hosts have the plugin
     one, other = make_host("host-1"), make_host("host-2")
     await asyncio.gather(one.start(), other.start())
     for host in (one, other):
@@ -266,7 +266,7 @@ async def test_a_resume_that_waited_for_a_plan_keeps_the_lease_the_plan_took(
 ) -> None:
     sid = await _reminder_due_soon(make_host, 1)
     backend = _HeldPlan(url, owner="host-1", lease_seconds=30.0)
-    async with LiveHost(backend=backend, model="scripted") as one, make_host("host-2") as other:
+    async with LiveHost(backend=backend, model="scripted") as one:
         one.load_plugin("schedule", {"cold_delivery": True})
         await asyncio.wait_for(backend.held.wait(), 15)  # host 1 is storing the plan
         assert one.leases is not None
@@ -278,6 +278,9 @@ async def test_a_resume_that_waited_for_a_plan_keeps_the_lease_the_plan_took(
         agent = await asyncio.wait_for(opening, 10)
         assert one.sessions.get(sid) is agent.session
         assert one.leases.held(sid)  # the plan left its lease to the Session now live here
-        with pytest.raises(SessionLiveElsewhereError):
-            await other.resume_session(sid)
+        # Another host (started only now: its own wake service would otherwise race host 1 for
+        # the due Session) is refused it.
+        async with make_host("host-2") as other:
+            with pytest.raises(SessionLiveElsewhereError):
+                await other.resume_session(sid)
         assert _dispatches(list(agent.session.events)) == 1
