@@ -445,22 +445,32 @@ class OutboxSender:
             return "unknown", None, "the host stopped during the send; not sent again"
         message = message_of(row, self.public_url)
         try:
-            if route.send_async is not None:
-                outcome = await route.send_async(message, timeout=self.timeout)
-            else:
-                async with self._thread_slots:
-                    if self.clock.now_ms() + self.send_budget * 1000 > until:
-                        # It waited for a thread: the rest of its claim may not outlast the
-                        # send (another host would take it over mid-send). Not sent; again soon.
-                        return "pending", self.clock.now_ms(), "waited for a free sender"
-                    outcome = await asyncio.get_running_loop().run_in_executor(
-                        self._threads, lambda: route.send(message, timeout=self.timeout)
-                    )
+            sent = await self._send(route, message, until=until)
         except Exception as exc:  # a channel library failing in a way it should not
-            outcome = Outcome(status="retry", reason=f"the sender failed ({type(exc).__name__})")
+            sent = Outcome(status="retry", reason=f"the sender failed ({type(exc).__name__})")
+        if sent is None:
+            # It waited for a thread: the rest of its claim may not outlast the send (another
+            # host would take it over mid-send). Not sent; again soon.
+            return "pending", self.clock.now_ms(), "waited for a free sender"
+        outcome = sent
         if outcome.gone:
             self.channels.forget(row.channel)
         return self._judge(row, route, outcome)
+
+    async def _send(
+        self, route: Route, message: Message, *, until: int | None = None
+    ) -> Outcome | None:
+        """One send on ``route``: on the loop, or on one of the worker threads. ``None`` (not
+        sent) when it waited for a thread so long that a claim ending at ``until`` would not
+        outlast the send."""
+        if route.send_async is not None:
+            return await route.send_async(message, timeout=self.timeout)
+        async with self._thread_slots:
+            if until is not None and self.clock.now_ms() + self.send_budget * 1000 > until:
+                return None
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, lambda: route.send(message, timeout=self.timeout)
+            )
 
     def _expired(self, row: OutboxRow) -> bool:
         expires = row.notice.expires_ms
@@ -490,19 +500,15 @@ class OutboxSender:
         """Send one test message on every channel now (not through the outbox)."""
         now = self.clock.now_ms()
         results: dict[str, Outcome] = {}
-        loop = asyncio.get_running_loop()
 
         async def one(route: Route) -> None:
             message = Message(
                 title=title, body=body, key=f"test/{route.id}/{now}", at_ms=now, link=None
             )
             try:
-                if route.send_async is not None:
-                    results[route.id] = await route.send_async(message, timeout=self.timeout)
-                else:
-                    results[route.id] = await loop.run_in_executor(
-                        self._threads, lambda: route.send(message, timeout=self.timeout)
-                    )
+                sent = await self._send(route, message)
+                assert sent is not None  # no claim to outlast
+                results[route.id] = sent
             except Exception as exc:
                 results[route.id] = Outcome(
                     status="failed", reason=f"the sender failed ({type(exc).__name__})"
