@@ -52,6 +52,23 @@ TURNS_HELD_SECONDS = 30.0
 TURNS_HELD_POLL = 0.2
 
 
+async def bounded(
+    items: Sequence[tuple[str, list[DueWake]]],
+    limit: int,
+    run: Callable[[str, list[DueWake]], Awaitable[None]],
+) -> None:
+    """``run`` each of ``items``, at most ``limit`` at once: that many workers take the next one
+    in order (a task per item waiting on a semaphore would cost a herd a task and a wake-up
+    each)."""
+    pending = iter(items)
+
+    async def worker() -> None:
+        for session_id, keys in pending:
+            await run(session_id, keys)
+
+    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
+
+
 @dataclass(slots=True)
 class _Claim:
     """What the service did with one due entry ``(session, plugin, at_ms)``."""
@@ -265,36 +282,32 @@ class WakeService:
                 due.setdefault(session_id, []).append(row)
         due_keys = itertools.chain.from_iterable(due.values())
         self._delivering = sum(plugin != TURNS_WAKE for _, plugin, _ in due_keys) >= HERD
-        gate = asyncio.Semaphore(self.concurrency)
-        planning = asyncio.Semaphore(self.plan_concurrency)
         unplanned: list[tuple[str, list[DueWake]]] = []
 
         async def plan(session_id: str, keys: list[DueWake]) -> None:
-            async with planning:
-                if self._closed or self._paused or self.sessions.get(session_id) is not None:
-                    return
-                if not await self._planned(session_id, keys):
-                    unplanned.append((session_id, keys))
-                elif (retry := self._claims[keys[0]].not_before) is not None:
-                    candidates.append(retry)  # held elsewhere: look again after the back-off
+            if self._closed or self._paused or self.sessions.get(session_id) is not None:
+                return
+            if not await self._planned(session_id, keys):
+                unplanned.append((session_id, keys))
+            elif (retry := self._claims[keys[0]].not_before) is not None:
+                candidates.append(retry)  # held elsewhere: look again after the back-off
 
         async def claim(session_id: str, keys: list[DueWake]) -> None:
-            async with gate:
-                settler = self.settler
-                if settler is not None:
-                    await settler.reserve()
-                woke = False
-                try:
-                    if self._closed or self._paused or self.sessions.get(session_id) is not None:
-                        return
-                    if not await self._attempt(session_id, keys):
-                        candidates.append(self._claims[keys[0]].not_before or now)
-                    woke = self.sessions.get(session_id) is not None
-                finally:
-                    if settler is not None and woke:
-                        settler.add(session_id)
-                    elif settler is not None:
-                        settler.release()
+            settler = self.settler
+            if settler is not None:
+                await settler.reserve()
+            woke = False
+            try:
+                if self._closed or self._paused or self.sessions.get(session_id) is not None:
+                    return
+                if not await self._attempt(session_id, keys):
+                    candidates.append(self._claims[keys[0]].not_before or now)
+                woke = self.sessions.get(session_id) is not None
+            finally:
+                if settler is not None and woke:
+                    settler.add(session_id)
+                elif settler is not None:
+                    settler.release()
 
         if self._turns_held:
             # A herd's notices go out before the turns its deliveries owe: those wait a little.
@@ -312,9 +325,9 @@ class WakeService:
             # Plans first (cheap, no Session made live), then what has none: the turns they owe
             # and the Sessions whose plugin answered no plan are resumed once the plans of this
             # page are stored, so a herd's dispatches never wait behind its follow-up turns.
-            await asyncio.gather(*(plan(sid, keys) for sid, keys in claims))
+            await bounded(claims, self.plan_concurrency, plan)
             claims = unplanned
-        await asyncio.gather(*(claim(sid, keys) for sid, keys in claims))
+        await bounded(claims, self.concurrency, claim)
         if self._closed or self._paused:
             return None
         if not truncated:
