@@ -235,8 +235,14 @@ def _body(record: Record, occurrence_at: str) -> str:
     return _cut(record.prompt, NOTICE_BODY_MAX_CHARS - len(due)) + due
 
 
+#: The compact encoders a notice's data is measured and its actions written with (made once: a
+#: ``json.dumps`` with options builds an encoder per call).
+_MEASURE = json.JSONEncoder(separators=(",", ":"))
+_ACTIONS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _bytes(data: dict[str, str]) -> int:
-    return len(json.dumps(data, separators=(",", ":")).encode())
+    return len(_MEASURE.encode(data))  # ASCII (escaped): one byte per character
 
 
 def _actions(schedule_id: str, occurrence_at: str) -> str:
@@ -252,7 +258,7 @@ def _actions(schedule_id: str, occurrence_at: str) -> str:
             "arguments": {**occurrence, "minutes": SNOOZE_ACTION_MINUTES},
         },
     ]
-    return json.dumps(actions, separators=(",", ":"), ensure_ascii=False)
+    return _ACTIONS.encode(actions)
 
 
 def delivery_notice(
@@ -264,11 +270,11 @@ def delivery_notice(
     ``expires_ms`` (the reminder's next due instant); ``None`` when its data would be too large
     for the host (an id no tool makes)."""
     data = {"sessionId": session_id, "scheduleId": record.id, "occurrenceAt": occurrence_at}
-    if _bytes(data) > NOTICE_DATA_MAX_BYTES:
-        return None
     with_actions = {**data, "actions": _actions(record.id, occurrence_at)}
     if _bytes(with_actions) <= NOTICE_DATA_MAX_BYTES:
-        data = with_actions
+        data = with_actions  # (it holds data: data fits too)
+    elif _bytes(data) > NOTICE_DATA_MAX_BYTES:
+        return None
     return Notice(
         title=_title(record),
         body=_plain(_body(record, occurrence_at)),

@@ -62,8 +62,8 @@ def plan_wake(wake: StoredWake, plugin: str) -> DeliveryPlan | None:
     folded = IncrementalFold(wake.header.owned_from)
     try:
         stored = folded.steps(events)
-        laid, followups = _deliver(folded, len(events), wake.now_ms, plugin)
-        delivered = folded.steps([*events, *laid])
+        laid, followups, known = _deliver(folded, len(events), wake.now_ms, plugin)
+        delivered = folded.steps([*events, *laid], known)
     except ScheduleLogError:
         return None
     notices: list[tuple[str, Notice | None]] = []
@@ -81,16 +81,17 @@ def plan_wake(wake: StoredWake, plugin: str) -> DeliveryPlan | None:
 
 def _deliver(
     folded: IncrementalFold, start: int, now_ms: int, plugin: str
-) -> tuple[list[Event], tuple[Followup, ...]]:
-    """The events (laid out from ``start`` as the host appends them) and the follow-up of the
-    one decision due at ``now_ms``; none when nothing is due."""
+) -> tuple[list[Event], tuple[Followup, ...], dict[int, Dispatch]]:
+    """The events (laid out from ``start`` as the host appends them), the follow-up and the
+    dispatches by seq of the one decision due at ``now_ms``; none when nothing is due."""
     record = earliest(folded.active)
     if record is None or parse_instant(record.scheduled_at) > now_ms:
-        return [], ()
+        return [], (), {}
     decision = due_decision(folded.active, now_ms)
     assert decision is not None  # the earliest record is due at now_ms
+    changes = decision.dispatches()
     dispatches: tuple[tuple[str, JSONValue], ...] = tuple(
-        (SCHEDULE_CHANGE, encode_change(dispatch)) for dispatch in decision.dispatches()
+        (SCHEDULE_CHANGE, encode_change(dispatch)) for dispatch in changes
     )
     followup = Followup(text=decision.framing(), events=dispatches)
     source: JSONValue = {"kind": "plugin", "plugin": plugin}
@@ -101,4 +102,4 @@ def _deliver(
         Event(seq=start + 1 + offset, type=kind, time=now_ms, data=data)
         for offset, (kind, data) in enumerate(dispatches)
     )
-    return laid, (followup,)
+    return laid, (followup,), {start + 1 + offset: c for offset, c in enumerate(changes)}

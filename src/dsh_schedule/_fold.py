@@ -354,10 +354,16 @@ class IncrementalFold:
             changed = True
         return changed
 
-    def steps(self, events: Sequence[Event]) -> list[Step]:
+    def steps(
+        self, events: Sequence[Event], known: Mapping[int, ScheduleChange] | None = None
+    ) -> list[Step]:
         """Fold ``events[position:]`` like :meth:`apply`; each ``schedule/change`` folded, with
-        the record it acted on, in log order."""
-        return [(event, change, self._acted_on(change)) for event, change in self.walk(events)]
+        the record it acted on, in log order. ``known`` (seq -> change) holds the changes of
+        events the caller encoded itself (:func:`~._codec.encode_change`): those are not decoded
+        again, and are still checked by the transition rules."""
+        return [
+            (event, change, self._acted_on(change)) for event, change in self.walk(events, known)
+        ]
 
     def _acted_on(self, change: ScheduleChange) -> Record:
         """The record ``change`` (accepted, not applied yet) acts on."""
@@ -368,7 +374,9 @@ class IncrementalFold:
             return self._deliveries[change.id, change.occurrence_at].record
         return self._active[change.id]
 
-    def walk(self, events: Sequence[Event]) -> Iterator[tuple[Event, ScheduleChange]]:
+    def walk(
+        self, events: Sequence[Event], known: Mapping[int, ScheduleChange] | None = None
+    ) -> Iterator[tuple[Event, ScheduleChange]]:
         """Fold ``events[position:]`` (the whole append-only log is handed over each time) by the
         transition rules, one ``schedule/change`` at a time.
 
@@ -394,6 +402,8 @@ class IncrementalFold:
                 continue
             if checked is not None and checked[0] is event:
                 change = checked[1]
+            elif known is not None and event.seq in known:
+                change = known[event.seq]
             else:
                 try:
                     change = decode_change(event.data, seq=event.seq)

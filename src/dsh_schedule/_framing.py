@@ -47,10 +47,15 @@ PROMPT_PREFIX: Final = "reminder_prompt_json: "
 BatchItem = tuple[str, str, str]
 
 
+# Made once: json.dumps with options builds an encoder per call.
+_STRING = json.JSONEncoder(ensure_ascii=False)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _json_string(value: str) -> str:
     # Same text as JavaScript's JSON.stringify for well-formed strings: only '"', '\\' and
     # control characters are escaped, so the value can never span or fake another line.
-    return json.dumps(value, ensure_ascii=False)
+    return _STRING.encode(value)
 
 
 def _frame(schedule_id: str, occurrence_at: str, prompt: str) -> str:
@@ -84,7 +89,7 @@ _BATCH_KEYS: Final = ["schedule_id", "occurrence_at", "reminder_prompt"]
 
 def _compact(value: JSONValue) -> str:
     # JavaScript's JSON.stringify without indentation: no spaces, non-ASCII kept.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(value)
 
 
 def batch_framing(items: Sequence[BatchItem]) -> str:
