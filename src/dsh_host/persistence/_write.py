@@ -141,12 +141,17 @@ def check_board_post(key: object, entry: object) -> BoardEntry | None:
     """``entry`` when ``key`` and it make a valid board post (:meth:`SessionStore.post
     <dsh_hookspecs.SessionStore.post>`), else ``ValueError`` saying what is wrong. ``entry``
     comes back with its ``data`` canonical (a copy nobody else holds)."""
+    return _encoded_post(key, entry)[0]
+
+
+def _encoded_post(key: object, entry: object) -> tuple[BoardEntry | None, str | None]:
+    """:func:`check_board_post`'s entry, with its data as the JSON text a backend stores."""
     if type(key) is not str or not 0 < len(key) <= BOARD_KEY_MAX_CHARS:
         raise ValueError(
             f"a board key must be a string of 1 to {BOARD_KEY_MAX_CHARS} characters, got {key!r}"
         )
     if entry is None:
-        return None
+        return None, None
     if not isinstance(entry, BoardEntry):
         raise ValueError(f"a board entry must be a BoardEntry or None, got {entry!r}")  # noqa: TRY004
     if type(entry.kind) is not str or not BOARD_KIND.fullmatch(entry.kind):
@@ -158,12 +163,13 @@ def check_board_post(key: object, entry: object) -> BoardEntry | None:
         data = _json.canonical(entry.data)
     except _json.JSONError as exc:
         raise ValueError(f"a board entry's data must be JSON: {exc}") from None
-    size = len(_json.dumps(data).encode("utf-8"))
+    text = _json.dumps(data)  # canonical: UTF-8 encodable
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
     if size > BOARD_DATA_MAX_BYTES:
         raise ValueError(
             f"a board entry's data must be at most {BOARD_DATA_MAX_BYTES} bytes of JSON, got {size}"
         )
-    return BoardEntry(kind=entry.kind, at_ms=entry.at_ms, data=data)
+    return BoardEntry(kind=entry.kind, at_ms=entry.at_ms, data=data), text
 
 
 def _checked_wakes(wakes: Mapping[str, int | None]) -> tuple[tuple[str, int | None], ...]:
@@ -185,8 +191,7 @@ def _checked_board(
         plugin, key = target
         if type(plugin) is not str or not plugin:
             raise ValueError(f"a board change needs a non-empty plugin name, got {plugin!r}")
-        post = check_board_post(key, entry)
-        data_json = None if post is None else _storable_text(post.data, "board entry data")
+        post, data_json = _encoded_post(key, entry)
         checked.append(EncodedPost(plugin, key, post, data_json))
     return tuple(sorted(checked, key=lambda p: (p.plugin, p.key)))
 
