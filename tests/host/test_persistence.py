@@ -12,6 +12,7 @@ from dsh_host import Flushed, LiveHost, LiveSessionStore
 from dsh_host.persistence import (
     MemoryBackend,
     PrefixDivergedError,
+    StorageConflictError,
     StorageError,
     StoredSession,
     Write,
@@ -332,3 +333,79 @@ async def test_proven_prefix_proves_nothing_without_an_identical_stored_prefix(
     with capture_logs() as logs:
         assert await host.persistence.proven_prefix(session) == 0
     assert any(e["event"].startswith("web.history_") for e in logs)
+
+
+class _LateAppends(MemoryBackend):
+    """A memory backend whose held append lands only when the next append arrives: the write a
+    cancelled flush left under way commits after the next flush read storage."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hold = False
+        self.held = asyncio.Event()
+        self._release = asyncio.Event()
+        self._landed = asyncio.Event()
+        self.conflicts = 0
+        self._writer: asyncio.Task[None] | None = None
+
+    async def _land(self, write: Write) -> None:
+        await self._release.wait()
+        try:
+            await super().append(write)
+        finally:
+            self._landed.set()
+
+    async def append(self, write: Write) -> None:
+        if self.hold:
+            # Handed to a "writer" of its own, as a real backend's: a cancelled caller stops
+            # waiting for it, but the write still lands.
+            self.hold = False
+            self.held.set()
+            self._writer = asyncio.create_task(self._land(write))
+            await asyncio.shield(self._writer)
+            return
+        if self.held.is_set() and not self._landed.is_set():
+            self._release.set()
+            await self._landed.wait()
+        try:
+            await super().append(write)
+        except StorageConflictError:
+            self.conflicts += 1
+            raise
+
+
+@pytest.mark.parametrize("path", ["flush", "background"])
+async def test_a_write_left_by_a_cancelled_flush_landing_late_is_not_written_twice(clock, path):
+    # A flush whose caller is cancelled (an eviction, a close) leaves its write under way. When
+    # it lands after the next drain read storage, that drain's write conflicts; it reads storage
+    # again, finds its own events there and writes only what is still missing, without an error.
+    backend = _LateAppends()
+    async with LiveHost(backend=backend, clock=clock, model="scripted") as host:
+        session = host.sessions.create()
+        session.append("user/message", {"text": "one"})
+        assert await host.sessions.flush(session) is True
+        session.append("user/message", {"text": "two"})
+        backend.hold = True
+        first = asyncio.create_task(host.sessions.flush(session))
+        await backend.held.wait()
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        session.append("user/message", {"text": "three"})
+        with capture_logs() as logs:
+            if path == "flush":
+                assert await host.sessions.flush(session) is True
+            else:
+                clock.advance(1.0)  # the write-behind timer of "three"
+
+                async def stored_three() -> bool:
+                    stored = await backend.load(session.id)
+                    return stored is not None and len(stored.events) == 3
+
+                await wait_until(stored_three)
+        assert backend.conflicts == 1  # the late write did land first
+        await assert_identical_prefix(host, session)
+        stored = await backend.load(session.id)
+        assert stored is not None
+        assert [e.data for e in stored.events] == [{"text": t} for t in ("one", "two", "three")]
+        assert not [e for e in logs if e["log_level"] in ("warning", "error")]

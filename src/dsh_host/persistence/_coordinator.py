@@ -63,7 +63,13 @@ from dsh_hookspecs import BoardEntry, Clock, Notice, Session, TaskSet, TimerHand
 from .._names import NameTracker
 from .._observations import Appended, BoardChanged, Detached, Notified, Opened, WakeChanged
 from .._records import events_identical, headers_identical
-from ._backend import Backend, PrefixDivergedError, StorageError, StoredSession
+from ._backend import (
+    Backend,
+    PrefixDivergedError,
+    StorageConflictError,
+    StorageError,
+    StoredSession,
+)
 from ._outbox import OutboxChange
 from ._write import Write
 
@@ -116,6 +122,7 @@ class SessionSource(Protocol):
 
 class _State:
     __slots__ = (
+        "abandoned",
         "board",
         "cursor",
         "deleted",
@@ -159,6 +166,9 @@ class _State:
         self.name_base = 0
         #: The Session was deleted: nothing of it is written any more.
         self.deleted = False
+        #: The last write's caller was cancelled while it was under way: it may still land, and
+        #: a write after it that conflicts is then retried from what storage holds.
+        self.abandoned = False
 
 
 class Coordinator:
@@ -433,14 +443,22 @@ class Coordinator:
                         outbox=outbox,
                     )
                     await self.backend.append(write)
-                except BaseException:
+                except BaseException as exc:
                     # The write may or may not have committed: re-read storage next time, and
                     # write the entries and rows again with the next batch (newer ones win).
                     state.cursor = None
                     state.wakes = {**wakes, **state.wakes}
                     state.board = {**board, **state.board}
                     state.outbox = {**notices, **state.outbox}
+                    if isinstance(exc, StorageConflictError) and state.abandoned:
+                        # The write a cancelled caller left under way landed after this one's
+                        # reconcile read storage: read again (the reconcile proves what it
+                        # stored is this log's prefix) and write what is still missing.
+                        state.abandoned = False
+                        continue
+                    state.abandoned = isinstance(exc, asyncio.CancelledError)
                     raise
+                state.abandoned = False
                 state.materialized = True
                 state.cursor = end
                 if name is not None:
