@@ -6,7 +6,8 @@ one instance per host, registers it under the entry-point name and calls the hoo
 :mod:`dsh_hookspecs._specs`. Services reach the plugin only through what hooks hand it, typed by
 the Protocols exported here. The helpers the host and plugins share are exported here too: owned
 tasks (:class:`TaskSlot`, :class:`Once`, :class:`TaskSet`) and waits on the host clock
-(:class:`BackOff`, :func:`segment_wait`).
+(:class:`BackOff`, :func:`segment_wait`), and what a stored log owes its Agent
+(:func:`owes_turn`).
 
 The contract in prose is docs/design.md section 8; docs/plugins.md walks through writing a plugin.
 """
@@ -44,6 +45,7 @@ from ._protocols import (
 )
 from ._specs import HOOK_NAMES, PROJECT, hookspec
 from ._tasks import Once, TaskSet, TaskSlot
+from ._turns import owes_turn
 from ._types import (
     BOARD_DATA_MAX_BYTES,
     BOARD_KEY_MAX_CHARS,
@@ -133,5 +135,6 @@ __all__ = [
     "hookspec",
     "hookspecs",
     "load_time_zone",
+    "owes_turn",
     "segment_wait",
 ]

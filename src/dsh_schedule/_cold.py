@@ -18,38 +18,17 @@ so the live path decides.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from dsh_hookspecs import DeliveryPlan, Event, Followup, JSONValue, Notice, StoredWake
+from dsh_hookspecs import DeliveryPlan, Event, Followup, JSONValue, Notice, StoredWake, owes_turn
 
 from ._board import delivery_notices, kept_deliveries, row_changes, wanted_rows
 from ._codec import Dispatch, ScheduleLogError, encode_change, parse_instant
 from ._due import due_decision
 from ._fold import SCHEDULE_CHANGE, IncrementalFold, earliest
 
-__all__ = ["FOLLOWUP", "owes_turn", "plan_wake"]
+__all__ = ["FOLLOWUP", "plan_wake"]
 
 #: The event a follow-up enters the log as.
 FOLLOWUP = "agent/followup"
-
-
-def owes_turn(events: Sequence[Event]) -> bool:
-    """Whether ``events`` hold a follow-up whose turn never started, or a turn that never ended:
-    the Agent's work as soon as the Session is live, which the live owner waits for."""
-    started: set[object] = set()
-    followups: list[object] = []
-    open_turn = False
-    for event in events:
-        data = event.data
-        message_id = data.get("messageId") if isinstance(data, dict) else None
-        if event.type == "turn/start":
-            open_turn = True
-            started.add(message_id)
-        elif event.type == "turn/end":
-            open_turn = False
-        elif event.type == FOLLOWUP and isinstance(message_id, str):
-            followups.append(message_id)
-    return open_turn or any(message_id not in started for message_id in followups)
 
 
 def plan_wake(wake: StoredWake, plugin: str) -> DeliveryPlan | None:

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from dsh_hookspecs import BoardEntry, DeliveryPlan, Event, Notice, StoredWake
+from dsh_hookspecs import BoardEntry, DeliveryPlan, Event, Notice, StoredWake, owes_turn
 from dsh_host import LiveHost, Notified, Opened
 from dsh_host.notify import Message, Outcome
 from dsh_host.notify._sender import Channels, Route
 from dsh_host.persistence import MemoryBackend, StoredSession
 from dsh_host.testing import ManualClock, wait_until
-from dsh_schedule._cold import owes_turn, plan_wake
+from dsh_schedule._cold import plan_wake
 
 from .harness import Harness, make_harness, settle_quiet
 

@@ -3,8 +3,9 @@
 Read from the part of the log the Session owns: a last turn that never ended (the process died
 in it), and a user's tool call that never got its result, are closed by
 :func:`interrupted_turn_closure`; follow-ups recorded as ``agent/followup`` whose ``turn/start``
-never came are queued again by :func:`unstarted_followups`. :func:`owes_turn` says whether
-either is left (the host keeps a wake entry while it is, so a cold Session is resumed for it).
+never came are queued again by :func:`unstarted_followups`. :func:`dsh_hookspecs.owes_turn`
+(shared with plugins that answer cold wakes) says whether either is left (the host keeps a wake
+entry while it is, so a cold Session is resumed for it).
 """
 
 from __future__ import annotations
@@ -104,24 +105,3 @@ def unstarted_followups(owned: Sequence[Event]) -> list[InboxMessage]:
         elif event.type == "turn/start":
             pending.pop(message_id, None)
     return list(pending.values())
-
-
-def owes_turn(owned: Sequence[Event]) -> bool:
-    """Whether ``owned`` holds a follow-up whose turn never started, or a turn that never
-    ended: work its Agent does as soon as the Session is live (see :data:`TURNS_WAKE`)."""
-    started: set[str] = set()
-    followups: list[str] = []
-    open_turn = False
-    for event in owned:
-        if event.type == "turn/start":
-            open_turn = True
-            data = event.data
-            if isinstance(data, dict) and isinstance(data.get("messageId"), str):
-                started.add(data["messageId"])  # type: ignore[arg-type]
-        elif event.type == "turn/end":
-            open_turn = False
-        elif event.type == "agent/followup" and isinstance(event.data, dict):
-            message_id = event.data.get("messageId")
-            if isinstance(message_id, str):
-                followups.append(message_id)
-    return open_turn or any(message_id not in started for message_id in followups)

@@ -49,6 +49,7 @@ from dsh_hookspecs import (
     Notice,
     SessionHeader,
     SessionNotLiveError,
+    owes_turn,
 )
 
 from .. import _json
@@ -73,7 +74,6 @@ from ..persistence import (
     check_wake_instant,
 )
 from ._clock import SystemClock
-from ._inbox import owes_turn
 
 _T = TypeVar("_T")
 
