@@ -83,7 +83,7 @@ def test_no_name_means_two_things_in_the_contract_and_the_host():
 #: that exists, and every module must be on exactly one floor: put a new module where it belongs.
 FLOORS: dict[str, list[tuple[str, list[str]]]] = {
     "dsh_hookspecs": [
-        ("values", ["_types", "_tasks", "_waits", "_zones"]),
+        ("values", ["_types", "_tasks", "_waits", "_zones", "_turns"]),
         ("protocols", ["_protocols"]),
         ("the model-adapter contract", ["_models"]),
         ("hook specifications", ["_specs"]),
