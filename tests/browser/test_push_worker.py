@@ -192,6 +192,15 @@ class Browser:
             "ServiceWorker.workerRegistrationUpdated",
             lambda event: self.registrations.extend(event["registrations"]),
         )
+        #: The registrations whose worker version is activated (a push to a registration whose
+        #: worker is still installing may be dropped by the browser).
+        self.activated: set[str] = set()
+        self.cdp.on(
+            "ServiceWorker.workerVersionUpdated",
+            lambda event: self.activated.update(
+                str(v["registrationId"]) for v in event["versions"] if v["status"] == "activated"
+            ),
+        )
         self.cdp.send("ServiceWorker.enable")
         self.page.goto(f"{server.url}/?token={TOKEN}")
 
@@ -207,8 +216,19 @@ class Browser:
         )
 
     def registration_id(self) -> str:
-        live = wait_for(lambda: [r for r in self.registrations if not r["isDeleted"]], timeout=10)
-        return str(live[-1]["registrationId"])
+        """The live registration whose worker is activated (a push to a worker still being
+        installed can be dropped: the notification then never shows)."""
+
+        def activated() -> list[dict[str, Any]]:
+            # A call into the page also lets Playwright hand this process the DevTools events.
+            self.page.evaluate("async () => { await navigator.serviceWorker.ready; }")
+            return [
+                r
+                for r in self.registrations
+                if not r["isDeleted"] and str(r["registrationId"]) in self.activated
+            ]
+
+        return str(wait_for(activated, timeout=10)[-1]["registrationId"])
 
     def deliver(self, payload: dict[str, Any]) -> None:
         """A push from the push service, as the browser hands it to the worker."""
