@@ -423,8 +423,12 @@ class Serve:
         due wakes it delivered by a stored plan, without resuming their Session)."""
         assert not self.alive()
         self.proc._pumps_done(10.0)
+        return self.logged_so_far(event)
+
+    def logged_so_far(self, event: str) -> int:
+        """:meth:`logged` while the process runs: the lines of ``event`` read from it so far."""
         count = 0
-        for line in self.proc.stderr_lines:
+        for line in list(self.proc.stderr_lines):
             try:
                 entry = json.loads(line)
             except ValueError:
