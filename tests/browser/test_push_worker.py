@@ -219,7 +219,7 @@ class Browser:
         """The live registration whose worker is activated (a push to a worker still being
         installed can be dropped: the notification then never shows)."""
 
-        def activated() -> list[dict[str, Any]]:
+        def ready() -> list[dict[str, Any]]:
             # A call into the page also lets Playwright hand this process the DevTools events.
             self.page.evaluate("async () => { await navigator.serviceWorker.ready; }")
             return [
@@ -228,7 +228,7 @@ class Browser:
                 if not r["isDeleted"] and str(r["registrationId"]) in self.activated
             ]
 
-        return str(wait_for(activated, timeout=10)[-1]["registrationId"])
+        return str(wait_for(ready, timeout=10)[-1]["registrationId"])
 
     def deliver(self, payload: dict[str, Any]) -> None:
         """A push from the push service, as the browser hands it to the worker."""
